@@ -1,0 +1,50 @@
+/* mli-py extensions beyond the MLI 1.1 API (all prefixed mlipy_). */
+#ifndef MLIPY_EXT_H
+#define MLIPY_EXT_H
+
+#include "mli_types.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* DSP rounding mode of every rounding read-out and shift (process-wide).
+ * CONVERGENT = round half to even (MLI 1.1's build flag); UP = half up. */
+typedef enum { MLIPY_ROUND_CONVERGENT = 0, MLIPY_ROUND_UP = 1 } mlipy_rounding_mode;
+void mlipy_set_rounding(mlipy_rounding_mode mode);
+mlipy_rounding_mode mlipy_get_rounding(void);
+
+/* Why the last call on this thread failed: which argument, which field,
+ * expected and actual values.  Filled by the checkers; reset by every call. */
+typedef struct {
+    mli_status status;
+    const char *function; /* e.g. "mli_krn_basic_rnn_cell_fx16" */
+    const char *argument; /* e.g. "prev_out" */
+    const char *field;    /* e.g. "shape[0]" */
+    const char *reason;   /* one line */
+    long long expected;
+    long long actual;
+    int has_values;   /* expected/actual are meaningful */
+    int mlipy_safety; /* 1: MLI itself would not reject this call (it would read or
+                         write out of bounds, or skip the write); mli-py does */
+} mlipy_error_detail;
+
+const mlipy_error_detail *mlipy_last_error(void);
+
+/* The steps of one LSTM time step (what mli_krn_lstm_cell_* runs per step),
+ * so that tests can reach one at a time.  `gates` holds 4*M values in MLI's
+ * order i, g, f, o: dense results (frac f_ir) before mlipy_lstm_gates_*,
+ * activated Q15 / Q7 values after it. */
+#define MLIPY_LSTM_STEPS_DECL(sfx, io_t)                                                        \
+    void mlipy_lstm_gates_##sfx(io_t *gates, int M, int f_ir);                                  \
+    void mlipy_lstm_cell_update_##sfx(const io_t *gates, int M, io_t *c, int ir_shift);         \
+    void mlipy_lstm_hidden_##sfx(const io_t *gates, int M, const io_t *c, int f_c,              \
+                                 mli_rnn_out_activation act, int mshift, io_t *h);
+MLIPY_LSTM_STEPS_DECL(fx8, int8_t)
+MLIPY_LSTM_STEPS_DECL(fx16, int16_t)
+MLIPY_LSTM_STEPS_DECL(fx8w16d, int16_t)
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* MLIPY_EXT_H */

@@ -1,0 +1,27 @@
+/* What every kernel family's translation unit includes. */
+#ifndef MLI_KRN_COMMON_H
+#define MLI_KRN_COMMON_H
+#include <stddef.h>
+#include <stdint.h>
+#include "mli_api.h"
+#include "../private/mli_check.h"
+#include "../private/mli_math.h"
+#include "../private/mli_prv_dense.h"
+#include "../private/mli_prv_lut.h"
+#include "../private/mli_prv_template.h"
+
+/* Activation of one element in the data's own container: 16-bit data -> Q15,
+ * 8-bit data -> Q7 (via the Q15 table value). */
+static inline int16_t mli_prv_act16(const mli_lut *lut, int16_t x, int f) { return mli_prv_lut_q15(lut, x, f); }
+static inline int8_t mli_prv_act8(const mli_lut *lut, int8_t x, int f) {
+    return mli_prv_q15_to_q7(mli_prv_lut_q15(lut, x, f));
+}
+
+/* A vector of activations; y may be x. */
+static inline void mli_prv_act_vec16(const mli_lut *lut, const int16_t *x, long n, int f, int16_t *y) {
+    for (long i = 0; i < n; i++) y[i] = mli_prv_act16(lut, x[i], f);
+}
+static inline void mli_prv_act_vec8(const mli_lut *lut, const int8_t *x, long n, int f, int8_t *y) {
+    for (long i = 0; i < n; i++) y[i] = mli_prv_act8(lut, x[i], f);
+}
+#endif

@@ -1,0 +1,99 @@
+/* Template body of mli_krn_lstm_cell_<KRN_SFX> (SPEC.md section 10), split
+ * into the steps of one time step: gates (dense + activations), cell
+ * update, hidden output.  Parameters as for the basic RNN. */
+#if !defined(KRN_SFX) || !defined(KRN_IO_T) || !defined(KRN_W_T) || !defined(KRN_BITS) || \
+    !defined(KRN_DATA_EL) || !defined(KRN_W_EL)
+#error "define KRN_SFX, KRN_IO_T, KRN_W_T, KRN_BITS, KRN_DATA_EL and KRN_W_EL first"
+#endif
+
+/* Gate activations in place: i, f, o sigmoid and g tanh of the dense
+ * values (frac f_ir) -> Q15 (16-bit data) or Q7 (8-bit data). */
+void MLI_CAT(mlipy_lstm_gates_, KRN_SFX)(KRN_IO_T *gates, int M, int f_ir) {
+    MLI_CAT(mli_prv_act_vec, KRN_BITS)(&mli_prv_sigm_lut, gates, M, f_ir, gates);
+    MLI_CAT(mli_prv_act_vec, KRN_BITS)(&mli_prv_tanh_lut, gates + M, M, f_ir, gates + M);
+    MLI_CAT(mli_prv_act_vec, KRN_BITS)(&mli_prv_sigm_lut, gates + 2 * M, 2 * M, f_ir, gates + 2 * M);
+}
+
+/* c = SAT(ASR32(ASR32(i*g, ir_shift) + f*c, q)); the sum wraps at 32 bits
+ * as MLI's plain C int arithmetic does. */
+void MLI_CAT(mlipy_lstm_cell_update_, KRN_SFX)(const KRN_IO_T *gates, int M, KRN_IO_T *c, int ir_shift) {
+    const KRN_IO_T *i_g = gates, *g_g = gates + M, *f_g = gates + 2 * M;
+    for (int m = 0; m < M; m++) {
+        int64_t u = mli_math_asr32((int32_t)i_g[m] * g_g[m], ir_shift);
+        u = (int32_t)(uint32_t)(u + (int64_t)f_g[m] * c[m]);
+        c[m] = (KRN_IO_T)mli_math_sat(mli_math_asr32(u, KRN_BITS - 1), KRN_BITS);
+    }
+}
+
+/* h = out(p * o) with p = c (act NONE) or tanh/sigm(c) in Q15/Q7. */
+void MLI_CAT(mlipy_lstm_hidden_, KRN_SFX)(const KRN_IO_T *gates, int M, const KRN_IO_T *c, int f_c,
+                                          mli_rnn_out_activation act, int mshift, KRN_IO_T *h) {
+    const KRN_IO_T *o_g = gates + 3 * M;
+    const mli_lut *lut = act == RNN_ACT_TANH ? &mli_prv_tanh_lut : &mli_prv_sigm_lut;
+    for (int m = 0; m < M; m++) {
+        int32_t p = act == RNN_ACT_NONE ? c[m] : MLI_CAT(mli_prv_act, KRN_BITS)(lut, c[m], f_c);
+        h[m] = (KRN_IO_T)mli_math_sat(mli_math_asr32((int64_t)p * o_g[m], mshift), KRN_BITS);
+    }
+}
+
+mli_status MLI_CAT(mli_krn_lstm_cell_, KRN_SFX)(const mli_tensor *in, const mli_tensor *prev_out,
+                                                const mli_tensor *weights, const mli_tensor *bias,
+                                                const mli_rnn_cell_cfg *cfg, mli_tensor *cell,
+                                                mli_tensor *out) {
+    mlipy_err_reset("mli_krn_lstm_cell_" MLI_STR(KRN_SFX));
+    const mli_chk_kind kind = {KRN_DATA_EL, KRN_W_EL};
+    mli_status st = mli_chk_lstm_cell(in, prev_out, weights, bias, cfg, cell, out, kind);
+    if (st != MLI_STATUS_OK) return st;
+
+    const mli_rnn_mode mode = cfg->mode;
+    const mli_rnn_out_activation act = cfg->act;
+    const long batch = mode == RNN_ONE_TO_ONE ? 1 : (long)in->shape[0];
+    const int M = (int)mli_prv_count(prev_out, 0);
+    const int N = (int)(mode == RNN_ONE_TO_ONE ? mli_prv_count(in, 0) : mli_prv_count(in, 1));
+    const int q = KRN_BITS - 1, f_ir = q - 3;
+    const int f_in = in->el_params.fx.frac_bits, f_h = prev_out->el_params.fx.frac_bits;
+    const int f_w = weights->el_params.fx.frac_bits, f_c = cell->el_params.fx.frac_bits;
+    const mli_dense_shifts sh = {f_in + f_w - bias->el_params.fx.frac_bits, f_in - f_h, f_h + f_w - f_ir};
+    const int ir_shift = q - f_c;
+    const int mshift = act == RNN_ACT_NONE ? f_c + q - f_h : q;
+
+    mli_tensor *ir = cfg->ir_tsr;
+    ir->rank = bias->rank;
+    ir->shape[0] = bias->shape[0];
+    ir->shape[1] = bias->shape[1];
+    ir->mem_stride[0] = ir->mem_stride[1] = 0;
+    ir->el_type = in->el_type;
+    ir->el_params.fx.frac_bits = (uint8_t)f_ir;
+
+    const KRN_IO_T *x = (const KRN_IO_T *)in->data, *h = (const KRN_IO_T *)prev_out->data;
+    const KRN_W_T *W = (const KRN_W_T *)weights->data, *b = (const KRN_W_T *)bias->data;
+    KRN_IO_T *gates = (KRN_IO_T *)ir->data, *c = (KRN_IO_T *)cell->data, *y = (KRN_IO_T *)out->data;
+
+    for (long t = 0; t < batch; t++) {
+        KRN_IO_T *h_out = mode == RNN_BATCH_TO_BATCH ? y + t * M : y;
+        MLI_CAT(mli_prv_dense_, KRN_SFX)(x + t * N, N, h, M, W, N + M, b, 4 * M, sh, gates);
+        MLI_CAT(mlipy_lstm_gates_, KRN_SFX)(gates, M, f_ir);
+        MLI_CAT(mlipy_lstm_cell_update_, KRN_SFX)(gates, M, c, ir_shift);
+        MLI_CAT(mlipy_lstm_hidden_, KRN_SFX)(gates, M, c, f_c, act, mshift, h_out);
+        h = h_out;
+    }
+
+    if (mode == RNN_BATCH_TO_BATCH) {
+        out->rank = 2;
+        out->shape[0] = (uint32_t)batch;
+        out->shape[1] = (uint32_t)M;
+    } else {
+        out->rank = 1;
+        out->shape[0] = (uint32_t)M;
+    }
+    out->el_type = in->el_type;
+    out->el_params.fx.frac_bits = (uint8_t)(act == RNN_ACT_NONE ? f_h : q);
+    return MLI_STATUS_OK;
+}
+
+#undef KRN_SFX
+#undef KRN_IO_T
+#undef KRN_W_T
+#undef KRN_DATA_EL
+#undef KRN_W_EL
+#undef KRN_BITS

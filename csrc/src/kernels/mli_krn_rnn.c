@@ -1,0 +1,5 @@
+/* Basic RNN cell: mli_krn_basic_rnn_cell_{fx8,fx16,fx8w16d}. */
+#include "mli_krn_common.h"
+
+#define KRN_IMPL "mli_krn_rnn_impl.h"
+#include "mli_krn_variants.h"

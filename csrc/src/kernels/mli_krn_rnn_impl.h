@@ -1,0 +1,68 @@
+/* Template body of mli_krn_basic_rnn_cell_<KRN_SFX> (SPEC.md section 9).
+ * Parameters: KRN_SFX, KRN_IO_T, KRN_W_T, KRN_BITS, KRN_DATA_EL, KRN_W_EL. */
+#if !defined(KRN_SFX) || !defined(KRN_IO_T) || !defined(KRN_W_T) || !defined(KRN_BITS) || \
+    !defined(KRN_DATA_EL) || !defined(KRN_W_EL)
+#error "define KRN_SFX, KRN_IO_T, KRN_W_T, KRN_BITS, KRN_DATA_EL and KRN_W_EL first"
+#endif
+
+mli_status MLI_CAT(mli_krn_basic_rnn_cell_, KRN_SFX)(const mli_tensor *in, const mli_tensor *prev_out,
+                                                     const mli_tensor *weights, const mli_tensor *bias,
+                                                     const mli_rnn_cell_cfg *cfg, mli_tensor *out) {
+    mlipy_err_reset("mli_krn_basic_rnn_cell_" MLI_STR(KRN_SFX));
+    const mli_chk_kind kind = {KRN_DATA_EL, KRN_W_EL};
+    bool skip = false;
+    mli_status st = mli_chk_basic_rnn_cell(in, prev_out, weights, bias, cfg, out, kind, &skip);
+    if (st != MLI_STATUS_OK || skip) return st;
+
+    const mli_rnn_mode mode = cfg->mode;
+    const mli_rnn_out_activation act = cfg->act;
+    const long batch = mode == RNN_ONE_TO_ONE ? 1 : (long)in->shape[0];
+    const int K = (int)mli_prv_count(bias, 0), M = (int)mli_prv_count(prev_out, 0);
+    const int N = (int)(mode == RNN_ONE_TO_ONE ? mli_prv_count(in, 0) : mli_prv_count(in, 1));
+    const int f_in = in->el_params.fx.frac_bits, f_h = prev_out->el_params.fx.frac_bits;
+    const int f_w = weights->el_params.fx.frac_bits;
+    /* Dense results carry 3 integer bits when an activation follows. */
+    const int f_d = act == RNN_ACT_NONE ? out->el_params.fx.frac_bits : KRN_BITS - 4;
+    /* Computed once from the ORIGINAL state's frac bits, even for later steps. */
+    const mli_dense_shifts sh = {f_in + f_w - bias->el_params.fx.frac_bits, f_in - f_h, f_h + f_w - f_d};
+    const mli_lut *lut = act == RNN_ACT_TANH ? &mli_prv_tanh_lut : &mli_prv_sigm_lut;
+
+    const KRN_IO_T *x = (const KRN_IO_T *)in->data, *h = (const KRN_IO_T *)prev_out->data;
+    const KRN_W_T *W = (const KRN_W_T *)weights->data, *b = (const KRN_W_T *)bias->data;
+    KRN_IO_T *y = (KRN_IO_T *)out->data;
+    KRN_IO_T *ir = mode == RNN_BATCH_TO_LAST ? (KRN_IO_T *)cfg->ir_tsr->data : NULL;
+
+    for (long t = 0; t < batch; t++) {
+        KRN_IO_T *dense_out;
+        if (mode == RNN_BATCH_TO_BATCH) dense_out = y + t * K;
+        else if (mode == RNN_ONE_TO_ONE) dense_out = y;
+        else if (act != RNN_ACT_NONE) dense_out = ir;
+        else dense_out = ((batch - 1 - t) % 2 == 0) ? y : ir; /* ping-pong so the last step lands in out */
+        MLI_CAT(mli_prv_dense_, KRN_SFX)(x + t * N, N, h, M, W, N + M, b, K, sh, dense_out);
+        KRN_IO_T *step_out = dense_out;
+        if (act != RNN_ACT_NONE) {
+            step_out = mode == RNN_BATCH_TO_LAST ? y : dense_out;
+            MLI_CAT(mli_prv_act_vec, KRN_BITS)(lut, dense_out, K, f_d, step_out);
+        }
+        h = step_out; /* the next state is this step's first M outputs */
+    }
+
+    if (mode == RNN_BATCH_TO_BATCH) {
+        out->rank = 2;
+        out->shape[0] = (uint32_t)batch;
+        out->shape[1] = (uint32_t)K;
+    } else {
+        out->rank = bias->rank;
+        for (uint32_t i = 0; i < bias->rank; i++) out->shape[i] = bias->shape[i];
+    }
+    out->el_type = in->el_type;
+    if (act != RNN_ACT_NONE) out->el_params.fx.frac_bits = KRN_BITS - 1;
+    return MLI_STATUS_OK;
+}
+
+#undef KRN_SFX
+#undef KRN_IO_T
+#undef KRN_W_T
+#undef KRN_DATA_EL
+#undef KRN_W_EL
+#undef KRN_BITS

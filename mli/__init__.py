@@ -1,0 +1,9 @@
+"""mli-py: bit-exact host emulation of the embARC MLI 1.1 fixed-point
+recurrent kernels, with OpenVINO-style TensorIterator / Loop drivers."""
+__version__ = "0.1.0"
+
+from ._status import *  # noqa: F401,F403
+from ._status import MliError, Status, raise_for_status  # noqa: F401
+from .enums import *  # noqa: F401,F403
+from .rounding import get_rounding, rounding, set_rounding  # noqa: F401
+from .tensor import Tensor, element_type, frac_bits_for  # noqa: F401

@@ -1,0 +1,491 @@
+# cython: language_level=3, boundscheck=False, wraparound=False, embedsignature=True
+"""The bridge between numpy and the C core: it only marshals.
+
+`CTensor` holds an `mli_tensor` struct and pins the memory its data points
+into; the kernel wrappers pass those structs to C with the GIL released and
+return the integer `mli_status`.  Python-side validation lives in `mli`."""
+from cpython.buffer cimport PyObject_GetBuffer, PyBuffer_Release, PyBUF_SIMPLE, PyBUF_WRITABLE
+from libc.stdint cimport int8_t, int16_t, intptr_t, uint32_t, uint8_t
+from libc.string cimport memset
+from ._mli cimport *
+
+MAX_RANK = 4
+
+
+class BridgeError(ValueError):
+    """A call the bridge refuses before it reaches C (it would touch memory
+    outside the buffers it was given).  Carries the argument name."""
+
+    def __init__(self, argument, message):
+        super().__init__(f"{argument}: {message}")
+        self.argument = argument
+
+
+cdef class CTensor:
+    """An `mli_tensor`, field for field, plus the memory it points into.
+
+    Invariant kept by every setter: when `data` points into a buffer,
+    `capacity` never exceeds the bytes of that buffer from `data` on, so no
+    kernel can be led outside it.
+    """
+    cdef mli_tensor t
+    cdef Py_buffer view
+    cdef bint has_view
+    cdef Py_ssize_t nbytes          # bytes available from data on
+    cdef Py_ssize_t _offset         # data - start of base's buffer, in bytes
+    cdef readonly object base       # the object owning the memory
+    cdef readonly bint writable
+    cdef readonly bint data_is_value  # rank-0 scalar kept in the data field
+    cdef object _owner              # keeps a parent CTensor (sub-tensor views) alive
+    cdef public bint is_null        # stands for a NULL mli_tensor pointer
+    cdef public object _cache       # per-tensor caches (e.g. packed weights)
+
+    def __cinit__(self, *args, **kwargs):
+        memset(&self.t, 0, sizeof(mli_tensor))
+        self.has_view = False
+
+    def __dealloc__(self):
+        if self.has_view:
+            PyBuffer_Release(&self.view)
+
+    def _attach(self, obj, bint need_writable=False):
+        """Point data at the start of `obj`'s (contiguous) buffer."""
+        if self.has_view:
+            PyBuffer_Release(&self.view)
+            self.has_view = False
+        self.writable = True
+        if PyObject_GetBuffer(obj, &self.view, PyBUF_SIMPLE | PyBUF_WRITABLE) != 0:
+            if need_writable:
+                raise
+            PyObject_GetBuffer(obj, &self.view, PyBUF_SIMPLE)
+            self.writable = False
+        self.has_view = True
+        self.base = obj
+        self._owner = None
+        self.t.data = self.view.buf
+        self.nbytes = self.view.len
+        self._offset = 0
+        self.data_is_value = False
+        if self.t.capacity > self.nbytes:
+            self.t.capacity = <uint32_t>self.nbytes
+
+    def _detach(self):
+        """data = NULL (a state a C caller can create)."""
+        if self.has_view:
+            PyBuffer_Release(&self.view)
+            self.has_view = False
+        self.base = None
+        self._owner = None
+        self.t.data = NULL
+        self.nbytes = 0
+        self.writable = False
+        self.data_is_value = False
+
+    property data_null:
+        def __get__(self):
+            return self.t.data == NULL and not self.data_is_value
+
+    property nbytes_available:
+        def __get__(self):
+            return self.nbytes
+
+    property offset:
+        """Byte offset of data within `base`'s buffer."""
+        def __get__(self):
+            return self._offset
+
+    property capacity:
+        def __get__(self):
+            return self.t.capacity
+        def __set__(self, value):
+            value = int(value)
+            if value < 0 or value > 0xFFFFFFFF:
+                raise ValueError(f"capacity must be in 0..2**32-1, got {value}")
+            if self.t.data != NULL and not self.data_is_value and value > self.nbytes:
+                raise ValueError(f"capacity {value} exceeds the {self.nbytes} bytes of the buffer")
+            self.t.capacity = <uint32_t>value
+
+    property rank:
+        def __get__(self):
+            return self.t.rank
+        def __set__(self, value):
+            value = int(value)
+            if value < 0 or value > 0xFFFFFFFF:
+                raise ValueError(f"rank must be in 0..2**32-1, got {value}")
+            self.t.rank = <uint32_t>value
+
+    property shape4:
+        """All four shape entries (entries beyond rank are kept as C keeps them)."""
+        def __get__(self):
+            return tuple(self.t.shape[i] for i in range(4))
+        def __set__(self, value):
+            value = [int(v) for v in value]
+            if len(value) > 4 or any(v < 0 or v > 0xFFFFFFFF for v in value):
+                raise ValueError(f"shape must be at most 4 entries in 0..2**32-1, got {value}")
+            value += [0] * (4 - len(value))
+            for i in range(4):
+                self.t.shape[i] = <uint32_t>value[i]
+
+    property mem_stride:
+        def __get__(self):
+            return tuple(self.t.mem_stride[i] for i in range(4))
+        def __set__(self, value):
+            value = [int(v) for v in value]
+            if len(value) > 4 or any(v < -2**31 or v >= 2**31 for v in value):
+                raise ValueError(f"mem_stride must be at most 4 int32 entries, got {value}")
+            value += [0] * (4 - len(value))
+            for i in range(4):
+                self.t.mem_stride[i] = value[i]
+
+    property el_type:
+        def __get__(self):
+            return <int>self.t.el_type
+        def __set__(self, value):
+            value = int(value)
+            if value < 0 or value > 0x7FFFFFFF:
+                raise ValueError(f"el_type must be a non-negative int32, got {value}")
+            self.t.el_type = <mli_element_type>value
+
+    property frac_bits:
+        def __get__(self):
+            return self.t.el_params.fx.frac_bits
+        def __set__(self, value):
+            if isinstance(value, bool) or int(value) != value or not 0 <= int(value) <= 255:
+                raise ValueError(f"frac_bits must be an integer in 0..255, got {value!r}")
+            self.t.el_params.fx.frac_bits = <uint8_t>int(value)
+
+    property scalar_value:
+        """The value a rank-0 tensor keeps in its data field (None otherwise)."""
+        def __get__(self):
+            if not self.data_is_value:
+                return None
+            return <int>(<intptr_t>self.t.data)
+        def __set__(self, value):
+            value = int(value)
+            if not -32768 <= value <= 32767:
+                raise ValueError(f"a scalar value must fit in 16 bits, got {value}")
+            self._detach()
+            self.t.data = <void *>(<intptr_t>value)
+            self.data_is_value = True
+
+
+cdef inline mli_tensor *tp(CTensor t):
+    if t is None or t.is_null:
+        return NULL
+    return &t.t
+
+
+cdef inline bint _live(CTensor t):
+    return t is not None and not t.is_null and t.t.data != NULL and not t.data_is_value
+
+
+cdef int _prep(tuple names, tuple inputs, tuple outputs, bint elementwise) except -1:
+    """Refuse calls on which C would write read-only memory or write into a
+    buffer that another argument reads (MLI does not model aliasing)."""
+    cdef CTensor t, o
+    cdef Py_ssize_t i, j
+    cdef intptr_t a0, a1, b0, b1
+    cdef tuple all_ = inputs + outputs
+    for i in range(len(all_)):
+        t = all_[i]
+        if t is not None and t.data_is_value and not elementwise:
+            raise BridgeError(names[i], "a rank-0 value tensor is only accepted by eltwise kernels")
+    for i in range(len(outputs)):
+        o = outputs[i]
+        if not _live(o):
+            continue
+        if not o.writable:
+            raise BridgeError(names[len(inputs) + i], "the output buffer is read-only")
+        a0 = <intptr_t>o.t.data
+        a1 = a0 + o.t.capacity
+        for j in range(len(all_)):
+            t = all_[j]
+            if t is o or not _live(t):
+                continue
+            b0 = <intptr_t>t.t.data
+            b1 = b0 + t.t.capacity
+            if a0 < b1 and b0 < a1:
+                if elementwise and j < len(inputs) and a0 == b0:
+                    continue  # in-place element-wise operation: allowed by MLI
+                raise BridgeError(names[len(inputs) + i],
+                                  f"the output buffer overlaps {names[j]}")
+    return 0
+
+
+def last_error():
+    """(status, function, argument, field, reason, expected, actual, has_values, mlipy_safety)
+    of the last C call on this thread."""
+    cdef const mlipy_error_detail *d = mlipy_last_error()
+    return (<int>d.status, d.function.decode(), d.argument.decode(), d.field.decode(),
+            d.reason.decode(), d.expected, d.actual, bool(d.has_values), bool(d.mlipy_safety))
+
+
+def set_rounding(int up):
+    mlipy_set_rounding(MLIPY_ROUND_UP if up else MLIPY_ROUND_CONVERGENT)
+
+
+def get_rounding():
+    return <int>mlipy_get_rounding()
+
+
+# ----------------------------------------------------------------- kernels
+ctypedef mli_status (*fc_fn)(const mli_tensor *, const mli_tensor *, const mli_tensor *, mli_tensor *) noexcept nogil
+ctypedef mli_status (*rnn_fn)(const mli_tensor *, const mli_tensor *, const mli_tensor *, const mli_tensor *,
+                              const mli_rnn_cell_cfg *, mli_tensor *) noexcept nogil
+ctypedef mli_status (*lstm_fn)(const mli_tensor *, const mli_tensor *, const mli_tensor *, const mli_tensor *,
+                               const mli_rnn_cell_cfg *, mli_tensor *, mli_tensor *) noexcept nogil
+ctypedef mli_status (*unary_fn)(const mli_tensor *, mli_tensor *) noexcept nogil
+ctypedef mli_status (*relu_fn)(const mli_tensor *, const mli_relu_cfg *, mli_tensor *) noexcept nogil
+ctypedef mli_status (*binary_fn)(const mli_tensor *, const mli_tensor *, mli_tensor *) noexcept nogil
+
+# variant index: 0 fx8, 1 fx16, 2 fx8w16d
+cdef fc_fn FC[3]
+FC[:] = [mli_krn_fully_connected_fx8, mli_krn_fully_connected_fx16, mli_krn_fully_connected_fx8w16d]
+cdef rnn_fn RNN[3]
+RNN[:] = [mli_krn_basic_rnn_cell_fx8, mli_krn_basic_rnn_cell_fx16, mli_krn_basic_rnn_cell_fx8w16d]
+cdef lstm_fn LSTM[3]
+LSTM[:] = [mli_krn_lstm_cell_fx8, mli_krn_lstm_cell_fx16, mli_krn_lstm_cell_fx8w16d]
+cdef unary_fn TANH[2]
+TANH[:] = [mli_krn_tanh_fx8, mli_krn_tanh_fx16]
+cdef unary_fn SIGM[2]
+SIGM[:] = [mli_krn_sigm_fx8, mli_krn_sigm_fx16]
+cdef relu_fn RELU[2]
+RELU[:] = [mli_krn_relu_fx8, mli_krn_relu_fx16]
+cdef binary_fn ELTWISE[5][2]
+ELTWISE[0][:] = [mli_krn_eltwise_add_fx8, mli_krn_eltwise_add_fx16]
+ELTWISE[1][:] = [mli_krn_eltwise_sub_fx8, mli_krn_eltwise_sub_fx16]
+ELTWISE[2][:] = [mli_krn_eltwise_mul_fx8, mli_krn_eltwise_mul_fx16]
+ELTWISE[3][:] = [mli_krn_eltwise_max_fx8, mli_krn_eltwise_max_fx16]
+ELTWISE[4][:] = [mli_krn_eltwise_min_fx8, mli_krn_eltwise_min_fx16]
+ELTWISE_OPS = ("add", "sub", "mul", "max", "min")
+
+
+cdef inline int _variant(int v, int n) except -1:
+    if v < 0 or v >= n:
+        raise ValueError(f"variant must be in 0..{n - 1}, got {v}")
+    return v
+
+
+def fully_connected(int variant, CTensor inp, CTensor weights, CTensor bias, CTensor out):
+    cdef fc_fn f = FC[_variant(variant, 3)]
+    cdef mli_status st
+    _prep(("in", "weights", "bias", "out"), (inp, weights, bias), (out,), False)
+    cdef mli_tensor *p_inp = tp(inp)
+    cdef mli_tensor *p_weights = tp(weights)
+    cdef mli_tensor *p_bias = tp(bias)
+    cdef mli_tensor *p_out = tp(out)
+    with nogil:
+        st = f(p_inp, p_weights, p_bias, p_out)
+    return <int>st
+
+
+cdef inline void _cfg(mli_rnn_cell_cfg *cfg, int mode, int act, CTensor ir):
+    cfg.mode = <mli_rnn_mode>mode
+    cfg.act = <mli_rnn_out_activation>act
+    cfg.ir_tsr = tp(ir)
+
+
+def basic_rnn_cell(int variant, CTensor inp, CTensor prev_out, CTensor weights, CTensor bias,
+                   int mode, int act, CTensor ir, CTensor out):
+    cdef rnn_fn f = RNN[_variant(variant, 3)]
+    cdef mli_rnn_cell_cfg cfg
+    cdef mli_status st
+    _cfg(&cfg, mode, act, ir)
+    _prep(("in", "prev_out", "weights", "bias", "cfg.ir_tsr", "out"),
+          (inp, prev_out, weights, bias), (ir, out), False)
+    cdef mli_tensor *p_inp = tp(inp)
+    cdef mli_tensor *p_prev_out = tp(prev_out)
+    cdef mli_tensor *p_weights = tp(weights)
+    cdef mli_tensor *p_bias = tp(bias)
+    cdef mli_tensor *p_out = tp(out)
+    with nogil:
+        st = f(p_inp, p_prev_out, p_weights, p_bias, &cfg, p_out)
+    return <int>st
+
+
+def lstm_cell(int variant, CTensor inp, CTensor prev_out, CTensor weights, CTensor bias,
+              int mode, int act, CTensor ir, CTensor cell, CTensor out, bint cfg_null=False):
+    cdef lstm_fn f = LSTM[_variant(variant, 3)]
+    cdef mli_rnn_cell_cfg cfg
+    cdef mli_rnn_cell_cfg *pcfg = NULL if cfg_null else &cfg
+    cdef mli_status st
+    _cfg(&cfg, mode, act, ir)
+    _prep(("in", "prev_out", "weights", "bias", "cfg.ir_tsr", "cell", "out"),
+          (inp, prev_out, weights, bias), (ir, cell, out), False)
+    cdef mli_tensor *p_inp = tp(inp)
+    cdef mli_tensor *p_prev_out = tp(prev_out)
+    cdef mli_tensor *p_weights = tp(weights)
+    cdef mli_tensor *p_bias = tp(bias)
+    cdef mli_tensor *p_cell = tp(cell)
+    cdef mli_tensor *p_out = tp(out)
+    with nogil:
+        st = f(p_inp, p_prev_out, p_weights, p_bias, pcfg, p_cell, p_out)
+    return <int>st
+
+
+def tanh(int variant, CTensor inp, CTensor out):
+    cdef unary_fn f = TANH[_variant(variant, 2)]
+    cdef mli_status st
+    _prep(("in", "out"), (inp,), (out,), True)
+    cdef mli_tensor *p_inp = tp(inp)
+    cdef mli_tensor *p_out = tp(out)
+    with nogil:
+        st = f(p_inp, p_out)
+    return <int>st
+
+
+def sigm(int variant, CTensor inp, CTensor out):
+    cdef unary_fn f = SIGM[_variant(variant, 2)]
+    cdef mli_status st
+    _prep(("in", "out"), (inp,), (out,), True)
+    cdef mli_tensor *p_inp = tp(inp)
+    cdef mli_tensor *p_out = tp(out)
+    with nogil:
+        st = f(p_inp, p_out)
+    return <int>st
+
+
+def relu(int variant, CTensor inp, int relu_type, CTensor out):
+    cdef relu_fn f = RELU[_variant(variant, 2)]
+    cdef mli_relu_cfg cfg
+    cdef mli_status st
+    cfg.type = <mli_relu_type>relu_type
+    _prep(("in", "out"), (inp,), (out,), True)
+    cdef mli_tensor *p_inp = tp(inp)
+    cdef mli_tensor *p_out = tp(out)
+    with nogil:
+        st = f(p_inp, &cfg, p_out)
+    return <int>st
+
+
+def eltwise(op, int variant, CTensor in1, CTensor in2, CTensor out):
+    cdef int k = ELTWISE_OPS.index(op)
+    cdef binary_fn f = ELTWISE[k][_variant(variant, 2)]
+    cdef mli_status st
+    _prep(("in1", "in2", "out"), (in1, in2), (out,), True)
+    cdef mli_tensor *p_in1 = tp(in1)
+    cdef mli_tensor *p_in2 = tp(in2)
+    cdef mli_tensor *p_out = tp(out)
+    with nogil:
+        st = f(p_in1, p_in2, p_out)
+    return <int>st
+
+
+# ----------------------------------------------------------------- helpers
+def count_elem_num(CTensor inp, uint32_t start_dim):
+    return mli_hlp_count_elem_num(tp(inp), start_dim)
+
+
+def tensor_element_size(CTensor inp):
+    return mli_hlp_tensor_element_size(tp(inp))
+
+
+def point_to_subtensor(CTensor inp, start_coord, int coord_num, int first_out_dim_size, CTensor out,
+                       bint cfg_null=False):
+    cdef mli_point_to_subtsr_cfg cfg
+    cdef mli_status st
+    cdef Py_ssize_t delta
+    coords = [int(c) for c in start_coord] + [0] * (4 - len(start_coord))
+    if len(coords) != 4 or not 0 <= coord_num <= 255 or not 0 <= first_out_dim_size <= 255:
+        raise ValueError("point_to_subtensor: start_coord has at most 4 entries, coord_num and "
+                         "first_out_dim_size are in 0..255")
+    for i in range(4):
+        cfg.start_coord[i] = <uint32_t>coords[i]
+    cfg.coord_num = <uint8_t>coord_num
+    cfg.first_out_dim_size = <uint8_t>first_out_dim_size
+    _prep(("in", "out"), (inp,), (), False)
+    st = mli_hlp_point_to_subtensor(tp(inp), NULL if cfg_null else &cfg, tp(out))
+    if st == MLI_STATUS_OK and out is not None and not out.is_null:
+        # out now points into in's buffer: share (and pin) that memory
+        delta = <char *>out.t.data - <char *>inp.t.data
+        out.has_view = False
+        out.base = inp.base
+        out._owner = inp
+        out.writable = inp.writable
+        out.data_is_value = False
+        out._offset = inp._offset + delta
+        out.nbytes = inp.nbytes - delta
+    return <int>st
+
+
+def convert_tensor(CTensor inp, CTensor out):
+    cdef mli_status st
+    _prep(("in", "out"), (inp,), (out,), False)
+    cdef mli_tensor *p_inp = tp(inp)
+    cdef mli_tensor *p_out = tp(out)
+    with nogil:
+        st = mli_hlp_convert_tensor(p_inp, p_out)
+    return <int>st
+
+
+def float_to_fx_tensor(const float[::1] src, CTensor dst):
+    cdef mli_status st
+    cdef uint32_t n = <uint32_t>src.shape[0]
+    _prep(("dst",), (), (dst,), False)
+    cdef mli_tensor *p_dst = tp(dst)
+    with nogil:
+        st = mli_hlp_float_to_fx_tensor(&src[0] if n else NULL, n, p_dst)
+    return <int>st
+
+
+def fx_tensor_to_float(CTensor src, float[::1] dst, uint32_t dst_size):
+    cdef mli_status st
+    if dst_size > <uint32_t>dst.shape[0]:
+        raise BridgeError("dst_size", f"{dst_size} exceeds the {dst.shape[0]} floats of dst")
+    _prep(("src",), (src,), (), False)
+    cdef mli_tensor *p_src = tp(src)
+    with nogil:
+        st = mli_hlp_fx_tensor_to_float(p_src, &dst[0] if dst.shape[0] else NULL, dst_size)
+    return <int>st
+
+
+# ------------------------------------------------------- LSTM step access
+def lstm_gates(int variant, gates, int M, int f_ir):
+    """Activate 4*M dense gate values in place (int8 for fx8, else int16)."""
+    cdef int8_t[::1] g8
+    cdef int16_t[::1] g16
+    _variant(variant, 3)
+    if variant == 0:
+        g8 = gates
+        if g8.shape[0] < 4 * M: raise BridgeError("gates", "needs 4*M values")
+        mlipy_lstm_gates_fx8(&g8[0], M, f_ir)
+    else:
+        g16 = gates
+        if g16.shape[0] < 4 * M: raise BridgeError("gates", "needs 4*M values")
+        (mlipy_lstm_gates_fx16 if variant == 1 else mlipy_lstm_gates_fx8w16d)(&g16[0], M, f_ir)
+
+
+def lstm_cell_update(int variant, gates, int M, cell, int ir_shift):
+    """Update M cell values in place from activated gates (i, g, f, o)."""
+    cdef const int8_t[::1] g8
+    cdef int8_t[::1] c8
+    cdef const int16_t[::1] g16
+    cdef int16_t[::1] c16
+    _variant(variant, 3)
+    if variant == 0:
+        g8 = gates; c8 = cell
+        if g8.shape[0] < 4 * M or c8.shape[0] < M: raise BridgeError("gates", "needs 4*M gates and M cells")
+        mlipy_lstm_cell_update_fx8(&g8[0], M, &c8[0], ir_shift)
+    else:
+        g16 = gates; c16 = cell
+        if g16.shape[0] < 4 * M or c16.shape[0] < M: raise BridgeError("gates", "needs 4*M gates and M cells")
+        (mlipy_lstm_cell_update_fx16 if variant == 1 else mlipy_lstm_cell_update_fx8w16d)(&g16[0], M, &c16[0], ir_shift)
+
+
+def lstm_hidden(int variant, gates, int M, cell, int f_c, int act, int mshift, h):
+    """h[m] = out(p[m] * o[m]) with p = cell or its activation."""
+    cdef const int8_t[::1] g8, c8
+    cdef int8_t[::1] h8
+    cdef const int16_t[::1] g16, c16
+    cdef int16_t[::1] h16
+    _variant(variant, 3)
+    if not 0 <= act <= 2: raise BridgeError("act", "must be 0, 1 or 2")
+    if variant == 0:
+        g8 = gates; c8 = cell; h8 = h
+        if g8.shape[0] < 4 * M or c8.shape[0] < M or h8.shape[0] < M: raise BridgeError("gates", "sizes")
+        mlipy_lstm_hidden_fx8(&g8[0], M, &c8[0], f_c, <mli_rnn_out_activation>act, mshift, &h8[0])
+    else:
+        g16 = gates; c16 = cell; h16 = h
+        if g16.shape[0] < 4 * M or c16.shape[0] < M or h16.shape[0] < M: raise BridgeError("gates", "sizes")
+        (mlipy_lstm_hidden_fx16 if variant == 1 else mlipy_lstm_hidden_fx8w16d)(
+            &g16[0], M, &c16[0], f_c, <mli_rnn_out_activation>act, mshift, &h16[0])

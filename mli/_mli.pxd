@@ -1,0 +1,99 @@
+# Declarations of the C core's public headers (csrc/include), one to one.
+from libc.stdint cimport int8_t, int16_t, int32_t, uint8_t, uint32_t
+
+cdef extern from "mli_api.h" nogil:
+    ctypedef enum mli_status:
+        MLI_STATUS_OK
+    ctypedef enum mli_element_type:
+        MLI_EL_FX_8
+        MLI_EL_FX_16
+        MLI_EL_ASYM_I8
+        MLI_EL_ASYM_I32
+    ctypedef struct _mlipy_fx_params:
+        uint8_t frac_bits
+    ctypedef union mli_element_params:
+        _mlipy_fx_params fx
+    ctypedef struct mli_tensor:
+        void *data
+        uint32_t capacity
+        int32_t mem_stride[4]
+        uint32_t shape[4]
+        uint32_t rank
+        mli_element_type el_type
+        mli_element_params el_params
+    ctypedef enum mli_relu_type:
+        MLI_RELU_NONE
+    ctypedef struct mli_relu_cfg:
+        mli_relu_type type
+    ctypedef enum mli_rnn_mode:
+        RNN_ONE_TO_ONE
+    ctypedef enum mli_rnn_out_activation:
+        RNN_ACT_NONE
+    ctypedef struct mli_rnn_cell_cfg:
+        mli_rnn_mode mode
+        mli_rnn_out_activation act
+        mli_tensor *ir_tsr
+    ctypedef struct mli_point_to_subtsr_cfg:
+        uint32_t start_coord[4]
+        uint8_t coord_num
+        uint8_t first_out_dim_size
+
+    mli_status mli_krn_fully_connected_fx8(const mli_tensor *, const mli_tensor *, const mli_tensor *, mli_tensor *)
+    mli_status mli_krn_fully_connected_fx16(const mli_tensor *, const mli_tensor *, const mli_tensor *, mli_tensor *)
+    mli_status mli_krn_fully_connected_fx8w16d(const mli_tensor *, const mli_tensor *, const mli_tensor *, mli_tensor *)
+    mli_status mli_krn_basic_rnn_cell_fx8(const mli_tensor *, const mli_tensor *, const mli_tensor *, const mli_tensor *, const mli_rnn_cell_cfg *, mli_tensor *)
+    mli_status mli_krn_basic_rnn_cell_fx16(const mli_tensor *, const mli_tensor *, const mli_tensor *, const mli_tensor *, const mli_rnn_cell_cfg *, mli_tensor *)
+    mli_status mli_krn_basic_rnn_cell_fx8w16d(const mli_tensor *, const mli_tensor *, const mli_tensor *, const mli_tensor *, const mli_rnn_cell_cfg *, mli_tensor *)
+    mli_status mli_krn_lstm_cell_fx8(const mli_tensor *, const mli_tensor *, const mli_tensor *, const mli_tensor *, const mli_rnn_cell_cfg *, mli_tensor *, mli_tensor *)
+    mli_status mli_krn_lstm_cell_fx16(const mli_tensor *, const mli_tensor *, const mli_tensor *, const mli_tensor *, const mli_rnn_cell_cfg *, mli_tensor *, mli_tensor *)
+    mli_status mli_krn_lstm_cell_fx8w16d(const mli_tensor *, const mli_tensor *, const mli_tensor *, const mli_tensor *, const mli_rnn_cell_cfg *, mli_tensor *, mli_tensor *)
+    mli_status mli_krn_tanh_fx8(const mli_tensor *, mli_tensor *)
+    mli_status mli_krn_tanh_fx16(const mli_tensor *, mli_tensor *)
+    mli_status mli_krn_sigm_fx8(const mli_tensor *, mli_tensor *)
+    mli_status mli_krn_sigm_fx16(const mli_tensor *, mli_tensor *)
+    mli_status mli_krn_relu_fx8(const mli_tensor *, const mli_relu_cfg *, mli_tensor *)
+    mli_status mli_krn_relu_fx16(const mli_tensor *, const mli_relu_cfg *, mli_tensor *)
+    mli_status mli_krn_eltwise_add_fx8(const mli_tensor *, const mli_tensor *, mli_tensor *)
+    mli_status mli_krn_eltwise_add_fx16(const mli_tensor *, const mli_tensor *, mli_tensor *)
+    mli_status mli_krn_eltwise_sub_fx8(const mli_tensor *, const mli_tensor *, mli_tensor *)
+    mli_status mli_krn_eltwise_sub_fx16(const mli_tensor *, const mli_tensor *, mli_tensor *)
+    mli_status mli_krn_eltwise_mul_fx8(const mli_tensor *, const mli_tensor *, mli_tensor *)
+    mli_status mli_krn_eltwise_mul_fx16(const mli_tensor *, const mli_tensor *, mli_tensor *)
+    mli_status mli_krn_eltwise_max_fx8(const mli_tensor *, const mli_tensor *, mli_tensor *)
+    mli_status mli_krn_eltwise_max_fx16(const mli_tensor *, const mli_tensor *, mli_tensor *)
+    mli_status mli_krn_eltwise_min_fx8(const mli_tensor *, const mli_tensor *, mli_tensor *)
+    mli_status mli_krn_eltwise_min_fx16(const mli_tensor *, const mli_tensor *, mli_tensor *)
+
+    uint32_t mli_hlp_count_elem_num(const mli_tensor *, uint32_t)
+    uint32_t mli_hlp_tensor_element_size(const mli_tensor *)
+    mli_status mli_hlp_point_to_subtensor(const mli_tensor *, const mli_point_to_subtsr_cfg *, mli_tensor *)
+    mli_status mli_hlp_convert_tensor(mli_tensor *, mli_tensor *)
+    mli_status mli_hlp_float_to_fx_tensor(const float *, uint32_t, mli_tensor *)
+    mli_status mli_hlp_fx_tensor_to_float(const mli_tensor *, float *, uint32_t)
+
+    ctypedef enum mlipy_rounding_mode:
+        MLIPY_ROUND_CONVERGENT
+        MLIPY_ROUND_UP
+    void mlipy_set_rounding(mlipy_rounding_mode)
+    mlipy_rounding_mode mlipy_get_rounding()
+    ctypedef struct mlipy_error_detail:
+        mli_status status
+        const char *function
+        const char *argument
+        const char *field
+        const char *reason
+        long long expected
+        long long actual
+        int has_values
+        int mlipy_safety
+    const mlipy_error_detail *mlipy_last_error()
+
+    void mlipy_lstm_gates_fx8(int8_t *, int, int)
+    void mlipy_lstm_gates_fx16(int16_t *, int, int)
+    void mlipy_lstm_gates_fx8w16d(int16_t *, int, int)
+    void mlipy_lstm_cell_update_fx8(const int8_t *, int, int8_t *, int)
+    void mlipy_lstm_cell_update_fx16(const int16_t *, int, int16_t *, int)
+    void mlipy_lstm_cell_update_fx8w16d(const int16_t *, int, int16_t *, int)
+    void mlipy_lstm_hidden_fx8(const int8_t *, int, const int8_t *, int, mli_rnn_out_activation, int, int8_t *)
+    void mlipy_lstm_hidden_fx16(const int16_t *, int, const int16_t *, int, mli_rnn_out_activation, int, int16_t *)
+    void mlipy_lstm_hidden_fx8w16d(const int16_t *, int, const int16_t *, int, mli_rnn_out_activation, int, int16_t *)

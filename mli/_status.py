@@ -1,0 +1,97 @@
+"""MLI status codes and the exception hierarchy that carries them."""
+from enum import IntEnum
+
+
+class Status(IntEnum):
+    """`mli_status` of MLI 1.1, in MLI's order and spelling."""
+
+    OK = 0
+    BAD_TENSOR = 1
+    SHAPE_MISMATCH = 2
+    INCOMPATEBLE_TENSORS = 3  # MLI's spelling
+    BAD_FUNC_CFG = 4
+    NOT_ENGH_MEM = 5
+    NOT_SUPPORTED = 6
+    SPEC_PARAM_MISMATCH = 7
+    ARGUMENT_ERROR = 8
+    LENGTH_ERROR = 9
+    SIZE_MISMATCH = 10
+    RANK_MISMATCH = 11
+    TYPE_MISMATCH = 12
+
+    @property
+    def c_name(self):
+        return "MLI_STATUS_" + self.name
+
+
+class MliError(Exception):
+    """A non-OK `mli_status` (or an argument the package refuses before C).
+
+    Attributes: ``status`` (:class:`Status`), ``kernel`` (the C function or
+    Python wrapper), ``argument`` (e.g. ``"prev_out"``), ``field`` (e.g.
+    ``"shape[0]"``), ``detail`` (one line), and ``mlipy_safety`` (True when MLI
+    1.1 itself would not reject the call but would touch memory outside its
+    buffers; mli-py refuses it instead)."""
+
+    def __init__(self, status, kernel="", argument="", field="", detail="", expected=None,
+                 actual=None, mlipy_safety=False):
+        self.status = Status(status)
+        self.kernel, self.argument, self.field, self.detail = kernel, argument, field, detail
+        self.expected, self.actual, self.mlipy_safety = expected, actual, mlipy_safety
+        where = argument + (f".{field}" if field and not field.startswith("[") else field)
+        msg = f"{kernel}: {where} {detail}".replace("  ", " ").strip()
+        if expected is not None:
+            msg += f" (expected {expected}, got {actual})"
+        msg += f" [{self.status.c_name}]"
+        if mlipy_safety:
+            msg += " (mli-py safety check; MLI 1.1 would not detect this)"
+        super().__init__(msg)
+
+
+class MliBadTensorError(MliError, ValueError): pass
+class MliShapeMismatchError(MliError, ValueError): pass
+class MliIncompatibleTensorsError(MliError, ValueError): pass
+class MliBadFuncCfgError(MliError, ValueError): pass
+class MliNotEnoughMemError(MliError, ValueError): pass
+class MliNotSupportedError(MliError, NotImplementedError): pass
+class MliSpecParamMismatchError(MliError, ValueError): pass
+class MliArgumentError(MliError, ValueError): pass
+class MliLengthError(MliError, ValueError): pass
+class MliSizeMismatchError(MliError, ValueError): pass
+class MliRankMismatchError(MliError, ValueError): pass
+class MliTypeMismatchError(MliError, TypeError): pass
+
+
+ERROR_CLASSES = {
+    Status.BAD_TENSOR: MliBadTensorError,
+    Status.SHAPE_MISMATCH: MliShapeMismatchError,
+    Status.INCOMPATEBLE_TENSORS: MliIncompatibleTensorsError,
+    Status.BAD_FUNC_CFG: MliBadFuncCfgError,
+    Status.NOT_ENGH_MEM: MliNotEnoughMemError,
+    Status.NOT_SUPPORTED: MliNotSupportedError,
+    Status.SPEC_PARAM_MISMATCH: MliSpecParamMismatchError,
+    Status.ARGUMENT_ERROR: MliArgumentError,
+    Status.LENGTH_ERROR: MliLengthError,
+    Status.SIZE_MISMATCH: MliSizeMismatchError,
+    Status.RANK_MISMATCH: MliRankMismatchError,
+    Status.TYPE_MISMATCH: MliTypeMismatchError,
+}
+
+
+def error(status, kernel="", argument="", field="", detail="", **kw):
+    """The exception object of the class that fits `status`."""
+    return ERROR_CLASSES.get(Status(status), MliError)(status, kernel, argument, field, detail, **kw)
+
+
+def raise_for_status(status, kernel=None):
+    """Raise the typed error for a non-OK status of the last C call on this
+    thread, with the argument and field the C checker recorded."""
+    if status == 0:
+        return
+    from . import _core
+
+    st, function, argument, field, reason, expected, actual, has_values, safety = _core.last_error()
+    if st != status:  # the record belongs to another call: report what we know
+        function, argument, field, reason, has_values, safety = kernel or "", "", "", "failed", False, False
+    kw = dict(expected=expected, actual=actual) if has_values else {}
+    raise error(status, kernel or function, argument, field, reason, mlipy_safety=safety, **kw)
