@@ -1,0 +1,155 @@
+"""IDX files (the MNIST container, also used by the MLI examples).
+
+Layout: two zero bytes, a type-code byte, a rank byte, ``rank`` big-endian
+uint32 dimensions, then the elements in big-endian row-major order.
+
+=========  =========
+type code  dtype
+=========  =========
+0x08       uint8
+0x09       int8
+0x0B       int16
+0x0C       int32
+0x0D       float32
+0x0E       float64
+=========  =========
+"""
+
+import os
+import stat
+import sys
+
+import numpy as np
+
+#: IDX type code -> big-endian numpy dtype.
+TYPE_CODES = {
+    0x08: np.dtype(">u1"), 0x09: np.dtype(">i1"), 0x0B: np.dtype(">i2"),
+    0x0C: np.dtype(">i4"), 0x0D: np.dtype(">f4"), 0x0E: np.dtype(">f8"),
+}
+_CODE_OF_KIND = {(dt.kind, dt.itemsize): code for code, dt in TYPE_CODES.items()}
+_MAX_DIM = 0xFFFFFFFF
+
+
+def _parse_header(head, what):
+    """(dtype, shape, header length) from the first bytes of an IDX file.
+
+    `head` must hold at least the whole header if the file has one; `what`
+    names the source in error messages.
+    """
+    if len(head) < 4:
+        raise ValueError(f"{what}: truncated IDX header: {len(head)} bytes, need at least 4")
+    if head[0] != 0 or head[1] != 0:
+        raise ValueError(f"{what}: bad IDX magic: first two bytes are "
+                         f"0x{head[0]:02x} 0x{head[1]:02x}, expected 0x00 0x00")
+    code, rank = head[2], head[3]
+    if code not in TYPE_CODES:
+        known = ", ".join(f"0x{c:02X}" for c in TYPE_CODES)
+        raise ValueError(f"{what}: unknown IDX type code 0x{code:02X} (known: {known})")
+    header_len = 4 + 4 * rank
+    if len(head) < header_len:
+        raise ValueError(f"{what}: truncated IDX header: rank {rank} needs {header_len} "
+                         f"bytes, got {len(head)}")
+    shape = tuple(int.from_bytes(head[4 + 4 * i:8 + 4 * i], "big") for i in range(rank))
+    return TYPE_CODES[code], shape, header_len
+
+
+def _data_size(dtype, shape, available, what):
+    """Bytes of element data the header announces, checked against `available`."""
+    count = 1
+    for d in shape:                      # exact Python ints: no overflow possible
+        count *= d
+    nbytes = count * dtype.itemsize
+    if count > sys.maxsize // dtype.itemsize:
+        raise ValueError(f"{what}: IDX dims {shape} describe {count} elements, "
+                         "more than this platform can index")
+    if nbytes > available:
+        raise ValueError(f"{what}: IDX data truncated: dims {shape} of {dtype.name} need "
+                         f"{nbytes} bytes, only {available} present")
+    if nbytes < available:
+        raise ValueError(f"{what}: {available - nbytes} bytes of trailing data after the "
+                         f"{nbytes} bytes that dims {shape} of {dtype.name} describe")
+    return nbytes
+
+
+def _decode(dtype, shape, payload):
+    return np.frombuffer(payload, dtype=dtype).reshape(shape).astype(dtype.newbyteorder("="))
+
+
+def read_idx(source):
+    """Read an IDX file or IDX bytes into a native-byte-order array.
+
+    Parameters
+    ----------
+    source : str, os.PathLike, bytes, bytearray or memoryview
+        A file path, or the complete content of an IDX file.
+
+    Returns
+    -------
+    numpy.ndarray
+        A new writable array (uint8, int8, int16, int32, float32 or
+        float64) with the shape the header gives.
+
+    Raises
+    ------
+    ValueError
+        Bad magic, unknown type code, truncated header, data shorter or
+        longer than the dims describe, or dims too large to index.  The
+        announced size is checked against the real size before any data is
+        read or allocated.
+    """
+    if isinstance(source, (bytes, bytearray, memoryview)):
+        buf = memoryview(source).cast("B")
+        dtype, shape, hlen = _parse_header(bytes(buf[:4 + 4 * 255]), "IDX bytes")
+        nbytes = _data_size(dtype, shape, len(buf) - hlen, "IDX bytes")
+        return _decode(dtype, shape, buf[hlen:hlen + nbytes])
+    what = os.fspath(source)
+    with open(source, "rb") as f:
+        if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
+            return read_idx(f.read())
+        size = os.fstat(f.fileno()).st_size
+        head = f.read(4)
+        if len(head) == 4:
+            head += f.read(4 * head[3])
+        dtype, shape, hlen = _parse_header(head, what)
+        nbytes = _data_size(dtype, shape, size - hlen, what)
+        payload = f.read(nbytes)
+        if len(payload) != nbytes:           # file shrank while reading
+            raise ValueError(f"{what}: IDX data truncated while reading")
+    return _decode(dtype, shape, payload)
+
+
+def encode_idx(array):
+    """Return the IDX bytes of `array` (see :func:`write_idx`)."""
+    a = np.asarray(array)
+    code = _CODE_OF_KIND.get((a.dtype.kind, a.dtype.itemsize))
+    if code is None:
+        raise TypeError(f"IDX cannot store dtype {a.dtype}; use uint8, int8, int16, int32, "
+                        "float32 or float64")
+    if a.ndim > 255:
+        raise ValueError(f"IDX rank is at most 255, array has {a.ndim} dims")
+    if any(d > _MAX_DIM for d in a.shape):
+        raise ValueError(f"IDX dims must fit in uint32, got shape {a.shape}")
+    header = bytes([0, 0, code, a.ndim]) + b"".join(d.to_bytes(4, "big") for d in a.shape)
+    return header + np.ascontiguousarray(a, dtype=TYPE_CODES[code]).tobytes()
+
+
+def write_idx(path, array):
+    """Write `array` to `path` as an IDX file (big-endian data).
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+    array : array_like
+        dtype uint8, int8, int16, int32, float32 or float64 (any byte
+        order), at most 255 dims, each below 2**32.
+
+    Raises
+    ------
+    TypeError
+        Unsupported dtype.
+    ValueError
+        Too many dims or a dim too large for the header.
+    """
+    data = encode_idx(array)
+    with open(path, "wb") as f:
+        f.write(data)

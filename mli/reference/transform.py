@@ -1,0 +1,156 @@
+"""LUT activations (tanh, sigmoid) and ReLU (SPEC sections 6 and 7)."""
+
+import functools
+import math
+
+import numpy as np
+
+from .fxmath import asr16, check_rounding, data_bits, exact, read16, sat
+
+#: (length, offset, lut_frac, function) of the two Q15 tables (SPEC 6.1).
+_TABLES = {
+    "tanh": (178, 89, 4, math.tanh),
+    "sigm": (180, 90, 3, lambda t: 1.0 / (1.0 + math.exp(-t))),
+}
+
+
+@functools.lru_cache(maxsize=None)
+def _lut_values(name):
+    """The table of `name` as a tuple of Python ints (computed once)."""
+    length, offset, lut_frac, func = _TABLES[name]
+    values = []
+    for i in range(length):
+        y = func((i - offset) / 2.0 ** lut_frac) * 32768.0
+        y = math.trunc(y + (0.5 if y > 0 else -0.5))   # half away from zero
+        values.append(min(max(y, -32768), 32767))
+    return tuple(values)
+
+
+def lut_tanh():
+    """The 178-entry Q15 tanh table (entry i is tanh((i - 89) / 16)).
+
+    Returns
+    -------
+    numpy.ndarray of int16, shape (178,)
+    """
+    return np.array(_lut_values("tanh"), dtype=np.int16)
+
+
+def lut_sigm():
+    """The 180-entry Q15 sigmoid table (entry i is sigm((i - 90) / 8)).
+
+    Returns
+    -------
+    numpy.ndarray of int16, shape (180,)
+    """
+    return np.array(_lut_values("sigm"), dtype=np.int16)
+
+
+def lut_eval(name, x, frac, rounding="convergent"):
+    """16-bit LUT core (SPEC 6.2): Q15 result for every element of `x`.
+
+    Parameters
+    ----------
+    name : {"tanh", "sigm"}
+    x : array_like of int
+        Input values (int8 values are simply sign-extended).
+    frac : int
+        Input frac bits.
+    rounding : {"convergent", "up"}
+        Tie rule of the interpolation read-out (ACC family).
+
+    Returns
+    -------
+    numpy.ndarray of object (Python ints), same shape as `x`, Q15 values.
+    """
+    check_rounding(rounding)
+    length, offset, lut_frac, _ = _TABLES[name]
+    table = _lut_values(name)
+    x = exact(x)
+    s = int(frac) - lut_frac
+    pre = max(s - 15, 0)
+    s = min(s, 15)
+    out = []
+    for v in x.reshape(-1):
+        if s > 0:                               # interpolate between two entries
+            xs = v >> pre                           # floor(v / 2^pre)
+            idx = int(sat((xs >> s) + offset, 16))
+            idx = min(max(idx, 0), length - 2)
+            frac_part = xs & ((1 << s) - 1)         # xs mod 2^s, also for xs < 0
+            diff = int(sat(table[idx] - table[idx + 1], 16))
+            r = int(sat(table[idx] - int(read16(diff * frac_part, s, rounding)), 16))
+        else:                                   # table is finer than the input
+            idx = int(sat(int(sat(v << -s, 16)) + offset, 16))
+            r = table[min(max(idx, 0), length - 1)]
+        out.append(r)
+    return np.array(out, dtype=object).reshape(x.shape)
+
+
+def _activation(name, kind, x, f_in, rounding):
+    bits = data_bits(kind)
+    r = lut_eval(name, x, f_in, rounding)
+    if bits == 16:
+        return r.astype(np.int16), 15
+    return sat(asr16(r, 8, rounding), 8).astype(np.int8), 7
+
+
+def tanh(kind, x, f_in, rounding="convergent"):
+    """Hyperbolic tangent through the Q15 LUT (``mli_krn_tanh_fx8/fx16``).
+
+    Parameters
+    ----------
+    kind : {"fx8", "fx16", "fx8w16d"}
+        Data container: 8-bit for "fx8", 16-bit otherwise.
+    x : array_like of int
+        Input values (int8 for fx8, int16 otherwise), any shape.
+    f_in : int
+        Input frac bits.
+    rounding : {"convergent", "up"}
+
+    Returns
+    -------
+    y : numpy.ndarray
+        Same shape as `x`; int16 Q15 (16-bit data) or int8 Q7 (fx8, the Q15
+        value shifted right by 8 with rounding and saturated).
+    f_out : int
+        15 or 7.
+    """
+    return _activation("tanh", kind, x, f_in, rounding)
+
+
+def sigm(kind, x, f_in, rounding="convergent"):
+    """Logistic sigmoid through the Q15 LUT (``mli_krn_sigm_fx8/fx16``).
+
+    Same parameters and results as :func:`tanh`.
+    """
+    return _activation("sigm", kind, x, f_in, rounding)
+
+
+def relu(x, f_in, relu_type):
+    """ReLU variants of ``mli_krn_relu_fx8/fx16`` (SPEC 7).
+
+    Parameters
+    ----------
+    x : numpy.ndarray of int8 or int16
+        Input; the container bits are taken from the dtype.
+    f_in : int
+        Input frac bits (limits 1 and 6 are ``2**f_in`` and ``6*2**f_in``).
+    relu_type : int
+        0 NONE (no clipping), 1 GEN, 2 RELU_1, 3 RELU_6; other values act
+        like NONE.
+
+    Returns
+    -------
+    numpy.ndarray
+        Same dtype and shape as `x`; its frac bits are `f_in`.
+    """
+    x = np.asarray(x)
+    if x.dtype not in (np.int8, np.int16):
+        raise TypeError(f"relu: int8 or int16 data expected, got {x.dtype}")
+    info = np.iinfo(x.dtype)
+    mn, mx = int(info.min), int(info.max)
+    one, six = 1 << int(f_in), 6 << int(f_in)
+    lower, upper = {1: (0, mx), 2: (max(-one, mn), min(one, mx)),
+                    3: (0, min(six, mx))}.get(int(relu_type), (mn, mx))
+    return np.array([min(max(int(v), lower), upper) for v in x.reshape(-1)],
+                    dtype=x.dtype).reshape(x.shape)
