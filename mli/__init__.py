@@ -7,3 +7,5 @@ from ._status import MliError, Status, raise_for_status  # noqa: F401
 from .enums import *  # noqa: F401,F403
 from .rounding import get_rounding, rounding, set_rounding  # noqa: F401
 from .tensor import Tensor, element_type, frac_bits_for  # noqa: F401
+from .kernels import *  # noqa: F401,F403
+from .kernels import RnnCellConfig, kind_of  # noqa: F401

@@ -1,0 +1,347 @@
+"""The MLI 1.1 kernels, one Python function per C function (named as MLI
+minus ``mli_krn_``), plus variant-picking forms (``basic_rnn_cell`` ...).
+
+Every function takes :class:`mli.Tensor` arguments, never modifies them,
+and returns new tensors unless ``out=`` (or ``cell_out=``) is given.  A
+non-OK status raises the :class:`mli.MliError` subclass of that status, naming
+the argument and field the C checker rejected."""
+import math
+from dataclasses import dataclass
+from typing import Optional
+
+import numpy as np
+
+from . import _core
+from ._status import Status, error, raise_for_status
+from .enums import KINDS, VARIANT, ElementType, ReluType, RnnActivation, RnnMode
+from .tensor import Tensor
+
+__all__ = ["RnnCellConfig", "kind_of"]
+
+
+@dataclass
+class RnnCellConfig:
+    """`mli_rnn_cell_cfg`: ``mode`` (:class:`mli.RnnMode`), ``act``
+    (:class:`mli.RnnActivation`) and ``ir`` (the ``ir_tsr`` scratch tensor;
+    allocated per call when None)."""
+
+    mode: int = RnnMode.ONE_TO_ONE
+    act: int = RnnActivation.TANH
+    ir: Optional[Tensor] = None
+
+    def __post_init__(self):
+        try:
+            self.mode = RnnMode(self.mode)
+        except ValueError:
+            raise error(Status.BAD_FUNC_CFG, "RnnCellConfig", "cfg", "mode", f"is not an mli_rnn_mode: {self.mode!r}") from None
+        try:
+            self.act = RnnActivation(self.act)
+        except ValueError:
+            raise error(Status.BAD_FUNC_CFG, "RnnCellConfig", "cfg", "act",
+                        f"is not an mli_rnn_out_activation: {self.act!r}") from None
+        if self.ir is not None and not isinstance(self.ir, Tensor):
+            raise TypeError("cfg.ir: expected an mli.Tensor or None")
+
+
+def _tensor(name, t, fname):
+    if not isinstance(t, Tensor):
+        raise TypeError(f"{fname}: {name} must be an mli.Tensor, got {type(t).__name__}")
+    return t
+
+
+def kind_of(data, weights=None):
+    """'fx8', 'fx16' or 'fx8w16d' from the element types of data (and weights)."""
+    d = data.el_type
+    w = d if weights is None else weights.el_type
+    for k, (de, we) in KINDS.items():
+        if (d, w) == (de, we) and (weights is not None or k != "fx8w16d"):
+            return k
+    raise error(Status.TYPE_MISMATCH, "mli", "weights" if weights is not None else "in", "el_type",
+                f"no MLI kernel takes data el_type {d} with weights el_type {w}")
+
+
+def _dtype(kind):
+    return np.int8 if kind == "fx8" else np.int16
+
+
+def _count(t):
+    return math.prod(t.shape) if t.rank <= 4 else 0
+
+
+def _out(name, out, count, kind, frac, fname):
+    """A new output tensor of `count` elements, or the caller's, checked."""
+    el = np.dtype(_dtype(kind)).itemsize
+    if out is None:
+        t = Tensor(np.zeros(max(count, 1), _dtype(kind)), 0 if frac is None else frac)
+        t.capacity = count * el
+        return t
+    _tensor(name, out, fname)
+    if out.data_null or out.capacity < count * el:
+        raise error(Status.NOT_ENGH_MEM, fname, name, "capacity", "is too small for the result",
+                    expected=count * el, actual=out.capacity, mlipy_safety=True)
+    if frac is not None:
+        out.frac_bits = frac
+    return out
+
+
+def _batch(x, mode):
+    return 1 if mode == RnnMode.ONE_TO_ONE or x.rank < 2 else x.shape[0]
+
+
+def _make_rnn(kind):
+    variant = VARIANT[kind]
+    fname = f"basic_rnn_cell_{kind}"
+
+    def fn(x, prev_out, weights, bias, cfg, *, out=None, out_frac_bits=None):
+        for n, t in (("in", x), ("prev_out", prev_out), ("weights", weights), ("bias", bias)):
+            _tensor(n, t, fname)
+        if not isinstance(cfg, RnnCellConfig):
+            raise TypeError(f"{fname}: cfg must be an mli.RnnCellConfig")
+        K = _count(bias)
+        count = K * _batch(x, cfg.mode)
+        frac = prev_out.frac_bits if out_frac_bits is None else out_frac_bits
+        y = _out("out", out, count, kind, frac if cfg.act == RnnActivation.NONE else None, fname)
+        ir = cfg.ir
+        if ir is None and cfg.mode == RnnMode.BATCH_TO_LAST:
+            ir = Tensor(np.zeros(max(K, 1), _dtype(kind)))
+        st = _core.basic_rnn_cell(variant, x, prev_out, weights, bias, int(cfg.mode), int(cfg.act), ir, y)
+        raise_for_status(st, "mli_krn_" + fname)
+        return y
+
+    fn.__name__ = fn.__qualname__ = fname
+    fn.__doc__ = f"""``mli_krn_basic_rnn_cell_{kind}(in, prev_out, weights, bias, cfg, out)``.
+
+    Parameters
+    ----------
+    x : Tensor
+        ``in``: [N] (one-to-one) or [T, N...] (batch modes), {kind} data.
+    prev_out : Tensor
+        The state h0, rank 1, M values.
+    weights, bias : Tensor
+        [M, N+M] and [M] (or stacked [L, M, N+M] and [L, M] in one-to-one mode).
+    cfg : RnnCellConfig
+        mode and output activation; ``cfg.ir`` is allocated when None.
+    out : Tensor, optional
+        Where to write the result (else a new tensor).
+    out_frac_bits : int, optional
+        Output frac bits for act NONE (default: prev_out's); 15 / 7 otherwise.
+
+    Returns
+    -------
+    Tensor
+        [T, K] in batch-to-batch mode, else bias-shaped (the last step).
+
+    Raises
+    ------
+    MliError
+        The subclass of the C status: BAD_TENSOR, SHAPE_MISMATCH,
+        INCOMPATEBLE_TENSORS, BAD_FUNC_CFG, NOT_ENGH_MEM or TYPE_MISMATCH.
+    """
+    return fn
+
+
+def _make_lstm(kind):
+    variant = VARIANT[kind]
+    fname = f"lstm_cell_{kind}"
+
+    def fn(x, prev_out, weights, bias, cfg, cell, *, out=None, cell_out=None):
+        for n, t in (("in", x), ("prev_out", prev_out), ("weights", weights), ("bias", bias), ("cell", cell)):
+            _tensor(n, t, fname)
+        if not isinstance(cfg, RnnCellConfig):
+            raise TypeError(f"{fname}: cfg must be an mli.RnnCellConfig")
+        M = _count(prev_out)
+        y = _out("out", out, M * _batch(x, cfg.mode), kind, None, fname)
+        if cell_out is None:
+            c = cell if cell.data_null else cell.copy()
+        else:
+            c = _out("cell_out", cell_out, _count(cell), kind, cell.frac_bits, fname)
+            if c is not cell:  # start from the caller's cell values
+                c.shape4, c.rank, c.el_type = cell.shape4, cell.rank, cell.el_type
+                c.numpy()[...] = cell.numpy()
+        ir = cfg.ir if cfg.ir is not None else Tensor(np.zeros(max(4 * M, 1), _dtype(kind)))
+        st = _core.lstm_cell(variant, x, prev_out, weights, bias, int(cfg.mode), int(cfg.act), ir, c, y)
+        raise_for_status(st, "mli_krn_" + fname)
+        return y, c
+
+    fn.__name__ = fn.__qualname__ = fname
+    fn.__doc__ = f"""``mli_krn_lstm_cell_{kind}(in, prev_out, weights, bias, cfg, cell, out)``.
+
+    Weights [4, M, N+M] and bias [4, M] in MLI's gate order i, g, f, o.
+    The cell is read and a new updated cell is returned (the caller's
+    ``cell`` is unchanged unless it is passed as ``cell_out``).
+
+    Returns
+    -------
+    (Tensor, Tensor)
+        The output ([T, M] in batch-to-batch mode, else [M]) and the cell.
+
+    Raises
+    ------
+    MliError
+        BAD_TENSOR, SHAPE_MISMATCH, INCOMPATEBLE_TENSORS, BAD_FUNC_CFG,
+        NOT_ENGH_MEM or TYPE_MISMATCH, as the C checks decide.
+    """
+    return fn
+
+
+def _make_fc(kind):
+    variant = VARIANT[kind]
+    fname = f"fully_connected_{kind}"
+
+    def fn(x, weights, bias, *, out=None, out_frac_bits=None):
+        for n, t in (("in", x), ("weights", weights), ("bias", bias)):
+            _tensor(n, t, fname)
+        K = weights.shape[0] if weights.rank >= 1 else 0
+        frac = x.frac_bits if out_frac_bits is None else out_frac_bits
+        y = _out("out", out, K, kind, frac, fname)
+        raise_for_status(_core.fully_connected(variant, x, weights, bias, y), "mli_krn_" + fname)
+        return y
+
+    fn.__name__ = fn.__qualname__ = fname
+    fn.__doc__ = f"""``mli_krn_fully_connected_{kind}(in, weights, bias, out)``: y = W x + b.
+
+    ``out_frac_bits`` (default: in's) is the output format the caller asks for.
+    Raises the MliError subclass of the C status."""
+    return fn
+
+
+def _make_unary(op, kind):
+    variant = VARIANT[kind]
+    fname = f"{op}_{kind}"
+
+    def fn(x, *, out=None):
+        _tensor("in", x, fname)
+        y = _out("out", out, _count(x), kind, None, fname)
+        raise_for_status(getattr(_core, op)(variant, x, y), "mli_krn_" + fname)
+        return y
+
+    fn.__name__ = fn.__qualname__ = fname
+    fn.__doc__ = f"""``mli_krn_{op}_{kind}(in, out)``: {op} by MLI's Q15 lookup table with
+    linear interpolation; output frac bits {15 if kind == 'fx16' else 7}.  ``out`` may be ``x`` (in place)."""
+    return fn
+
+
+def _make_relu(kind):
+    variant = VARIANT[kind]
+    fname = f"relu_{kind}"
+
+    def fn(x, relu_type=ReluType.GEN, *, out=None):
+        _tensor("in", x, fname)
+        rt = int(relu_type)
+        y = _out("out", out, _count(x), kind, None, fname)
+        raise_for_status(_core.relu(variant, x, rt, y), "mli_krn_" + fname)
+        return y
+
+    fn.__name__ = fn.__qualname__ = fname
+    fn.__doc__ = f"``mli_krn_relu_{kind}(in, cfg, out)`` with ``cfg.type = relu_type`` (:class:`mli.ReluType`)."
+    return fn
+
+
+def _make_eltwise(op, kind):
+    variant = VARIANT[kind]
+    fname = f"eltwise_{op}_{kind}"
+
+    def fn(in1, in2, *, out=None, out_frac_bits=None):
+        _tensor("in1", in1, fname)
+        _tensor("in2", in2, fname)
+        n = max(_count(in1) if in1.rank else 1, _count(in2) if in2.rank else 1)
+        frac = in1.frac_bits if out_frac_bits is None else out_frac_bits
+        y = _out("out", out, n, kind, frac, fname)
+        raise_for_status(_core.eltwise(op, variant, in1, in2, y), "mli_krn_" + fname)
+        return y
+
+    fn.__name__ = fn.__qualname__ = fname
+    fn.__doc__ = (f"``mli_krn_eltwise_{op}_{kind}(in1, in2, out)``; a one-element (or rank-0) operand "
+                  "is broadcast." + (" ``out_frac_bits`` (default in1's) sets the product's format."
+                                     if op == "mul" else " Both inputs need the same frac bits."))
+    return fn
+
+
+def _export(fn):
+    globals()[fn.__name__] = fn
+    __all__.append(fn.__name__)
+    return fn
+
+
+for _k in ("fx8", "fx16", "fx8w16d"):
+    _export(_make_rnn(_k))
+    _export(_make_lstm(_k))
+    _export(_make_fc(_k))
+for _k in ("fx8", "fx16"):
+    _export(_make_unary("tanh", _k))
+    _export(_make_unary("sigm", _k))
+    _export(_make_relu(_k))
+    for _op in ("add", "sub", "mul", "max", "min"):
+        _export(_make_eltwise(_op, _k))
+
+
+def basic_rnn_cell(x, prev_out, weights, bias, cfg, **kw):
+    """:func:`basic_rnn_cell_fx8`/``_fx16``/``_fx8w16d`` picked from the element types."""
+    return globals()["basic_rnn_cell_" + kind_of(x, weights)](x, prev_out, weights, bias, cfg, **kw)
+
+
+def lstm_cell(x, prev_out, weights, bias, cfg, cell, **kw):
+    """:func:`lstm_cell_fx8`/``_fx16``/``_fx8w16d`` picked from the element types."""
+    return globals()["lstm_cell_" + kind_of(x, weights)](x, prev_out, weights, bias, cfg, cell, **kw)
+
+
+def fully_connected(x, weights, bias, **kw):
+    """:func:`fully_connected_fx8`/``_fx16``/``_fx8w16d`` picked from the element types."""
+    return globals()["fully_connected_" + kind_of(x, weights)](x, weights, bias, **kw)
+
+
+def _by_data(name):
+    def fn(x, *args, **kw):
+        return globals()[f"{name}_{kind_of(_tensor('in', x, name))}"](x, *args, **kw)
+
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = f":func:`{name}_fx8` or ``_fx16`` picked from the element type of the input."
+    return fn
+
+
+for _n in ("tanh", "sigm", "relu") + tuple(f"eltwise_{o}" for o in ("add", "sub", "mul", "max", "min")):
+    _export(_by_data(_n))
+__all__ += ["basic_rnn_cell", "lstm_cell", "fully_connected"]
+
+
+# ------------------------------------------------------------------ helpers
+def count_elem_num(t, start_dim=0):
+    """``mli_hlp_count_elem_num``: product of shape[start_dim:rank] (0 when start_dim >= rank)."""
+    return _core.count_elem_num(_tensor("in", t, "count_elem_num"), int(start_dim))
+
+
+def tensor_element_size(t):
+    """``mli_hlp_tensor_element_size``: bytes per element of the el_type."""
+    return _core.tensor_element_size(_tensor("in", t, "tensor_element_size"))
+
+
+def point_to_subtensor(t, start_coord, first_out_dim_size=1):
+    """``mli_hlp_point_to_subtensor``: a view of `t` starting at ``start_coord``
+    (one coordinate per leading dimension) with ``first_out_dim_size`` entries
+    on the first kept dimension.  The view shares `t`'s memory."""
+    _tensor("in", t, "point_to_subtensor")
+    coords = [int(c) for c in start_coord]
+    if not 1 <= len(coords) <= 4:
+        raise error(Status.BAD_FUNC_CFG, "mli_hlp_point_to_subtensor", "start_coord", "",
+                    "needs 1 to 4 coordinates")
+    out = Tensor()
+    raise_for_status(_core.point_to_subtensor(t, coords, len(coords), int(first_out_dim_size), out),
+                     "mli_hlp_point_to_subtensor")
+    return out
+
+
+def convert_tensor(t, el_type, frac_bits):
+    """``mli_hlp_convert_tensor``: a new tensor of `el_type` ("fx8"/"fx16")
+    and `frac_bits`, values shifted with rounding and saturated."""
+    from .tensor import element_type
+
+    _tensor("in", t, "convert_tensor")
+    et = element_type(el_type)
+    n = _count(t)
+    out = Tensor.empty(max(n, 1), et, frac_bits)
+    out.capacity = n * (1 if et == ElementType.FX_8 else 2)
+    raise_for_status(_core.convert_tensor(t, out), "mli_hlp_convert_tensor")
+    return out
+
+
+__all__ += ["count_elem_num", "tensor_element_size", "point_to_subtensor", "convert_tensor"]
