@@ -54,10 +54,12 @@ cdef class CTensor:
             PyBuffer_Release(&self.view)
             self.has_view = False
         self.writable = True
-        if PyObject_GetBuffer(obj, &self.view, PyBUF_SIMPLE | PyBUF_WRITABLE) != 0:
+        try:
+            PyObject_GetBuffer(obj, &self.view, PyBUF_SIMPLE | PyBUF_WRITABLE)
+        except (BufferError, ValueError, TypeError):
             if need_writable:
                 raise
-            PyObject_GetBuffer(obj, &self.view, PyBUF_SIMPLE)
+            PyObject_GetBuffer(obj, &self.view, PyBUF_SIMPLE)  # read-only input
             self.writable = False
         self.has_view = True
         self.base = obj
@@ -179,7 +181,7 @@ cdef inline bint _live(CTensor t):
     return t is not None and not t.is_null and t.t.data != NULL and not t.data_is_value
 
 
-cdef int _prep(tuple names, tuple inputs, tuple outputs, bint elementwise) except -1:
+cdef int _prep(tuple names, tuple inputs, tuple outputs, bint elementwise, bint scalars=False) except -1:
     """Refuse calls on which C would write read-only memory or write into a
     buffer that another argument reads (MLI does not model aliasing)."""
     cdef CTensor t, o
@@ -188,7 +190,7 @@ cdef int _prep(tuple names, tuple inputs, tuple outputs, bint elementwise) excep
     cdef tuple all_ = inputs + outputs
     for i in range(len(all_)):
         t = all_[i]
-        if t is not None and t.data_is_value and not elementwise:
+        if t is not None and t.data_is_value and not scalars:
             raise BridgeError(names[i], "a rank-0 value tensor is only accepted by eltwise kernels")
     for i in range(len(outputs)):
         o = outputs[i]
@@ -362,7 +364,7 @@ def eltwise(op, int variant, CTensor in1, CTensor in2, CTensor out):
     cdef int k = ELTWISE_OPS.index(op)
     cdef binary_fn f = ELTWISE[k][_variant(variant, 2)]
     cdef mli_status st
-    _prep(("in1", "in2", "out"), (in1, in2), (out,), True)
+    _prep(("in1", "in2", "out"), (in1, in2), (out,), True, True)
     cdef mli_tensor *p_in1 = tp(in1)
     cdef mli_tensor *p_in2 = tp(in2)
     cdef mli_tensor *p_out = tp(out)
