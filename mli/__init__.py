@@ -9,3 +9,4 @@ from .rounding import get_rounding, rounding, set_rounding  # noqa: F401
 from .tensor import Tensor, element_type, frac_bits_for  # noqa: F401
 from .kernels import *  # noqa: F401,F403
 from .kernels import RnnCellConfig, kind_of  # noqa: F401
+from .dispatch import isa, set_isa, supported_isas, use_isa  # noqa: F401

@@ -4,6 +4,8 @@
 `CTensor` holds an `mli_tensor` struct and pins the memory its data points
 into; the kernel wrappers pass those structs to C with the GIL released and
 return the integer `mli_status`.  Python-side validation lives in `mli`."""
+import threading
+
 from cpython.buffer cimport PyObject_GetBuffer, PyBuffer_Release, PyBUF_SIMPLE, PyBUF_WRITABLE
 from libc.stdint cimport int8_t, int16_t, intptr_t, uint32_t, uint8_t
 from libc.string cimport memset
@@ -222,6 +224,54 @@ def last_error():
             d.reason.decode(), d.expected, d.actual, bool(d.has_values), bool(d.mlipy_safety))
 
 
+_tls = threading.local()
+
+
+cdef unsigned char *_workspace(size_t n) except? NULL:
+    """A per-thread scratch buffer of at least n bytes, reused across calls
+    (the kernels pack their weights into it once per call)."""
+    cdef unsigned char[::1] mv
+    buf = getattr(_tls, "ws", None)
+    if buf is None or len(buf) < n:
+        buf = bytearray(max(n, 4096))
+        _tls.ws = buf
+    mv = buf
+    return &mv[0]
+
+
+cdef size_t _ws_size(CTensor weights, CTensor prev_out, int rows_per_state):
+    """Workspace bytes for a recurrent kernel (0 when the shapes are not
+    usable; the kernel then checks and runs its plain path)."""
+    if weights is None or prev_out is None or weights.is_null or prev_out.is_null:
+        return 0
+    if weights.t.rank < 1 or weights.t.rank > 4 or prev_out.t.rank != 1:
+        return 0
+    cdef long long S = prev_out.t.shape[0]
+    cdef long long cols = weights.t.shape[weights.t.rank - 1]
+    cdef long long K = rows_per_state * S
+    if S <= 0 or cols <= S or K * cols > (1 << 28):
+        return 0
+    return mlipy_workspace_size(<int>K, <int>(cols - S), <int>S)
+
+
+def get_isa():
+    return mlipy_get_isa()
+
+
+def set_isa(int isa):
+    """Force an instruction-set path (0 scalar, 1 AVX2, 2 AVX-512 VNNI; -1 = best).
+    Returns the path now in use, or -1 when the CPU lacks the one asked for."""
+    return mlipy_set_isa(isa)
+
+
+def isa_supported(int isa):
+    return bool(mlipy_isa_supported(isa))
+
+
+def isa_name(int isa):
+    return mlipy_isa_name(isa).decode()
+
+
 def set_rounding(int up):
     mlipy_set_rounding(MLIPY_ROUND_UP if up else MLIPY_ROUND_CONVERGENT)
 
@@ -295,13 +345,17 @@ def basic_rnn_cell(int variant, CTensor inp, CTensor prev_out, CTensor weights, 
     _cfg(&cfg, mode, act, ir)
     _prep(("in", "prev_out", "weights", "bias", "cfg.ir_tsr", "out"),
           (inp, prev_out, weights, bias), (ir, out), False)
+    cdef size_t nws = _ws_size(weights, prev_out, (bias.t.shape[0] if bias is not None and bias.t.rank == 2 else 1))
+    cdef unsigned char *ws = _workspace(nws) if nws else NULL
     cdef mli_tensor *p_inp = tp(inp)
     cdef mli_tensor *p_prev_out = tp(prev_out)
     cdef mli_tensor *p_weights = tp(weights)
     cdef mli_tensor *p_bias = tp(bias)
     cdef mli_tensor *p_out = tp(out)
     with nogil:
+        mlipy_set_workspace(ws, nws)
         st = f(p_inp, p_prev_out, p_weights, p_bias, &cfg, p_out)
+        mlipy_set_workspace(NULL, 0)
     return <int>st
 
 
@@ -314,6 +368,8 @@ def lstm_cell(int variant, CTensor inp, CTensor prev_out, CTensor weights, CTens
     _cfg(&cfg, mode, act, ir)
     _prep(("in", "prev_out", "weights", "bias", "cfg.ir_tsr", "cell", "out"),
           (inp, prev_out, weights, bias), (ir, cell, out), False)
+    cdef size_t nws = _ws_size(weights, prev_out, 4)
+    cdef unsigned char *ws = _workspace(nws) if nws else NULL
     cdef mli_tensor *p_inp = tp(inp)
     cdef mli_tensor *p_prev_out = tp(prev_out)
     cdef mli_tensor *p_weights = tp(weights)
@@ -321,7 +377,9 @@ def lstm_cell(int variant, CTensor inp, CTensor prev_out, CTensor weights, CTens
     cdef mli_tensor *p_cell = tp(cell)
     cdef mli_tensor *p_out = tp(out)
     with nogil:
+        mlipy_set_workspace(ws, nws)
         st = f(p_inp, p_prev_out, p_weights, p_bias, pcfg, p_cell, p_out)
+        mlipy_set_workspace(NULL, 0)
     return <int>st
 
 

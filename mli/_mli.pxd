@@ -87,6 +87,12 @@ cdef extern from "mli_api.h" nogil:
         int has_values
         int mlipy_safety
     const mlipy_error_detail *mlipy_last_error()
+    void mlipy_set_workspace(void *buf, size_t size)
+    size_t mlipy_workspace_size(int K, int N, int S)
+    int mlipy_get_isa()
+    int mlipy_set_isa(int isa)
+    int mlipy_isa_supported(int isa)
+    const char *mlipy_isa_name(int isa)
 
     void mlipy_lstm_gates_fx8(int8_t *, int, int)
     void mlipy_lstm_gates_fx16(int16_t *, int, int)

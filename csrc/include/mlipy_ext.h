@@ -2,6 +2,7 @@
 #ifndef MLIPY_EXT_H
 #define MLIPY_EXT_H
 
+#include <stddef.h>
 #include "mli_types.h"
 
 #ifdef __cplusplus
@@ -30,6 +31,23 @@ typedef struct {
 } mlipy_error_detail;
 
 const mlipy_error_detail *mlipy_last_error(void);
+
+/* Scratch memory the FC / basic RNN / LSTM kernels of this thread may use to
+ * pack their weights once per call into the layout of the SIMD dot products
+ * (mlipy_workspace_size(K, N, S) bytes for K rows of N input and S state
+ * columns).  Without one (NULL) they run the plain path; the numbers are the
+ * same either way. */
+void mlipy_set_workspace(void *buf, size_t size);
+size_t mlipy_workspace_size(int K, int N, int S);
+
+/* Instruction-set path of the dot products: 0 scalar, 1 AVX2, 2 AVX-512 VNNI.
+ * Chosen at first use from the CPU (the environment variable MLIPY_ISA =
+ * scalar | avx2 | avx512_vnni forces one it supports); mlipy_set_isa(-1)
+ * chooses again, and returns -1 for a path the CPU lacks. */
+int mlipy_get_isa(void);
+int mlipy_set_isa(int isa);
+int mlipy_isa_supported(int isa);
+const char *mlipy_isa_name(int isa);
 
 /* The steps of one LSTM time step (what mli_krn_lstm_cell_* runs per step),
  * so that tests can reach one at a time.  `gates` holds 4*M values in MLI's

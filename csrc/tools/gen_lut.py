@@ -11,6 +11,11 @@ TABLES = [  # name, function, length, offset, lut_frac
     ("tanh", math.tanh, 178, 89, 4),
     ("sigm", lambda t: 1.0 / (1.0 + math.exp(-t)), 180, 90, 3),
 ]
+# Each table is emitted twice: int16 as MLI keeps it, and widened to int32
+# for the gather instructions of the vectorized evaluation.
+
+
+TAIL_MARK = "/* ------------------------------------------------------------------------\n * Vector evaluation"
 
 
 def entries(fn, length, offset, frac):
@@ -30,10 +35,16 @@ def main():
         for k in range(0, length, 12):
             lines.append("    " + ", ".join(str(v) for v in vals[k:k + 12]) + ",")
         lines.append("};")
-        lines.append(f"const mli_lut mli_prv_{name}_lut = {{{name}_data, {length}, {offset}, {frac}}};")
+        lines.append(f"static const int32_t {name}_data32[{length}] = {{")
+        for k in range(0, length, 12):
+            lines.append("    " + ", ".join(str(v) for v in vals[k:k + 12]) + ",")
+        lines.append("};")
+        lines.append(f"const mli_lut mli_prv_{name}_lut = {{{name}_data, {name}_data32, {length}, {offset}, {frac}}};")
         lines.append("")
     path = pathlib.Path(__file__).resolve().parents[1] / "src" / "private" / "mli_prv_lut.c"
-    path.write_text("\n".join(lines))
+    old = path.read_text() if path.exists() else ""
+    tail = old[old.index(TAIL_MARK):] if TAIL_MARK in old else ""
+    path.write_text("\n".join(lines) + ("\n" + tail if tail else ""))
 
 
 if __name__ == "__main__":

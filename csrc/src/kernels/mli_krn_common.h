@@ -19,9 +19,9 @@ static inline int8_t mli_prv_act8(const mli_lut *lut, int8_t x, int f) {
 
 /* A vector of activations; y may be x. */
 static inline void mli_prv_act_vec16(const mli_lut *lut, const int16_t *x, long n, int f, int16_t *y) {
-    for (long i = 0; i < n; i++) y[i] = mli_prv_act16(lut, x[i], f);
+    mli_prv_lut_vec16(lut, x, n, f, y);
 }
 static inline void mli_prv_act_vec8(const mli_lut *lut, const int8_t *x, long n, int f, int8_t *y) {
-    for (long i = 0; i < n; i++) y[i] = mli_prv_act8(lut, x[i], f);
+    mli_prv_lut_vec8(lut, x, n, f, y);
 }
 #endif

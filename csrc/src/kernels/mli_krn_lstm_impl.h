@@ -25,15 +25,18 @@ void MLI_CAT(mlipy_lstm_cell_update_, KRN_SFX)(const KRN_IO_T *gates, int M, KRN
     }
 }
 
-/* h = out(p * o) with p = c (act NONE) or tanh/sigm(c) in Q15/Q7. */
+/* h = out(p * o) with p = c (act NONE) or tanh/sigm(c) in Q15/Q7 (the
+ * activation is evaluated into h first, then scaled in place). */
 void MLI_CAT(mlipy_lstm_hidden_, KRN_SFX)(const KRN_IO_T *gates, int M, const KRN_IO_T *c, int f_c,
                                           mli_rnn_out_activation act, int mshift, KRN_IO_T *h) {
     const KRN_IO_T *o_g = gates + 3 * M;
-    const mli_lut *lut = act == RNN_ACT_TANH ? &mli_prv_tanh_lut : &mli_prv_sigm_lut;
-    for (int m = 0; m < M; m++) {
-        int32_t p = act == RNN_ACT_NONE ? c[m] : MLI_CAT(mli_prv_act, KRN_BITS)(lut, c[m], f_c);
-        h[m] = (KRN_IO_T)mli_math_sat(mli_math_asr32((int64_t)p * o_g[m], mshift), KRN_BITS);
+    const KRN_IO_T *p = c;
+    if (act != RNN_ACT_NONE) {
+        MLI_CAT(mli_prv_act_vec, KRN_BITS)(act == RNN_ACT_TANH ? &mli_prv_tanh_lut : &mli_prv_sigm_lut, c, M, f_c, h);
+        p = h;
     }
+    for (int m = 0; m < M; m++)
+        h[m] = (KRN_IO_T)mli_math_sat(mli_math_asr32((int64_t)p[m] * o_g[m], mshift), KRN_BITS);
 }
 
 mli_status MLI_CAT(mli_krn_lstm_cell_, KRN_SFX)(const mli_tensor *in, const mli_tensor *prev_out,
@@ -69,9 +72,11 @@ mli_status MLI_CAT(mli_krn_lstm_cell_, KRN_SFX)(const mli_tensor *in, const mli_
     const KRN_W_T *W = (const KRN_W_T *)weights->data, *b = (const KRN_W_T *)bias->data;
     KRN_IO_T *gates = (KRN_IO_T *)ir->data, *c = (KRN_IO_T *)cell->data, *y = (KRN_IO_T *)out->data;
 
+    mli_dense_plan plan;
+    MLI_CAT(mli_prv_dense_plan_, KRN_SFX)(&plan, W, N + M, 4 * M, N, M, b, sh);
     for (long t = 0; t < batch; t++) {
         KRN_IO_T *h_out = mode == RNN_BATCH_TO_BATCH ? y + t * M : y;
-        MLI_CAT(mli_prv_dense_, KRN_SFX)(x + t * N, N, h, M, W, N + M, b, 4 * M, sh, gates);
+        MLI_CAT(mli_prv_dense_step_, KRN_SFX)(&plan, x + t * N, N, h, M, W, N + M, b, 4 * M, sh, gates);
         MLI_CAT(mlipy_lstm_gates_, KRN_SFX)(gates, M, f_ir);
         MLI_CAT(mlipy_lstm_cell_update_, KRN_SFX)(gates, M, c, ir_shift);
         MLI_CAT(mlipy_lstm_hidden_, KRN_SFX)(gates, M, c, f_c, act, mshift, h_out);

@@ -32,13 +32,15 @@ mli_status MLI_CAT(mli_krn_basic_rnn_cell_, KRN_SFX)(const mli_tensor *in, const
     KRN_IO_T *y = (KRN_IO_T *)out->data;
     KRN_IO_T *ir = mode == RNN_BATCH_TO_LAST ? (KRN_IO_T *)cfg->ir_tsr->data : NULL;
 
+    mli_dense_plan plan;
+    MLI_CAT(mli_prv_dense_plan_, KRN_SFX)(&plan, W, N + M, K, N, M, b, sh);
     for (long t = 0; t < batch; t++) {
         KRN_IO_T *dense_out;
         if (mode == RNN_BATCH_TO_BATCH) dense_out = y + t * K;
         else if (mode == RNN_ONE_TO_ONE) dense_out = y;
         else if (act != RNN_ACT_NONE) dense_out = ir;
         else dense_out = ((batch - 1 - t) % 2 == 0) ? y : ir; /* ping-pong so the last step lands in out */
-        MLI_CAT(mli_prv_dense_, KRN_SFX)(x + t * N, N, h, M, W, N + M, b, K, sh, dense_out);
+        MLI_CAT(mli_prv_dense_step_, KRN_SFX)(&plan, x + t * N, N, h, M, W, N + M, b, K, sh, dense_out);
         KRN_IO_T *step_out = dense_out;
         if (act != RNN_ACT_NONE) {
             step_out = mode == RNN_BATCH_TO_LAST ? y : dense_out;

@@ -1,7 +1,63 @@
-/* The dense core, instantiated for fx8, fx16 and fx8w16d. */
+/* The dense core, instantiated for fx8, fx16 and fx8w16d, and the
+ * thread-local workspace the packed path borrows from the caller. */
+#include <string.h>
 #include "mli_prv_dense.h"
+#include "mli_prv_isa.h"
+#include "mli_config.h"
 #include "mli_math.h"
+#include "mli_prv_dotprod.h"
 #include "mli_prv_template.h"
+
+static MLIPY_THREAD_LOCAL struct {
+    void *buf;
+    size_t size;
+} workspace;
+
+void mlipy_set_workspace(void *buf, size_t size) {
+    workspace.buf = size ? buf : NULL;
+    workspace.size = buf ? size : 0;
+}
+
+static size_t align64(size_t n) { return (n + 63) & ~(size_t)63; }
+
+size_t mli_prv_dense_workspace_size(int K, int N, int S) {
+    const size_t groups = ((size_t)K + MLI_DOT_GROUP - 1) / MLI_DOT_GROUP;
+    const size_t np = ((size_t)N + 1) / 2, sp = ((size_t)S + 1) / 2;
+    return 64 + align64(groups * np * 2 * MLI_DOT_GROUP * sizeof(int16_t)) +
+           align64(groups * sp * 2 * MLI_DOT_GROUP * sizeof(int16_t)) + 2 * align64(np * sizeof(int32_t)) +
+           2 * align64(sp * sizeof(int32_t)) + 3 * align64(groups * MLI_DOT_GROUP * sizeof(int64_t));
+}
+
+size_t mlipy_workspace_size(int K, int N, int S) {
+    return K > 0 && N >= 0 && S >= 0 ? mli_prv_dense_workspace_size(K, N, S) : 0;
+}
+
+/* Carve the plan's arrays out of the workspace; 0 when there is none, it is
+ * too small, or the CPU has no SIMD path (the plain path is then faster). */
+static int mli_prv_workspace_take(mli_dense_plan *plan, int K, int N, int S) {
+    if (!workspace.buf || mlipy_get_isa() == MLIPY_ISA_SCALAR || K <= 0 || N < 0 || S < 0) return 0;
+    if (mli_prv_dense_workspace_size(K, N, S) > workspace.size) return 0;
+    plan->K = K;
+    plan->N = N;
+    plan->S = S;
+    plan->groups = (K + MLI_DOT_GROUP - 1) / MLI_DOT_GROUP;
+    plan->n_pairs = (N + 1) / 2;
+    plan->s_pairs = (S + 1) / 2;
+    char *p = (char *)align64((size_t)workspace.buf);
+    const size_t g = (size_t)plan->groups;
+#define TAKE(field, type, count) plan->field = (type *)p; p += align64((size_t)(count) * sizeof(type))
+    TAKE(w_in, int16_t, g * plan->n_pairs * 2 * MLI_DOT_GROUP);
+    TAKE(w_st, int16_t, g * plan->s_pairs * 2 * MLI_DOT_GROUP);
+    TAKE(x_in, int32_t, plan->n_pairs);
+    TAKE(xlo_in, int32_t, plan->n_pairs);
+    TAKE(x_st, int32_t, plan->s_pairs);
+    TAKE(xlo_st, int32_t, plan->s_pairs);
+    TAKE(s_in, int64_t, g * MLI_DOT_GROUP);
+    TAKE(s_st, int64_t, g * MLI_DOT_GROUP);
+    TAKE(bias_term, int64_t, g * MLI_DOT_GROUP);
+#undef TAKE
+    return 1;
+}
 
 #define DENSE_SFX fx8
 #define DENSE_IO_T int8_t

@@ -11,33 +11,172 @@ static inline int64_t MLI_CAT(dot_, DENSE_SFX)(const DENSE_IO_T *a, const DENSE_
     return acc;
 }
 
+/* One output from the exact sums of the two phases: the accumulator model
+ * of SPEC.md section 4 (saturation points, rescale, read-out). */
+static inline DENSE_IO_T MLI_CAT(dense_out_, DENSE_SFX)(int64_t bias, int64_t sum_in, int64_t sum_st, int S,
+                                                       mli_dense_shifts sh) {
+    int64_t acc;
+#if DENSE_ACC40
+    acc = sh.bias_shift >= 0 ? mli_math_sat_shl(bias, sh.bias_shift, 40) : mli_math_floor_shr(bias, -sh.bias_shift);
+    acc = mli_math_sat40(acc + sum_in);
+    if (S > 0) {
+        acc = mli_math_acc40_shift(acc, sh.in_to_state); /* floor, no rounding */
+        acc = mli_math_sat40(acc + sum_st);
+    }
+    return mli_math_read16(acc, sh.out_shift);
+#else
+    acc = mli_math_asr32(bias, -sh.bias_shift);
+    acc = mli_math_sat32(acc + sum_in);
+    if (S > 0) {
+        acc = mli_math_asr32(acc, sh.in_to_state); /* rounding */
+        acc = mli_math_sat32(acc + sum_st);
+    }
+    return (DENSE_IO_T)mli_math_sat(mli_math_asr32(acc, sh.out_shift), 8 * (int)sizeof(DENSE_IO_T));
+#endif
+}
+
 void MLI_CAT(mli_prv_dense_, DENSE_SFX)(const DENSE_IO_T *x, int N, const DENSE_IO_T *h, int S,
                                         const DENSE_W_T *W, long row_stride, const DENSE_W_T *b,
                                         int K, mli_dense_shifts sh, DENSE_IO_T *y) {
     for (int k = 0; k < K; k++) {
         const DENSE_W_T *row = W + (long)k * row_stride;
-        int64_t acc;
-#if DENSE_ACC40
-        acc = sh.bias_shift >= 0 ? mli_math_sat_shl(b[k], sh.bias_shift, 40)
-                                 : mli_math_floor_shr(b[k], -sh.bias_shift);
-        acc = mli_math_sat40(acc + MLI_CAT(dot_, DENSE_SFX)(x, row, N));
-        if (S > 0) {
-            acc = mli_math_acc40_shift(acc, sh.in_to_state); /* floor, no rounding */
-            acc = mli_math_sat40(acc + MLI_CAT(dot_, DENSE_SFX)(h, row + N, S));
-        }
-        y[k] = mli_math_read16(acc, sh.out_shift);
-#else
-        acc = mli_math_asr32(b[k], -sh.bias_shift);
-        acc = mli_math_sat32(acc + MLI_CAT(dot_, DENSE_SFX)(x, row, N));
-        if (S > 0) {
-            acc = mli_math_asr32(acc, sh.in_to_state); /* rounding */
-            acc = mli_math_sat32(acc + MLI_CAT(dot_, DENSE_SFX)(h, row + N, S));
-        }
-        y[k] = (DENSE_IO_T)mli_math_sat(mli_math_asr32(acc, sh.out_shift), 8 * (int)sizeof(DENSE_IO_T));
-#endif
+        const int64_t s_in = MLI_CAT(dot_, DENSE_SFX)(x, row, N);
+        const int64_t s_st = S > 0 ? MLI_CAT(dot_, DENSE_SFX)(h, row + N, S) : 0;
+        y[k] = MLI_CAT(dense_out_, DENSE_SFX)(b[k], s_in, s_st, S, sh);
     }
 }
 
+/* Pack columns [c0, c0+n) of every row into the group/pair layout:
+ * rows are read in order, each element written once. */
+static void MLI_CAT(pack_, DENSE_SFX)(const DENSE_W_T *W, long row_stride, int K, int c0, int n, int16_t *dst) {
+    const int pairs = (n + 1) / 2, groups = (K + MLI_DOT_GROUP - 1) / MLI_DOT_GROUP;
+    const size_t group_len = (size_t)pairs * 2 * MLI_DOT_GROUP;
+    if (K % MLI_DOT_GROUP) /* rows of the last group beyond K stay zero */
+        memset(dst + (size_t)(groups - 1) * group_len, 0, group_len * sizeof(int16_t));
+    for (int k = 0; k < K; k++) {
+        const DENSE_W_T *row = W + (long)k * row_stride + c0;
+        int16_t *d = dst + (size_t)(k / MLI_DOT_GROUP) * group_len + 2 * (k % MLI_DOT_GROUP);
+        for (int p = 0; p < n / 2; p++) {
+            d[(size_t)p * 2 * MLI_DOT_GROUP] = row[2 * p];
+            d[(size_t)p * 2 * MLI_DOT_GROUP + 1] = row[2 * p + 1];
+        }
+        if (n % 2) {
+            d[(size_t)(pairs - 1) * 2 * MLI_DOT_GROUP] = row[n - 1];
+            d[(size_t)(pairs - 1) * 2 * MLI_DOT_GROUP + 1] = 0;
+        }
+    }
+}
+
+/* The bias term of the accumulator, once per call: b << bias_shift in the
+ * accumulator's width. */
+static inline int64_t MLI_CAT(bias_term_, DENSE_SFX)(int64_t bias, mli_dense_shifts sh) {
+#if DENSE_ACC40
+    return sh.bias_shift >= 0 ? mli_math_sat_shl(bias, sh.bias_shift, 40) : mli_math_floor_shr(bias, -sh.bias_shift);
+#else
+    return mli_math_asr32(bias, -sh.bias_shift);
+#endif
+}
+
+void MLI_CAT(mli_prv_dense_plan_, DENSE_SFX)(mli_dense_plan *plan, const DENSE_W_T *W, long row_stride, int K,
+                                             int N, int S, const DENSE_W_T *b, mli_dense_shifts sh) {
+    plan->packed = 0;
+    if (!mli_prv_workspace_take(plan, K, N, S)) return;
+    MLI_CAT(pack_, DENSE_SFX)(W, row_stride, K, 0, N, plan->w_in);
+    if (S > 0) MLI_CAT(pack_, DENSE_SFX)(W, row_stride, K, N, S, plan->w_st);
+    for (int k = 0; k < K; k++) plan->bias_term[k] = MLI_CAT(bias_term_, DENSE_SFX)(b[k], sh);
+    /* the branch-free read-out handles right shifts; other shifts use dense_out */
+    plan->fast_epilogue = sh.out_shift > 0 && sh.out_shift < 62 && (S == 0 || (sh.in_to_state >= -23 && sh.in_to_state < 62));
+    plan->packed = 1;
+}
+
+/* The vector as int32 pairs; with DENSE_SPLIT (int16 data times int16
+ * weights) as its high bytes (x >> 8) and low bytes (x & 255) so that every
+ * int32 lane of the dot product stays exact (mli_prv_dotprod.h). */
+#define DENSE_SPLIT (sizeof(DENSE_IO_T) == 2 && sizeof(DENSE_W_T) == 2)
+static inline uint32_t MLI_CAT(pair_, DENSE_SFX)(int32_t a, int32_t c) {
+    return (uint32_t)(uint16_t)a | ((uint32_t)(uint16_t)c << 16);
+}
+static void MLI_CAT(pairs_, DENSE_SFX)(const DENSE_IO_T *v, int n, int32_t *hi, int32_t *lo) {
+    for (int p = 0; p < (n + 1) / 2; p++) {
+        const int32_t a = v[2 * p], c = 2 * p + 1 < n ? v[2 * p + 1] : 0;
+        if (DENSE_SPLIT) {
+            hi[p] = (int32_t)MLI_CAT(pair_, DENSE_SFX)(a >> 8, c >> 8);
+            lo[p] = (int32_t)MLI_CAT(pair_, DENSE_SFX)(a & 255, c & 255);
+        } else {
+            hi[p] = (int32_t)MLI_CAT(pair_, DENSE_SFX)(a, c);
+        }
+    }
+}
+
+/* Branch-free read-out of K rows (right shifts only), one version per ISA:
+ * the same operations as dense_out, with the rounding written as
+ * (a + 2^(n-1) - 1 + (up | bit n of a)) >> n. */
+MLIPY_ALWAYS_INLINE int MLI_CAT(MLI_CAT(epilogue_, DENSE_SFX), _body)(const int64_t *bt, const int64_t *si, const int64_t *ss,
+                                                          int K, int S, int its, int os, int64_t up,
+                                                          DENSE_IO_T *y) {
+#if DENSE_ACC40
+    const int64_t lo = -((int64_t)1 << 39), hi = ((int64_t)1 << 39) - 1;
+#else
+    const int64_t lo = INT32_MIN, hi = INT32_MAX;
+#endif
+    const int64_t omax = (int64_t)((1u << (8 * sizeof(DENSE_IO_T) - 1)) - 1), omin = -omax - 1;
+    const int64_t obias = ((int64_t)1 << (os - 1)) - 1;
+#if !DENSE_ACC40
+    const int64_t ibias = its > 0 ? ((int64_t)1 << (its - 1)) - 1 : 0;
+#endif
+    for (int k = 0; k < K; k++) {
+        int64_t a = bt[k] + si[k];
+        a = a < lo ? lo : (a > hi ? hi : a);
+        if (S > 0) {
+            if (its < 0) { /* saturating left shift; |a| < 2^39 and its >= -23 keep it inside int64 */
+                a = (int64_t)((uint64_t)a << -its);
+                a = a < lo ? lo : (a > hi ? hi : a);
+            } else {
+#if DENSE_ACC40
+                a >>= its; /* floor */
+#else
+                if (its > 0) a = (a + ibias + (up | ((a >> its) & 1))) >> its;
+#endif
+            }
+            a += ss[k];
+            a = a < lo ? lo : (a > hi ? hi : a);
+        }
+        int64_t q = (a + obias + (up | ((a >> os) & 1))) >> os;
+        y[k] = (DENSE_IO_T)(q < omin ? omin : (q > omax ? omax : q));
+    }
+    return 0;
+}
+MLIPY_MULTIVERSION(int, MLI_CAT(epilogue_, DENSE_SFX),
+                   (const int64_t *bt, const int64_t *si, const int64_t *ss, int K, int S, int its, int os,
+                    int64_t up, DENSE_IO_T *y),
+                   (bt, si, ss, K, S, its, os, up, y))
+
+void MLI_CAT(mli_prv_dense_step_, DENSE_SFX)(const mli_dense_plan *plan, const DENSE_IO_T *x, int N,
+                                             const DENSE_IO_T *h, int S, const DENSE_W_T *W, long row_stride,
+                                             const DENSE_W_T *b, int K, mli_dense_shifts sh, DENSE_IO_T *y) {
+    if (!plan->packed) {
+        MLI_CAT(mli_prv_dense_, DENSE_SFX)(x, N, h, S, W, row_stride, b, K, sh, y);
+        return;
+    }
+    const mli_dot_groups_fn dot = mli_prv_dot_groups();
+    const int shift = DENSE_SPLIT ? 8 : 0;
+    MLI_CAT(pairs_, DENSE_SFX)(x, N, plan->x_in, plan->xlo_in);
+    dot(plan->w_in, plan->groups, plan->n_pairs, plan->x_in, shift, DENSE_SPLIT ? plan->xlo_in : NULL, plan->s_in);
+    if (S > 0) {
+        MLI_CAT(pairs_, DENSE_SFX)(h, S, plan->x_st, plan->xlo_st);
+        dot(plan->w_st, plan->groups, plan->s_pairs, plan->x_st, shift, DENSE_SPLIT ? plan->xlo_st : NULL,
+            plan->s_st);
+    }
+    if (plan->fast_epilogue) {
+        MLI_CAT(epilogue_, DENSE_SFX)(plan->bias_term, plan->s_in, plan->s_st, K, S, sh.in_to_state, sh.out_shift,
+                                      mlipy_rounding_up, y);
+        return;
+    }
+    for (int k = 0; k < K; k++)
+        y[k] = MLI_CAT(dense_out_, DENSE_SFX)(b[k], plan->s_in[k], S > 0 ? plan->s_st[k] : 0, S, sh);
+}
+
+#undef DENSE_SPLIT
 #undef DENSE_SFX
 #undef DENSE_IO_T
 #undef DENSE_W_T

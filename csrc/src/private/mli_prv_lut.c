@@ -18,7 +18,24 @@ static const int16_t tanh_data[178] = {
     32753, 32755, 32756, 32758, 32759, 32760, 32761, 32762, 32762, 32763, 32764, 32764,
     32765, 32765, 32765, 32766, 32766, 32766, 32766, 32767, 32767, 32767,
 };
-const mli_lut mli_prv_tanh_lut = {tanh_data, 178, 89, 4};
+static const int32_t tanh_data32[178] = {
+    -32767, -32767, -32767, -32767, -32766, -32766, -32766, -32766, -32765, -32765, -32765, -32764,
+    -32764, -32763, -32762, -32762, -32761, -32760, -32759, -32758, -32756, -32755, -32753, -32751,
+    -32749, -32746, -32743, -32740, -32736, -32732, -32727, -32721, -32715, -32708, -32700, -32691,
+    -32681, -32670, -32657, -32642, -32625, -32606, -32584, -32560, -32532, -32501, -32466, -32426,
+    -32381, -32329, -32271, -32206, -32132, -32048, -31953, -31846, -31726, -31589, -31435, -31262,
+    -31067, -30847, -30600, -30322, -30010, -29660, -29268, -28830, -28341, -27797, -27191, -26519,
+    -25776, -24956, -24054, -23066, -21986, -20813, -19542, -18173, -16706, -15143, -13486, -11743,
+    -9919, -8025, -6073, -4075, -2045, 0, 2045, 4075, 6073, 8025, 9919, 11743,
+    13486, 15143, 16706, 18173, 19542, 20813, 21986, 23066, 24054, 24956, 25776, 26519,
+    27191, 27797, 28341, 28830, 29268, 29660, 30010, 30322, 30600, 30847, 31067, 31262,
+    31435, 31589, 31726, 31846, 31953, 32048, 32132, 32206, 32271, 32329, 32381, 32426,
+    32466, 32501, 32532, 32560, 32584, 32606, 32625, 32642, 32657, 32670, 32681, 32691,
+    32700, 32708, 32715, 32721, 32727, 32732, 32736, 32740, 32743, 32746, 32749, 32751,
+    32753, 32755, 32756, 32758, 32759, 32760, 32761, 32762, 32762, 32763, 32764, 32764,
+    32765, 32765, 32765, 32766, 32766, 32766, 32766, 32767, 32767, 32767,
+};
+const mli_lut mli_prv_tanh_lut = {tanh_data, tanh_data32, 178, 89, 4};
 
 static const int16_t sigm_data[180] = {
     0, 0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 2,
@@ -37,4 +54,188 @@ static const int16_t sigm_data[180] = {
     32759, 32760, 32761, 32762, 32763, 32763, 32764, 32764, 32765, 32765, 32766, 32766,
     32766, 32766, 32767, 32767, 32767, 32767, 32767, 32767, 32767, 32767, 32767, 32767,
 };
-const mli_lut mli_prv_sigm_lut = {sigm_data, 180, 90, 3};
+static const int32_t sigm_data32[180] = {
+    0, 0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 2,
+    2, 2, 2, 3, 3, 4, 4, 5, 5, 6, 7, 8,
+    9, 10, 11, 12, 14, 16, 18, 21, 23, 26, 30, 34,
+    38, 43, 49, 56, 63, 72, 81, 92, 104, 118, 133, 151,
+    171, 194, 219, 248, 281, 318, 360, 407, 461, 521, 589, 666,
+    753, 851, 961, 1084, 1223, 1379, 1554, 1750, 1969, 2213, 2486, 2789,
+    3124, 3496, 3906, 4357, 4851, 5391, 5978, 6613, 7297, 8031, 8813, 9641,
+    10513, 11424, 12371, 13348, 14347, 15361, 16384, 17407, 18421, 19420, 20397, 21344,
+    22255, 23127, 23955, 24737, 25471, 26155, 26790, 27377, 27917, 28411, 28862, 29272,
+    29644, 29979, 30282, 30555, 30799, 31018, 31214, 31389, 31545, 31684, 31807, 31917,
+    32015, 32102, 32179, 32247, 32307, 32361, 32408, 32450, 32487, 32520, 32549, 32574,
+    32597, 32617, 32635, 32650, 32664, 32676, 32687, 32696, 32705, 32712, 32719, 32725,
+    32730, 32734, 32738, 32742, 32745, 32747, 32750, 32752, 32754, 32756, 32757, 32758,
+    32759, 32760, 32761, 32762, 32763, 32763, 32764, 32764, 32765, 32765, 32766, 32766,
+    32766, 32766, 32767, 32767, 32767, 32767, 32767, 32767, 32767, 32767, 32767, 32767,
+};
+const mli_lut mli_prv_sigm_lut = {sigm_data, sigm_data32, 180, 90, 3};
+
+/* ------------------------------------------------------------------------
+ * Vector evaluation (hand-written below this line; gen_lut.py keeps it).
+ * The interpolating case (input finer than the table, the usual one) runs
+ * 16 or 8 lanes at a time with gathers from the int32 tables; the rounding
+ * of diff*frac is READ16's, written (p + 2^(s-1) - 1 + (up | bit s of p)) >> s.
+ * Every lane computes the integers of mli_prv_lut_q15. */
+#include "mli_prv_isa.h"
+
+/* the per-call constants of one evaluation */
+typedef struct {
+    int s, pre;
+    int32_t mask, bias, hi, off, up;
+} lut_setup;
+
+static int lut_prepare(const mli_lut *lut, int frac_in, lut_setup *c) {
+    int s = frac_in - lut->frac;
+    if (s <= 0) return 0;
+    c->pre = s > 15 ? s - 15 : 0;
+    if (c->pre > 31) c->pre = 31;
+    c->s = s > 15 ? 15 : s;
+    c->mask = (1 << c->s) - 1;
+    c->bias = (1 << (c->s - 1)) - 1;
+    c->hi = lut->length - 2;
+    c->off = lut->offset;
+    c->up = mlipy_rounding_up;
+    return 1;
+}
+
+static inline int32_t lut_one(const mli_lut *lut, const lut_setup *c, int32_t x) {
+    const int32_t xs = x >> c->pre;
+    int32_t idx = (xs >> c->s) + c->off; /* |xs >> s| < 2^14: the 16-bit saturation never acts */
+    idx = idx < 0 ? 0 : (idx > c->hi ? c->hi : idx);
+    const int32_t t0 = lut->data32[idx];
+    int32_t diff = t0 - lut->data32[idx + 1];
+    diff = diff < -32768 ? -32768 : (diff > 32767 ? 32767 : diff);
+    const int32_t p = diff * (xs & c->mask); /* |p| < 2^31 */
+    int32_t q = (p + c->bias + (c->up | ((p >> c->s) & 1))) >> c->s;
+    q = q < -32768 ? -32768 : (q > 32767 ? 32767 : q);
+    const int32_t r = t0 - q;
+    return r < -32768 ? -32768 : (r > 32767 ? 32767 : r);
+}
+
+/* SAT_8(ASR16(r, 8)) with the DSP rounding (r is within int16). */
+static inline int32_t lut_q7(int32_t r, int32_t up) {
+    int32_t q = (r + 127 + (up | ((r >> 8) & 1))) >> 8;
+    return q > 127 ? 127 : (q < -128 ? -128 : q);
+}
+
+#ifdef MLIPY_X86_TARGETS
+#include <immintrin.h>
+
+/* 16 lanes: r (int32) of LUT(x) for the 16 inputs in xv. */
+__attribute__((target("avx512f,avx512bw"))) static inline __m512i lut16_avx512(const mli_lut *lut, const lut_setup *c,
+                                                                             __m512i xv) {
+    const __m128i pre = _mm_cvtsi32_si128(c->pre), s = _mm_cvtsi32_si128(c->s);
+    const __m512i lo16 = _mm512_set1_epi32(-32768), hi16 = _mm512_set1_epi32(32767);
+    const __m512i xs = _mm512_sra_epi32(xv, pre);
+    __m512i idx = _mm512_add_epi32(_mm512_sra_epi32(xs, s), _mm512_set1_epi32(c->off));
+    idx = _mm512_min_epi32(_mm512_max_epi32(idx, _mm512_setzero_si512()), _mm512_set1_epi32(c->hi));
+    const __m512i t0 = _mm512_i32gather_epi32(idx, (const void *)lut->data32, 4);
+    const __m512i t1 = _mm512_i32gather_epi32(_mm512_add_epi32(idx, _mm512_set1_epi32(1)), (const void *)lut->data32, 4);
+    const __m512i diff = _mm512_min_epi32(_mm512_max_epi32(_mm512_sub_epi32(t0, t1), lo16), hi16);
+    const __m512i p = _mm512_mullo_epi32(diff, _mm512_and_si512(xs, _mm512_set1_epi32(c->mask)));
+    const __m512i odd = _mm512_or_si512(_mm512_set1_epi32(c->up),
+                                        _mm512_and_si512(_mm512_sra_epi32(p, s), _mm512_set1_epi32(1)));
+    __m512i q = _mm512_sra_epi32(_mm512_add_epi32(_mm512_add_epi32(p, _mm512_set1_epi32(c->bias)), odd), s);
+    q = _mm512_min_epi32(_mm512_max_epi32(q, lo16), hi16);
+    return _mm512_min_epi32(_mm512_max_epi32(_mm512_sub_epi32(t0, q), lo16), hi16);
+}
+
+__attribute__((target("avx512f,avx512bw"))) static long lut_vec16_avx512(const mli_lut *lut, const lut_setup *c,
+                                                                        const int16_t *x, long n, int16_t *y) {
+    long i = 0;
+    for (; i + 16 <= n; i += 16) {
+        const __m512i r = lut16_avx512(lut, c, _mm512_cvtepi16_epi32(_mm256_loadu_si256((const __m256i *)(x + i))));
+        _mm256_storeu_si256((__m256i *)(y + i), _mm512_cvtsepi32_epi16(r));
+    }
+    return i;
+}
+
+__attribute__((target("avx512f,avx512bw"))) static long lut_vec8_avx512(const mli_lut *lut, const lut_setup *c,
+                                                                       const int8_t *x, long n, int8_t *y) {
+    long i = 0;
+    const __m512i k127 = _mm512_set1_epi32(127), one = _mm512_set1_epi32(1), up = _mm512_set1_epi32(c->up);
+    for (; i + 16 <= n; i += 16) {
+        const __m512i r = lut16_avx512(lut, c, _mm512_cvtepi8_epi32(_mm_loadu_si128((const __m128i *)(x + i))));
+        const __m512i odd = _mm512_or_si512(up, _mm512_and_si512(_mm512_srai_epi32(r, 8), one));
+        const __m512i q = _mm512_srai_epi32(_mm512_add_epi32(_mm512_add_epi32(r, k127), odd), 8);
+        _mm_storeu_si128((__m128i *)(y + i), _mm512_cvtsepi32_epi8(q)); /* saturates to int8 */
+    }
+    return i;
+}
+
+/* 8 lanes */
+__attribute__((target("avx2"))) static inline __m256i lut8_avx2(const mli_lut *lut, const lut_setup *c, __m256i xv) {
+    const __m128i pre = _mm_cvtsi32_si128(c->pre), s = _mm_cvtsi32_si128(c->s);
+    const __m256i lo16 = _mm256_set1_epi32(-32768), hi16 = _mm256_set1_epi32(32767);
+    const __m256i xs = _mm256_sra_epi32(xv, pre);
+    __m256i idx = _mm256_add_epi32(_mm256_sra_epi32(xs, s), _mm256_set1_epi32(c->off));
+    idx = _mm256_min_epi32(_mm256_max_epi32(idx, _mm256_setzero_si256()), _mm256_set1_epi32(c->hi));
+    const __m256i t0 = _mm256_i32gather_epi32((const int *)lut->data32, idx, 4);
+    const __m256i t1 = _mm256_i32gather_epi32((const int *)lut->data32, _mm256_add_epi32(idx, _mm256_set1_epi32(1)), 4);
+    const __m256i diff = _mm256_min_epi32(_mm256_max_epi32(_mm256_sub_epi32(t0, t1), lo16), hi16);
+    const __m256i p = _mm256_mullo_epi32(diff, _mm256_and_si256(xs, _mm256_set1_epi32(c->mask)));
+    const __m256i odd = _mm256_or_si256(_mm256_set1_epi32(c->up),
+                                        _mm256_and_si256(_mm256_sra_epi32(p, s), _mm256_set1_epi32(1)));
+    __m256i q = _mm256_sra_epi32(_mm256_add_epi32(_mm256_add_epi32(p, _mm256_set1_epi32(c->bias)), odd), s);
+    q = _mm256_min_epi32(_mm256_max_epi32(q, lo16), hi16);
+    return _mm256_min_epi32(_mm256_max_epi32(_mm256_sub_epi32(t0, q), lo16), hi16);
+}
+
+__attribute__((target("avx2"))) static long lut_vec16_avx2(const mli_lut *lut, const lut_setup *c, const int16_t *x,
+                                                           long n, int16_t *y) {
+    long i = 0;
+    for (; i + 8 <= n; i += 8) {
+        const __m256i r = lut8_avx2(lut, c, _mm256_cvtepi16_epi32(_mm_loadu_si128((const __m128i *)(x + i))));
+        _mm_storeu_si128((__m128i *)(y + i),
+                         _mm_packs_epi32(_mm256_castsi256_si128(r), _mm256_extracti128_si256(r, 1)));
+    }
+    return i;
+}
+
+__attribute__((target("avx2"))) static long lut_vec8_avx2(const mli_lut *lut, const lut_setup *c, const int8_t *x,
+                                                          long n, int8_t *y) {
+    long i = 0;
+    const __m256i k127 = _mm256_set1_epi32(127), one = _mm256_set1_epi32(1), up = _mm256_set1_epi32(c->up);
+    for (; i + 8 <= n; i += 8) {
+        const __m256i r = lut8_avx2(lut, c, _mm256_cvtepi8_epi32(_mm_loadl_epi64((const __m128i *)(x + i))));
+        const __m256i odd = _mm256_or_si256(up, _mm256_and_si256(_mm256_srai_epi32(r, 8), one));
+        const __m256i q = _mm256_srai_epi32(_mm256_add_epi32(_mm256_add_epi32(r, k127), odd), 8);
+        const __m128i q16 = _mm_packs_epi32(_mm256_castsi256_si128(q), _mm256_extracti128_si256(q, 1));
+        _mm_storel_epi64((__m128i *)(y + i), _mm_packs_epi16(q16, q16)); /* saturates to int8 */
+    }
+    return i;
+}
+#endif
+
+void mli_prv_lut_vec16(const mli_lut *lut, const int16_t *x, long n, int frac_in, int16_t *y) {
+    lut_setup c;
+    long i = 0;
+    if (!lut_prepare(lut, frac_in, &c)) {
+        for (; i < n; i++) y[i] = mli_prv_lut_q15(lut, x[i], frac_in);
+        return;
+    }
+#ifdef MLIPY_X86_TARGETS
+    const int isa = mlipy_get_isa();
+    if (isa == 2) i = lut_vec16_avx512(lut, &c, x, n, y);
+    else if (isa == 1) i = lut_vec16_avx2(lut, &c, x, n, y);
+#endif
+    for (; i < n; i++) y[i] = (int16_t)lut_one(lut, &c, x[i]);
+}
+
+void mli_prv_lut_vec8(const mli_lut *lut, const int8_t *x, long n, int frac_in, int8_t *y) {
+    lut_setup c;
+    long i = 0;
+    if (!lut_prepare(lut, frac_in, &c)) {
+        for (; i < n; i++) y[i] = mli_prv_q15_to_q7(mli_prv_lut_q15(lut, x[i], frac_in));
+        return;
+    }
+#ifdef MLIPY_X86_TARGETS
+    const int isa = mlipy_get_isa();
+    if (isa == 2) i = lut_vec8_avx512(lut, &c, x, n, y);
+    else if (isa == 1) i = lut_vec8_avx2(lut, &c, x, n, y);
+#endif
+    for (; i < n; i++) y[i] = (int8_t)lut_q7(lut_one(lut, &c, x[i]), c.up);
+}

@@ -7,6 +7,7 @@
 
 typedef struct {
     const int16_t *data;
+    const int32_t *data32; /* the same values widened (for vector gathers) */
     int length;
     int offset;   /* index of the entry for input 0 */
     int frac;     /* entry i is f((i - offset) / 2^frac) */
@@ -37,5 +38,10 @@ static inline int16_t mli_prv_lut_q15(const mli_lut *lut, int32_t x, int frac_in
 
 /* Q15 -> Q7 step of the 8-bit kernels (SHIFT family rounding). */
 static inline int8_t mli_prv_q15_to_q7(int16_t r) { return mli_math_sat8(mli_math_asr16(r, 8)); }
+
+/* Vector evaluation: y[i] = LUT(x[i]) (Q15 for 16-bit data, Q7 for 8-bit
+ * data); y may be x.  Same integers as mli_prv_lut_q15 (mli_prv_lut.c). */
+void mli_prv_lut_vec16(const mli_lut *lut, const int16_t *x, long n, int frac_in, int16_t *y);
+void mli_prv_lut_vec8(const mli_lut *lut, const int8_t *x, long n, int frac_in, int8_t *y);
 
 #endif /* MLI_PRV_LUT_H */

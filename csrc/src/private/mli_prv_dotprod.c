@@ -1,0 +1,173 @@
+/* The ISA versions of the packed dot product and the run-time dispatch.
+ * Portable build: every SIMD function carries its own target attribute and
+ * runs only when the CPU (and OS) support it; nothing is compiled for the
+ * build machine.  The scalar version is the definition. */
+#include <stdlib.h>
+#include <string.h>
+#include "mli_prv_dotprod.h"
+#include "mlipy_ext.h"
+
+static void dot_groups_scalar(const int16_t *w, int groups, int pairs, const int32_t *x, int x_shift,
+                              const int32_t *xlo, int64_t *sums) {
+    for (int g = 0; g < groups; g++) {
+        int64_t acc[MLI_DOT_GROUP] = {0}, lo[MLI_DOT_GROUP] = {0};
+        for (int p = 0; p < pairs; p++) {
+            const int16_t *blk = w + ((size_t)g * pairs + p) * 2 * MLI_DOT_GROUP;
+            const int32_t a0 = (int16_t)(x[p] & 0xFFFF), a1 = (int16_t)((uint32_t)x[p] >> 16);
+            for (int r = 0; r < MLI_DOT_GROUP; r++) acc[r] += (int64_t)a0 * blk[2 * r] + (int64_t)a1 * blk[2 * r + 1];
+            if (xlo) {
+                const int32_t l0 = (int16_t)(xlo[p] & 0xFFFF), l1 = (int16_t)((uint32_t)xlo[p] >> 16);
+                for (int r = 0; r < MLI_DOT_GROUP; r++) lo[r] += (int64_t)l0 * blk[2 * r] + (int64_t)l1 * blk[2 * r + 1];
+            }
+        }
+        for (int r = 0; r < MLI_DOT_GROUP; r++) sums[g * MLI_DOT_GROUP + r] = acc[r] * ((int64_t)1 << x_shift) + lo[r];
+    }
+}
+
+#if (defined(__GNUC__) || defined(__clang__)) && (defined(__x86_64__) || defined(__i386__))
+#define MLIPY_X86_SIMD 1
+#include <immintrin.h>
+
+__attribute__((target("avx2"))) static void dot_groups_avx2(const int16_t *w, int groups, int pairs,
+                                                            const int32_t *x, int x_shift, const int32_t *xlo,
+                                                            int64_t *sums) {
+    for (int g = 0; g < groups; g++) {
+        __m256i s[4] = {_mm256_setzero_si256(), _mm256_setzero_si256(), _mm256_setzero_si256(),
+                        _mm256_setzero_si256()}; /* int64 sums of rows 0-3, 4-7, 8-11, 12-15 */
+        const int16_t *wg = w + (size_t)g * pairs * 2 * MLI_DOT_GROUP;
+        for (int p0 = 0; p0 < pairs; p0 += MLI_DOT_CHUNK_PAIRS) {
+            const int pend = p0 + MLI_DOT_CHUNK_PAIRS < pairs ? p0 + MLI_DOT_CHUNK_PAIRS : pairs;
+            __m256i a0 = _mm256_setzero_si256(), a1 = _mm256_setzero_si256();
+            __m256i l0 = _mm256_setzero_si256(), l1 = _mm256_setzero_si256();
+            for (int p = p0; p < pend; p++) {
+                const __m256i w0 = _mm256_loadu_si256((const __m256i *)(wg + (size_t)p * 32));
+                const __m256i w1 = _mm256_loadu_si256((const __m256i *)(wg + (size_t)p * 32 + 16));
+                const __m256i xv = _mm256_set1_epi32(x[p]);
+                a0 = _mm256_add_epi32(a0, _mm256_madd_epi16(xv, w0));
+                a1 = _mm256_add_epi32(a1, _mm256_madd_epi16(xv, w1));
+                if (xlo) {
+                    const __m256i lv = _mm256_set1_epi32(xlo[p]);
+                    l0 = _mm256_add_epi32(l0, _mm256_madd_epi16(lv, w0));
+                    l1 = _mm256_add_epi32(l1, _mm256_madd_epi16(lv, w1));
+                }
+            }
+            const __m128i sh = _mm_cvtsi32_si128(x_shift);
+            const __m256i h0 = _mm256_cvtepi32_epi64(_mm256_castsi256_si128(a0));
+            const __m256i h1 = _mm256_cvtepi32_epi64(_mm256_extracti128_si256(a0, 1));
+            const __m256i h2 = _mm256_cvtepi32_epi64(_mm256_castsi256_si128(a1));
+            const __m256i h3 = _mm256_cvtepi32_epi64(_mm256_extracti128_si256(a1, 1));
+            s[0] = _mm256_add_epi64(s[0], _mm256_sll_epi64(h0, sh));
+            s[1] = _mm256_add_epi64(s[1], _mm256_sll_epi64(h1, sh));
+            s[2] = _mm256_add_epi64(s[2], _mm256_sll_epi64(h2, sh));
+            s[3] = _mm256_add_epi64(s[3], _mm256_sll_epi64(h3, sh));
+            if (xlo) {
+                s[0] = _mm256_add_epi64(s[0], _mm256_cvtepi32_epi64(_mm256_castsi256_si128(l0)));
+                s[1] = _mm256_add_epi64(s[1], _mm256_cvtepi32_epi64(_mm256_extracti128_si256(l0, 1)));
+                s[2] = _mm256_add_epi64(s[2], _mm256_cvtepi32_epi64(_mm256_castsi256_si128(l1)));
+                s[3] = _mm256_add_epi64(s[3], _mm256_cvtepi32_epi64(_mm256_extracti128_si256(l1, 1)));
+            }
+        }
+        for (int q = 0; q < 4; q++) _mm256_storeu_si256((__m256i *)(sums + g * MLI_DOT_GROUP + 4 * q), s[q]);
+    }
+}
+
+__attribute__((target("avx512f,avx512bw,avx512vnni"))) static void dot_groups_vnni(
+    const int16_t *w, int groups, int pairs, const int32_t *x, int x_shift, const int32_t *xlo, int64_t *sums) {
+    const __m128i sh = _mm_cvtsi32_si128(x_shift);
+    for (int g = 0; g < groups; g++) {
+        __m512i s0 = _mm512_setzero_si512(), s1 = _mm512_setzero_si512(); /* int64 rows 0-7, 8-15 */
+        const int16_t *wg = w + (size_t)g * pairs * 2 * MLI_DOT_GROUP;
+        for (int p0 = 0; p0 < pairs; p0 += MLI_DOT_CHUNK_PAIRS) {
+            const int pend = p0 + MLI_DOT_CHUNK_PAIRS < pairs ? p0 + MLI_DOT_CHUNK_PAIRS : pairs;
+            __m512i a = _mm512_setzero_si512(), b = _mm512_setzero_si512();
+            __m512i l = _mm512_setzero_si512(), m = _mm512_setzero_si512();
+            int p = p0;
+            /* two accumulators per vector hide the latency of vpdpwssd;
+             * modular int32 sums, exact because each chunk stays below 2^31 */
+            for (; p + 1 < pend; p += 2) {
+                const __m512i w0 = _mm512_loadu_si512((const void *)(wg + (size_t)p * 32));
+                const __m512i w1 = _mm512_loadu_si512((const void *)(wg + (size_t)(p + 1) * 32));
+                a = _mm512_dpwssd_epi32(a, _mm512_set1_epi32(x[p]), w0);
+                b = _mm512_dpwssd_epi32(b, _mm512_set1_epi32(x[p + 1]), w1);
+                if (xlo) {
+                    l = _mm512_dpwssd_epi32(l, _mm512_set1_epi32(xlo[p]), w0);
+                    m = _mm512_dpwssd_epi32(m, _mm512_set1_epi32(xlo[p + 1]), w1);
+                }
+            }
+            if (p < pend) {
+                const __m512i w0 = _mm512_loadu_si512((const void *)(wg + (size_t)p * 32));
+                a = _mm512_dpwssd_epi32(a, _mm512_set1_epi32(x[p]), w0);
+                if (xlo) l = _mm512_dpwssd_epi32(l, _mm512_set1_epi32(xlo[p]), w0);
+            }
+            l = _mm512_add_epi32(l, m);
+            /* a + b < 2^31 too: both halves of the same chunk bound */
+            a = _mm512_add_epi32(a, b);
+            s0 = _mm512_add_epi64(s0, _mm512_sll_epi64(_mm512_cvtepi32_epi64(_mm512_castsi512_si256(a)), sh));
+            s1 = _mm512_add_epi64(s1, _mm512_sll_epi64(_mm512_cvtepi32_epi64(_mm512_extracti64x4_epi64(a, 1)), sh));
+            if (xlo) {
+                s0 = _mm512_add_epi64(s0, _mm512_cvtepi32_epi64(_mm512_castsi512_si256(l)));
+                s1 = _mm512_add_epi64(s1, _mm512_cvtepi32_epi64(_mm512_extracti64x4_epi64(l, 1)));
+            }
+        }
+        _mm512_storeu_si512((void *)(sums + g * MLI_DOT_GROUP), s0);
+        _mm512_storeu_si512((void *)(sums + g * MLI_DOT_GROUP + 8), s1);
+    }
+}
+#endif
+
+/* ------------------------------------------------------------ dispatch */
+static int isa_supported(mlipy_isa_id isa) {
+#ifdef MLIPY_X86_SIMD
+    __builtin_cpu_init();
+    if (isa == MLIPY_ISA_AVX2) return __builtin_cpu_supports("avx2");
+    if (isa == MLIPY_ISA_AVX512_VNNI)
+        return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+               __builtin_cpu_supports("avx512vnni");
+#endif
+    return isa == MLIPY_ISA_SCALAR;
+}
+
+static int current_isa = -1; /* the dispatch table: one entry */
+
+static int best_isa(void) {
+    const char *env = getenv("MLIPY_ISA");
+    if (env && *env) {
+        int want = !strcmp(env, "scalar") ? 0 : !strcmp(env, "avx2") ? 1 : !strcmp(env, "avx512_vnni") ? 2 : -1;
+        if (want >= 0 && isa_supported((mlipy_isa_id)want)) return want;
+    }
+    for (int i = MLIPY_ISA_AVX512_VNNI; i > 0; i--)
+        if (isa_supported((mlipy_isa_id)i)) return i;
+    return MLIPY_ISA_SCALAR;
+}
+
+int mlipy_isa_supported(int isa) { return isa >= 0 && isa <= 2 && isa_supported((mlipy_isa_id)isa); }
+
+int mlipy_get_isa(void) {
+    if (current_isa < 0) current_isa = best_isa();
+    return current_isa;
+}
+
+int mlipy_set_isa(int isa) {
+    if (isa < 0) {
+        current_isa = best_isa();
+        return current_isa;
+    }
+    if (!mlipy_isa_supported(isa)) return -1;
+    current_isa = isa;
+    return isa;
+}
+
+const char *mlipy_isa_name(int isa) {
+    static const char *const names[] = {"scalar", "avx2", "avx512_vnni"};
+    return isa >= 0 && isa <= 2 ? names[isa] : "unknown";
+}
+
+mli_dot_groups_fn mli_prv_dot_groups(void) {
+    switch (mlipy_get_isa()) {
+#ifdef MLIPY_X86_SIMD
+    case MLIPY_ISA_AVX512_VNNI: return dot_groups_vnni;
+    case MLIPY_ISA_AVX2: return dot_groups_avx2;
+#endif
+    default: return dot_groups_scalar;
+    }
+}

@@ -1,0 +1,33 @@
+/* Exact int16 dot products over packed weights, one version per ISA,
+ * chosen at run time (mli_prv_dotprod.c).
+ *
+ * Packed layout (built by mli_prv_pack_*): rows in groups of 16; for group
+ * g and column pair p, 32 int16 = rows 16g..16g+15, each (W[r][2p], W[r][2p+1]);
+ * missing rows / columns are zero.  The vector x is passed as int32 pairs
+ * (x[2p] in the low half, x[2p+1] in the high half).
+ *
+ * Exactness: products are summed in int32 lanes for at most
+ * MLI_DOT_CHUNK_PAIRS column pairs and then widened to int64.  Callers
+ * guarantee |x| <= 2^8 (the high/low byte split of fx16 data) or |w| <= 2^7
+ * (int8 weights), so a lane gets at most 2 * 2^8 * 2^15 = 2^24 per pair and a
+ * chunk stays below 2^31: no wrap-around and no saturating instruction. */
+#ifndef MLI_PRV_DOTPROD_H
+#define MLI_PRV_DOTPROD_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define MLI_DOT_GROUP 16
+#define MLI_DOT_CHUNK_PAIRS 64
+
+/* sums[16*g + r] = sum_p (x-pair p) . (row r, pair p) of group g, for all
+ * `groups` groups of `pairs` pairs; xlo (may be NULL) is a second vector
+ * whose sums are added unscaled while x's sums are scaled by 2^x_shift. */
+typedef void (*mli_dot_groups_fn)(const int16_t *w, int groups, int pairs, const int32_t *x, int x_shift,
+                                  const int32_t *xlo, int64_t *sums);
+
+typedef enum { MLIPY_ISA_SCALAR = 0, MLIPY_ISA_AVX2 = 1, MLIPY_ISA_AVX512_VNNI = 2 } mlipy_isa_id;
+
+mli_dot_groups_fn mli_prv_dot_groups(void);
+
+#endif
