@@ -8,7 +8,7 @@ import threading
 
 from cpython.buffer cimport PyObject_GetBuffer, PyBuffer_Release, PyBUF_SIMPLE, PyBUF_WRITABLE
 from libc.stdint cimport int8_t, int16_t, intptr_t, uint32_t, uint8_t
-from libc.string cimport memset
+from libc.string cimport memcpy, memset
 from ._mli cimport *
 
 MAX_RANK = 4
@@ -84,6 +84,39 @@ cdef class CTensor:
         self.nbytes = 0
         self.writable = False
         self.data_is_value = False
+
+    def copy(self):
+        """A tensor of the same class over a private copy of the buffer
+        (capacity bytes), all fields equal."""
+        cdef CTensor t = type(self)()
+        cdef mli_tensor fields = self.t
+        if self.data_is_value or self.t.data == NULL:
+            t.t = fields
+            t.data_is_value = self.data_is_value
+            t.is_null = self.is_null
+            return t
+        buf = bytearray(max(<size_t>self.t.capacity, 1))
+        t._attach(buf)
+        memcpy(t.t.data, self.t.data, self.t.capacity)
+        fields.data = t.t.data
+        t.t = fields
+        t.is_null = self.is_null
+        return t
+
+    def copy_from(self, CTensor src):
+        """Copy src's fields (except data) and its capacity bytes into this
+        tensor's buffer (which must be writable and large enough)."""
+        if not self.writable or self.t.data == NULL or self.data_is_value:
+            raise BridgeError("cell_out", "needs a writable buffer")
+        if src.data_is_value or src.t.data == NULL:
+            raise BridgeError("cell", "has no data to copy")
+        if src.t.capacity > self.nbytes:
+            raise BridgeError("cell_out", f"buffer of {self.nbytes} bytes is smaller than {src.t.capacity}")
+        if self.t.data != src.t.data:
+            memcpy(self.t.data, src.t.data, src.t.capacity)
+        cdef void *data = self.t.data
+        self.t = src.t
+        self.t.data = data
 
     property data_null:
         def __get__(self):
@@ -549,3 +582,60 @@ def lstm_hidden(int variant, gates, int M, cell, int f_c, int act, int mshift, h
         if g16.shape[0] < 4 * M or c16.shape[0] < M or h16.shape[0] < M: raise BridgeError("gates", "sizes")
         (mlipy_lstm_hidden_fx16 if variant == 1 else mlipy_lstm_hidden_fx8w16d)(
             &g16[0], M, &c16[0], f_c, <mli_rnn_out_activation>act, mshift, &h16[0])
+
+
+# ------------------------------------------------------------ prepared calls
+cdef class PreparedCall:
+    """A basic RNN or LSTM kernel call with its tensors bound once: calling
+    it runs the kernel on the tensors' current contents with no marshalling
+    and no allocation (weights stay packed between calls).  Raises through
+    `on_error(status)` when the kernel returns a non-OK status."""
+    cdef int lstm, variant
+    cdef CTensor inp, prev_out, weights, bias, ir, cell, out
+    cdef mli_rnn_cell_cfg cfg
+    cdef object ws_buf
+    cdef unsigned char *ws
+    cdef size_t nws
+    cdef object on_error
+
+    def __init__(self, bint lstm, int variant, CTensor inp, CTensor prev_out, CTensor weights, CTensor bias,
+                 int mode, int act, CTensor ir, CTensor cell, CTensor out, on_error):
+        cdef unsigned char[::1] mv
+        _variant(variant, 3)
+        self.lstm, self.variant = lstm, variant
+        self.inp, self.prev_out, self.weights, self.bias = inp, prev_out, weights, bias
+        self.ir, self.cell, self.out = ir, cell, out
+        self.on_error = on_error
+        _cfg(&self.cfg, mode, act, ir)
+        if lstm:
+            _prep(("in", "prev_out", "weights", "bias", "cfg.ir_tsr", "cell", "out"),
+                  (inp, prev_out, weights, bias), (ir, cell, out), False)
+        else:
+            _prep(("in", "prev_out", "weights", "bias", "cfg.ir_tsr", "out"),
+                  (inp, prev_out, weights, bias), (ir, out), False)
+        self.nws = _ws_size(weights, prev_out, 4 if lstm else
+                            (bias.t.shape[0] if bias is not None and bias.t.rank == 2 else 1))
+        self.ws_buf = bytearray(max(self.nws, 1))
+        mv = self.ws_buf
+        self.ws = &mv[0] if self.nws else NULL
+        mlipy_set_workspace(NULL, 0)
+
+    def __call__(self):
+        cdef mli_status st
+        cdef mli_tensor *a = tp(self.inp)
+        cdef mli_tensor *b = tp(self.prev_out)
+        cdef mli_tensor *c = tp(self.weights)
+        cdef mli_tensor *d = tp(self.bias)
+        cdef mli_tensor *e = tp(self.cell)
+        cdef mli_tensor *o = tp(self.out)
+        cdef lstm_fn fl = LSTM[self.variant]
+        cdef rnn_fn fr = RNN[self.variant]
+        with nogil:
+            mlipy_set_workspace_reuse(self.ws, self.nws)
+            if self.lstm:
+                st = fl(a, b, c, d, &self.cfg, e, o)
+            else:
+                st = fr(a, b, c, d, &self.cfg, o)
+            mlipy_set_workspace(NULL, 0)
+        if st != MLI_STATUS_OK:
+            self.on_error(<int>st)

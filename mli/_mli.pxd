@@ -88,6 +88,7 @@ cdef extern from "mli_api.h" nogil:
         int mlipy_safety
     const mlipy_error_detail *mlipy_last_error()
     void mlipy_set_workspace(void *buf, size_t size)
+    void mlipy_set_workspace_reuse(void *buf, size_t size)
     size_t mlipy_workspace_size(int K, int N, int S)
     int mlipy_get_isa()
     int mlipy_set_isa(int isa)

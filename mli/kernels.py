@@ -70,7 +70,7 @@ def _count(t):
 
 def _out(name, out, count, kind, frac, fname):
     """A new output tensor of `count` elements, or the caller's, checked."""
-    el = np.dtype(_dtype(kind)).itemsize
+    el = 1 if kind == "fx8" else 2
     if out is None:
         t = Tensor(np.zeros(max(count, 1), _dtype(kind)), 0 if frac is None else frac)
         t.capacity = count * el
@@ -156,8 +156,7 @@ def _make_lstm(kind):
         else:
             c = _out("cell_out", cell_out, _count(cell), kind, cell.frac_bits, fname)
             if c is not cell:  # start from the caller's cell values
-                c.shape4, c.rank, c.el_type = cell.shape4, cell.rank, cell.el_type
-                c.numpy()[...] = cell.numpy()
+                c.copy_from(cell)
         ir = cfg.ir if cfg.ir is not None else Tensor(np.zeros(max(4 * M, 1), _dtype(kind)))
         st = _core.lstm_cell(variant, x, prev_out, weights, bias, int(cfg.mode), int(cfg.act), ir, c, y)
         raise_for_status(st, "mli_krn_" + fname)
@@ -345,3 +344,45 @@ def convert_tensor(t, el_type, frac_bits):
 
 
 __all__ += ["count_elem_num", "tensor_element_size", "point_to_subtensor", "convert_tensor"]
+
+
+# ------------------------------------------------------------ prepared calls
+def prepare(kernel, x, prev_out, weights, bias, cfg, cell=None, *, out):
+    """Bind a basic RNN or LSTM call once, for calling again and again with
+    no marshalling or allocation (e.g. one-to-one stepping from Python).
+
+    ``kernel`` is one of the ``basic_rnn_cell_*`` / ``lstm_cell_*`` functions.
+    The weights are copied now (later changes to the caller's weights do not
+    reach the prepared call) and kept packed; ``x``, ``prev_out``, ``bias``,
+    ``cell`` and ``out`` are used as they are at each call: update their
+    contents in place (e.g. ``x.numpy()[...] = next_input``).  Like the C
+    kernel, the call writes ``out`` and updates ``cell`` in place.
+
+    Returns a callable taking no argument; it raises the MliError of a
+    non-OK status.
+    """
+    name = getattr(kernel, "__name__", "")
+    lstm = name.startswith("lstm_cell_")
+    if not (lstm or name.startswith("basic_rnn_cell_")) or name.rsplit("_", 1)[-1] not in VARIANT:
+        raise TypeError("prepare: kernel must be one of mli.basic_rnn_cell_* / mli.lstm_cell_*")
+    kind = name.rsplit("_", 1)[-1]
+    for n, t in (("in", x), ("prev_out", prev_out), ("weights", weights), ("bias", bias), ("out", out)):
+        _tensor(n, t, "prepare")
+    if lstm:
+        _tensor("cell", cell, "prepare")
+    if not isinstance(cfg, RnnCellConfig):
+        raise TypeError("prepare: cfg must be an mli.RnnCellConfig")
+    M = _count(prev_out)
+    ir = cfg.ir
+    if ir is None and (lstm or cfg.mode == RnnMode.BATCH_TO_LAST):
+        ir = Tensor(np.zeros(max(4 * M if lstm else _count(bias), 1), _dtype(kind)))
+    fname = "mli_krn_" + name
+
+    def on_error(st):
+        raise_for_status(st, fname)
+
+    return _core.PreparedCall(lstm, VARIANT[kind], x, prev_out, weights.copy(), bias, int(cfg.mode), int(cfg.act),
+                              ir, cell if lstm else None, out, on_error)
+
+
+__all__.append("prepare")

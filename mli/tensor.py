@@ -175,11 +175,6 @@ class Tensor(_core.CTensor):
         MLI's example helper mli_hlp_fx_tensor_to_float)."""
         return np.float32(2.0 ** -self.frac_bits) * self.numpy().astype(np.float32)
 
-    def copy(self):
-        """A tensor over a private copy of the elements, same metadata."""
-        t = Tensor(np.array(self.numpy()), self.frac_bits, el_type=self.el_type)
-        return t
-
     def __repr__(self):
         if self.is_null:
             return "Tensor(NULL)"

@@ -38,6 +38,10 @@ const mlipy_error_detail *mlipy_last_error(void);
  * columns).  Without one (NULL) they run the plain path; the numbers are the
  * same either way. */
 void mlipy_set_workspace(void *buf, size_t size);
+/* The same, for a caller that calls one kernel again and again with the same
+ * weights, unchanged: weights packed into `buf` by an earlier call are used
+ * again without packing (the caller vouches that they did not change). */
+void mlipy_set_workspace_reuse(void *buf, size_t size);
 size_t mlipy_workspace_size(int K, int N, int S);
 
 /* Instruction-set path of the dot products: 0 scalar, 1 AVX2, 2 AVX-512 VNNI.

@@ -24,6 +24,7 @@ Running sum over axis 1 with a back edge:
 """
 
 from .body import Body, BodyProtocol, CallableBody, IRBody
+from .kernel_body import KernelBody
 from .loop import Loop
 from .ports import (BackEdge, ConcatOutput, CurrentIteration, GraphError, InvariantInput,
                     LastIterationOutput, MergedInput, SlicedInput)

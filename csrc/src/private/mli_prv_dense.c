@@ -11,11 +11,41 @@
 static MLIPY_THREAD_LOCAL struct {
     void *buf;
     size_t size;
+    int reuse; /* the caller vouches that weights packed earlier are unchanged */
 } workspace;
+
+/* The first 64 bytes of a workspace say what it holds packed. */
+typedef struct {
+    uint32_t magic;
+    int K, N, S, wsize;
+    long row_stride;
+    const void *weights;
+} mli_pack_header;
+#define MLI_PACK_MAGIC 0x6d6c6970u
 
 void mlipy_set_workspace(void *buf, size_t size) {
     workspace.buf = size ? buf : NULL;
     workspace.size = buf ? size : 0;
+    workspace.reuse = 0;
+    if (workspace.buf && workspace.size >= sizeof(mli_pack_header)) ((mli_pack_header *)buf)->magic = 0;
+}
+
+void mlipy_set_workspace_reuse(void *buf, size_t size) {
+    workspace.buf = size ? buf : NULL;
+    workspace.size = buf ? size : 0;
+    workspace.reuse = 1;
+}
+
+/* 1 when the workspace already holds W packed for these dimensions (and the
+ * caller vouched for it); otherwise records that it is about to. */
+static int mli_prv_workspace_packed(const void *W, long row_stride, int K, int N, int S, int wsize) {
+    mli_pack_header *hd = (mli_pack_header *)workspace.buf;
+    if (workspace.reuse && hd->magic == MLI_PACK_MAGIC && hd->weights == W && hd->row_stride == row_stride &&
+        hd->K == K && hd->N == N && hd->S == S && hd->wsize == wsize)
+        return 1;
+    mli_pack_header now = {MLI_PACK_MAGIC, K, N, S, wsize, row_stride, W};
+    *hd = now;
+    return 0;
 }
 
 static size_t align64(size_t n) { return (n + 63) & ~(size_t)63; }
@@ -23,7 +53,7 @@ static size_t align64(size_t n) { return (n + 63) & ~(size_t)63; }
 size_t mli_prv_dense_workspace_size(int K, int N, int S) {
     const size_t groups = ((size_t)K + MLI_DOT_GROUP - 1) / MLI_DOT_GROUP;
     const size_t np = ((size_t)N + 1) / 2, sp = ((size_t)S + 1) / 2;
-    return 64 + align64(groups * np * 2 * MLI_DOT_GROUP * sizeof(int16_t)) +
+    return 64 + align64(sizeof(mli_pack_header)) + align64(groups * np * 2 * MLI_DOT_GROUP * sizeof(int16_t)) +
            align64(groups * sp * 2 * MLI_DOT_GROUP * sizeof(int16_t)) + 2 * align64(np * sizeof(int32_t)) +
            2 * align64(sp * sizeof(int32_t)) + 3 * align64(groups * MLI_DOT_GROUP * sizeof(int64_t));
 }
@@ -43,7 +73,7 @@ static int mli_prv_workspace_take(mli_dense_plan *plan, int K, int N, int S) {
     plan->groups = (K + MLI_DOT_GROUP - 1) / MLI_DOT_GROUP;
     plan->n_pairs = (N + 1) / 2;
     plan->s_pairs = (S + 1) / 2;
-    char *p = (char *)align64((size_t)workspace.buf);
+    char *p = (char *)align64((size_t)workspace.buf + sizeof(mli_pack_header));
     const size_t g = (size_t)plan->groups;
 #define TAKE(field, type, count) plan->field = (type *)p; p += align64((size_t)(count) * sizeof(type))
     TAKE(w_in, int16_t, g * plan->n_pairs * 2 * MLI_DOT_GROUP);

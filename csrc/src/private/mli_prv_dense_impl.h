@@ -81,8 +81,10 @@ void MLI_CAT(mli_prv_dense_plan_, DENSE_SFX)(mli_dense_plan *plan, const DENSE_W
                                              int N, int S, const DENSE_W_T *b, mli_dense_shifts sh) {
     plan->packed = 0;
     if (!mli_prv_workspace_take(plan, K, N, S)) return;
-    MLI_CAT(pack_, DENSE_SFX)(W, row_stride, K, 0, N, plan->w_in);
-    if (S > 0) MLI_CAT(pack_, DENSE_SFX)(W, row_stride, K, N, S, plan->w_st);
+    if (!mli_prv_workspace_packed(W, row_stride, K, N, S, (int)sizeof(DENSE_W_T))) {
+        MLI_CAT(pack_, DENSE_SFX)(W, row_stride, K, 0, N, plan->w_in);
+        if (S > 0) MLI_CAT(pack_, DENSE_SFX)(W, row_stride, K, N, S, plan->w_st);
+    }
     for (int k = 0; k < K; k++) plan->bias_term[k] = MLI_CAT(bias_term_, DENSE_SFX)(b[k], sh);
     /* the branch-free read-out handles right shifts; other shifts use dense_out */
     plan->fast_epilogue = sh.out_shift > 0 && sh.out_shift < 62 && (S == 0 || (sh.in_to_state >= -23 && sh.in_to_state < 62));

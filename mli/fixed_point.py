@@ -1,0 +1,439 @@
+"""Run the RNN cells of an OpenVINO IR model on the MLI fixed-point kernels.
+
+:func:`to_fixed_point` takes a float model from :func:`mli.ir.read_model` and
+calibration inputs, and returns a :class:`FixedPointModel` in which every
+``LSTMCell`` (opset4) and ``RNNCell`` (opset1) layer -- in TensorIterator /
+Loop bodies or at top level -- runs on ``mli_krn_lstm_cell_*`` /
+``mli_krn_basic_rnn_cell_*`` (one-to-one mode, one call per batch row and
+step) through a :class:`mli.graph.KernelBody`.  The rest of the graph stays
+float: the cell's inputs X, H (and C) are quantized where they enter the
+cell and its outputs dequantized where they leave it.  (Requantizing a
+dequantized state is exact, so a recurrence through back edges computes what
+the kernel computes on firmware.)
+
+Conversion of a cell
+--------------------
+* Gate order: OpenVINO's LSTMCell blocks f, i, c, o become MLI's i, g, f, o;
+  W [4M, N] and R [4M, M] are stacked into MLI's weights [4, M, N+M] and
+  B [4M] into [4, M] (RNNCell: [M, N+M] and [M]).
+* Activations must be the defaults (LSTMCell sigmoid, tanh, tanh; RNNCell
+  tanh), ``clip`` 0 and no ``activations_alpha/beta``; W, R and B must be
+  Const layers.  Anything else raises :class:`FixedPointError` naming the layer.
+  GRUCell layers stay float (MLI 1.1 has no GRU kernel).
+
+Frac bits (per cell, from the float model run on the calibration inputs)
+------------------------------------------------------------------------
+* ``h`` (state) = output frac = 15 (16-bit data) or 7 (8-bit data): MLI's
+  outputs have that frac and its shifts use the prev_out frac at every step.
+  Initial states beyond [-1, 1) saturate (noted in :meth:`FixedPointModel.summary`).
+* ``x``: the largest frac holding the range X took at the cell
+  (:func:`mli.frac_bits_for`); ``c`` (LSTM): the same for the cell state (C in
+  and out over all steps); ``w``: the same for the stacked W and R.
+* Accumulator headroom: ``w`` and then ``x`` frac are lowered until the largest
+  input-part and full pre-activation seen, at frac ``x+w`` and ``h+w``, stay
+  below half the accumulator range (2^39 for fx16's 40-bit accumulator,
+  2^31 for fx8 / fx8w16d) -- usually nothing changes.
+* ``b``: the largest frac holding B, at most ``x + w`` (MLI's bias shift must
+  not be negative).
+* Gate pre-activations are computed at frac 12 (16-bit) / 4 (8-bit) and
+  saturate at +-8 (MLI's fixed choice); the share of saturated values seen in
+  calibration is reported.
+
+Command line::
+
+    python -m mli.fixed_point case.xml [--kind fx16|fx8w16d|fx8|all]
+
+calibrates on the ``in__*`` arrays of ``case.npz`` beside the xml and prints
+the chosen frac bits and the S/N (dB) of every output against the float run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import dataclasses
+import math
+from pathlib import Path
+
+import numpy as np
+
+from . import ir
+from .enums import KINDS, ElementType
+from .graph.kernel_body import KernelBody
+from .metrics_sn import sn_db
+from .tensor import Tensor, frac_bits_for
+
+__all__ = ["to_fixed_point", "FixedPointModel", "QuantizedCell", "FixedPointError", "main"]
+
+CELL_TYPES = ("LSTMCell", "RNNCell")
+_DEFAULT_ACTS = {"LSTMCell": ["sigmoid", "tanh", "tanh"], "RNNCell": ["tanh"]}
+_OV_TO_MLI = [1, 2, 0, 3]          # OpenVINO f, i, c, o  ->  MLI i, g, f, o
+_EL = {ElementType.FX_8: "fx8", ElementType.FX_16: "fx16"}
+
+
+class FixedPointError(ir.IRUnsupportedError):
+    """A model (or one of its cells) that cannot be converted to fixed point."""
+
+
+@dataclasses.dataclass
+class QuantizedCell:
+    """One converted cell.
+
+    Attributes
+    ----------
+    layer : mli.ir.Layer
+        The LSTMCell / RNNCell layer.
+    body : mli.graph.KernelBody
+        The MLI cell with its quantized weights; ``body.fracs`` are the frac bits.
+    ranges : dict
+        Calibration statistics: ``(min, max)`` of ``x``, ``h_in``, ``h_out``,
+        ``c_in``, ``c_out``; largest ``|pre-activation|`` (``acc_in``: input part
+        plus bias; ``acc``: all); ``gates`` and ``saturated``: number of gate
+        pre-activations seen and how many were beyond +-8.
+    notes : list of str
+        Saturation warnings and frac-bit adjustments.
+    """
+
+    layer: object
+    body: KernelBody
+    ranges: dict
+    notes: list
+
+    def describe(self) -> str:
+        b = self.body
+        f = ", ".join(f"{k} {v}" for k, v in b.fracs.items())
+        sat = self.ranges["saturated"] / max(self.ranges["gates"], 1)
+        text = (f"{self.layer.name} ({self.layer.type}, N={b.input_size}, M={b.state_size}): "
+                f"{b.kind}, frac bits {f}; gate pre-activations beyond +-8: {100 * sat:.2f}%")
+        return "\n".join([text] + [f"    note: {n}" for n in self.notes])
+
+
+class _Stats:
+    """Running calibration statistics of one cell."""
+
+    def __init__(self):
+        self.lo, self.hi = {}, {}
+        self.acc_in = self.acc = 0.0
+        self.gates = self.saturated = 0
+
+    def add(self, name, v):
+        v = np.asarray(v, np.float64)
+        if v.size:
+            self.lo[name] = min(self.lo.get(name, math.inf), float(v.min()))
+            self.hi[name] = max(self.hi.get(name, -math.inf), float(v.max()))
+
+    def range(self, *names):
+        lo = min((self.lo[n] for n in names if n in self.lo), default=0.0)
+        hi = max((self.hi[n] for n in names if n in self.hi), default=0.0)
+        return lo, hi
+
+    def as_dict(self, lstm):
+        names = ("x", "h_in", "h_out") + (("c_in", "c_out") if lstm else ())
+        d = {n: self.range(n) for n in names}
+        d.update(acc_in=self.acc_in, acc=self.acc, gates=self.gates, saturated=self.saturated)
+        return d
+
+
+# ---------------------------------------------------------------------------- cells
+def _check_cell(layer, graph):
+    """Refuse what MLI cannot do; return the Const layers of W, R, B."""
+    a = layer.attrs
+    acts = [s.strip() for s in a.get("activations", "").split(",") if s.strip()]
+    if acts and acts != _DEFAULT_ACTS[layer.type]:
+        raise FixedPointError(f"{layer}: activations {acts} are not supported by the MLI "
+                              f"kernels (only the defaults {_DEFAULT_ACTS[layer.type]})")
+    for k in ("activations_alpha", "activations_beta"):
+        if a.get(k, "").strip():
+            raise FixedPointError(f"{layer}: {k}={a[k]!r} is not supported by the MLI kernels")
+    if float(a.get("clip", "0") or 0) != 0:
+        raise FixedPointError(f"{layer}: clip={a['clip']} is not supported by the MLI kernels "
+                              f"(gates saturate at +-8 instead)")
+    first = 3 if layer.type == "LSTMCell" else 2
+    consts = []
+    for k, what in zip(range(first, first + 3), ("W", "R", "B")):
+        src = graph.input_layer(layer, k)
+        if src.type != "Const":
+            raise FixedPointError(f"{layer}: {what} must come from a Const layer to be "
+                                  f"quantized, it comes from {src}")
+        consts.append(src.data)
+    return consts
+
+
+def _mli_weights(layer, W, R, B):
+    """OpenVINO W, R, B -> MLI weights and bias (float64)."""
+    M = int(layer.attrs["hidden_size"])
+    W, R, B = (np.asarray(v, np.float64) for v in (W, R, B))
+    if layer.type == "LSTMCell":
+        N = W.shape[1]
+        w = np.concatenate([W.reshape(4, M, N)[_OV_TO_MLI], R.reshape(4, M, M)[_OV_TO_MLI]],
+                           axis=2)
+        return w, B.reshape(4, M)[_OV_TO_MLI]
+    return np.concatenate([W, R], axis=1), B
+
+
+def _frac_for(values, el, layer, what):
+    try:
+        return frac_bits_for(np.asarray(values, np.float64), el)
+    except ValueError as e:
+        raise FixedPointError(f"{layer}: {what} cannot be represented in {el}: {e}") from None
+
+
+def _plan(layer, graph, stats, kind):
+    """Choose the frac bits of one cell and build its KernelBody."""
+    W, R, B = _check_cell(layer, graph)
+    w, b = _mli_weights(layer, W, R, B)
+    data_el, w_el = (_EL[e] for e in KINDS[kind])
+    lstm = layer.type == "LSTMCell"
+    q = 15 if data_el == "fx16" else 7
+    notes = []
+    f_x = _frac_for(stats.range("x"), data_el, layer, "the input X")
+    f_w = _frac_for(w, w_el, layer, "the weights W, R")
+    limit = 2.0 ** (38 if kind == "fx16" else 30)          # half the accumulator range
+    f_w0, f_x0 = f_w, f_x
+    while f_w > 0 and max(stats.acc, stats.acc_in) * 2.0 ** (q + f_w) > limit:
+        f_w -= 1
+    while f_x > 0 and stats.acc_in * 2.0 ** (f_x + f_w) > limit:
+        f_x -= 1
+    if (f_w, f_x) != (f_w0, f_x0):
+        notes.append(f"accumulator headroom: weights frac {f_w0} -> {f_w}, input frac "
+                     f"{f_x0} -> {f_x}")
+    f_b = min(_frac_for(b, w_el, layer, "the bias B"), f_x + f_w)
+    f_c = _frac_for(stats.range("c_in", "c_out"), data_el, layer, "the cell state") \
+        if lstm else None
+    lo, hi = stats.range("h_in")
+    top = (2 ** q - 1) / 2 ** q
+    if lo < -1 or hi > top:
+        notes.append(f"H input reaches [{lo:.4g}, {hi:.4g}] but the state frac {q} holds "
+                     f"[-1, {top:.6g}]: those values saturate")
+    if stats.saturated:
+        notes.append(f"{stats.saturated} of {stats.gates} gate pre-activations exceed +-8 "
+                     f"(largest {stats.acc:.3g}) and saturate")
+    body = KernelBody("lstm" if lstm else "rnn", Tensor.from_float(w, w_el, f_w),
+                      Tensor.from_float(b, w_el, f_b), in_frac=f_x, cell_frac=f_c, kind=kind)
+    return QuantizedCell(layer, body, stats.as_dict(lstm), notes)
+
+
+def _record(layer, float_fn, stats):
+    """The float cell, also recording the calibration statistics."""
+    lstm = layer.type == "LSTMCell"
+
+    def fn(*xs):
+        out = float_fn(*xs)
+        if lstm:
+            x, h, c, W, R, B = xs
+            stats.add("c_in", c)
+            stats.add("c_out", out[1])
+            stats.add("h_out", out[0])
+        else:
+            x, h, W, R, B = xs
+            stats.add("h_out", out)
+        stats.add("x", x)
+        stats.add("h_in", h)
+        x64, h64 = np.asarray(x, np.float64), np.asarray(h, np.float64)
+        part = x64 @ np.asarray(W, np.float64).T + np.asarray(B, np.float64)
+        z = part + h64 @ np.asarray(R, np.float64).T
+        stats.acc_in = max(stats.acc_in, float(np.abs(part).max(initial=0)))
+        stats.acc = max(stats.acc, float(np.abs(z).max(initial=0)))
+        stats.gates += z.size
+        stats.saturated += int(np.count_nonzero(np.abs(z) > 8))
+        return out
+    return fn
+
+
+def _quantized(layer, qcell):
+    """The cell on the MLI kernel: quantize X, H (C), run, dequantize."""
+    body = qcell.body
+    lstm = layer.type == "LSTMCell"
+    hs = body.state_size
+
+    def fn(*xs):
+        if lstm:
+            x, h, c, W, R, B = xs
+        else:
+            (x, h, W, R, B), c = xs, None
+        ir._check_cell(hs, 4 if lstm else 1, x, h, W, R, B)
+        if lstm and (c.shape != h.shape or c.dtype != h.dtype):
+            raise ir.IRError(f"cell state {c.dtype}{list(c.shape)} does not match H")
+        ins = [body.quantize(x, "x"), body.quantize(h, "h")]
+        if lstm:
+            ins.append(body.quantize(c, "c"))
+        out = body.run(ins)
+        h_new = body.dequantize(out[1], "h").astype(x.dtype, copy=False)
+        if not lstm:
+            return h_new
+        return h_new, body.dequantize(out[2], "c").astype(x.dtype, copy=False)
+    return fn
+
+
+def _has_cells(graph):
+    return any(l.type in CELL_TYPES for _, l in graph.walk())
+
+
+def _compile(graph, make_cell):
+    """``graph``'s program with every cell step replaced by ``make_cell(layer, graph, fn)``
+    (recursing into TensorIterator / Loop bodies; the float model is untouched)."""
+    prog = ir._Program(graph)
+    for k, (fn, ins, outs, dtypes, layer) in enumerate(prog.steps):
+        if layer.type in CELL_TYPES:
+            new = make_cell(layer, graph, fn)
+        elif layer.body is not None and _has_cells(layer.body):
+            sub = copy.copy(layer.body)
+            sub._program = _compile(layer.body, make_cell)
+            try:
+                new = ir._build(dataclasses.replace(layer, body=sub), graph)
+            except (ir.IRError, ir.GraphError) as e:
+                raise ir._wrap(e, layer) from None
+        else:
+            continue
+        prog.steps[k] = (new, ins, outs, dtypes, layer)
+    return prog
+
+
+def _with_program(model, program):
+    m = copy.copy(model)
+    m._program = program
+    return m
+
+
+def _samples(calibration_inputs):
+    if isinstance(calibration_inputs, dict):
+        return [calibration_inputs]
+    if isinstance(calibration_inputs, (list, tuple)) and calibration_inputs and all(
+            isinstance(s, dict) for s in calibration_inputs):
+        return list(calibration_inputs)
+    if isinstance(calibration_inputs, (list, tuple)) and calibration_inputs:
+        return [list(calibration_inputs)]
+    raise ValueError("calibration_inputs: give one input dict (or list of arrays in input "
+                     "order) or a non-empty list of input dicts")
+
+
+# ---------------------------------------------------------------------------- API
+def to_fixed_point(model, calibration_inputs, kind="fx16") -> "FixedPointModel":
+    """Convert the LSTMCell / RNNCell layers of ``model`` to MLI fixed point.
+
+    Parameters
+    ----------
+    model : mli.ir.Model
+        From :func:`mli.ir.read_model`; not modified.
+    calibration_inputs : dict, sequence of arrays, or list of dicts
+        One input set (as for ``model(...)``) or several; the float model runs
+        on each and the ranges seen choose the frac bits (see module doc).
+    kind : {"fx16", "fx8w16d", "fx8"}
+        MLI kernel variant: 16-bit data and weights, 16-bit data with 8-bit
+        weights, or 8-bit data and weights.
+
+    Returns
+    -------
+    FixedPointModel
+
+    Raises
+    ------
+    FixedPointError
+        (an :class:`mli.ir.IRUnsupportedError`) a cell MLI cannot run: non-default
+        activations, clip, activations_alpha/beta, non-Const weights, values
+        that do not fit the element type; or no LSTMCell/RNNCell at all.
+    """
+    if kind not in KINDS:
+        raise ValueError(f"kind must be one of 'fx16', 'fx8w16d', 'fx8', got {kind!r}")
+    cells = [(l, (path[-1].body if path else model.graph))
+             for path, l in model.graph.walk() if l.type in CELL_TYPES]
+    if not cells:
+        other = sorted({l.type for _, l in model.graph.walk() if l.type == "GRUCell"})
+        raise FixedPointError(f"{getattr(model.graph, 'name', 'model')!r} has no LSTMCell or "
+                              f"RNNCell layer to convert"
+                              + (" (GRUCell has no MLI kernel)" if other else ""))
+    for layer, graph in cells:                 # refuse early, before calibrating
+        _check_cell(layer, graph)
+    stats = {layer: _Stats() for layer, _ in cells}
+    recorder = _with_program(model, _compile(model.graph,
+                                             lambda l, g, fn: _record(l, fn, stats[l])))
+    for sample in _samples(calibration_inputs):
+        recorder(sample)
+    plans = {layer: _plan(layer, graph, stats[layer], kind) for layer, graph in cells}
+    program = _compile(model.graph, lambda l, g, fn: _quantized(l, plans[l]))
+    return FixedPointModel(model, kind, [plans[l] for l, _ in cells], program)
+
+
+class FixedPointModel:
+    """A model whose RNN cells run on the MLI kernels (see :func:`to_fixed_point`).
+
+    Call it like the float :class:`mli.ir.Model`: ``fpm({"X": x, ...})`` returns
+    ``{output name: array}`` with the IR's dtypes.
+
+    Attributes
+    ----------
+    float_model : mli.ir.Model
+    kind : str
+    cells : list of QuantizedCell
+        The converted cells, in graph order, with their frac bits.
+    input_names, output_names : list of str
+    """
+
+    def __init__(self, float_model, kind, cells, program):
+        self.float_model = float_model
+        self.kind = kind
+        self.cells = cells
+        self._model = _with_program(float_model, program)
+        self.input_names = float_model.input_names
+        self.output_names = float_model.output_names
+
+    def __call__(self, inputs=None, /, **named):
+        """Run the model (same arguments and result as :meth:`mli.ir.Model.__call__`)."""
+        return self._model(inputs, **named)
+
+    def report(self, inputs=None, /, **named) -> dict:
+        """S/N in dB of every output against the float model on ``inputs``.
+
+        ``10*log10(sum ref^2 / sum (ref - q)^2)`` (``inf`` when identical),
+        keyed by output name in output order."""
+        ref = self.float_model(inputs, **named)
+        got = self(inputs, **named)
+        return {k: sn_db(ref[k], got[k]) for k in ref}
+
+    def summary(self) -> str:
+        """The converted cells and their frac bits, one paragraph per cell."""
+        return "\n".join(c.describe() for c in self.cells)
+
+    def __repr__(self):
+        return (f"<FixedPointModel {self.kind}: {len(self.cells)} cell(s) on MLI kernels, "
+                f"inputs {self.input_names}, outputs {self.output_names}>")
+
+
+# ---------------------------------------------------------------------------- CLI
+def _case_inputs(xml):
+    npz = Path(xml).with_suffix(".npz")
+    if not npz.is_file():
+        raise SystemExit(f"{xml}: no {npz.name} beside it with the inputs (in__<name> arrays)")
+    with np.load(npz, allow_pickle=False) as d:
+        inputs = {k[4:]: d[k] for k in d.files if k.startswith("in__")}
+    if not inputs:
+        raise SystemExit(f"{npz}: no in__<name> arrays")
+    return inputs
+
+
+def main(argv=None) -> int:
+    """``python -m mli.fixed_point XML [--kind K]``: frac bits and S/N per output."""
+    ap = argparse.ArgumentParser(
+        prog="python -m mli.fixed_point",
+        description="Convert the LSTMCell/RNNCell layers of an OpenVINO IR model to MLI fixed "
+                    "point, calibrating on the case's stored inputs (the .npz beside the "
+                    ".xml), and print the S/N of every output against the float model.")
+    ap.add_argument("xml", help="OpenVINO IR .xml (weights .bin and inputs .npz beside it)")
+    ap.add_argument("--kind", choices=["fx16", "fx8w16d", "fx8", "all"], default="fx16",
+                    help="MLI kernel variant (default fx16; 'all' runs the three)")
+    args = ap.parse_args(argv)
+    model = ir.read_model(args.xml)
+    inputs = _case_inputs(args.xml)
+    kinds = ["fx16", "fx8w16d", "fx8"] if args.kind == "all" else [args.kind]
+    print(f"{args.xml}: calibrated on its stored inputs {sorted(inputs)}")
+    for kind in kinds:
+        fpm = to_fixed_point(model, inputs, kind)
+        print(f"\n[{kind}]")
+        print(fpm.summary())
+        for name, db in fpm.report(inputs).items():
+            print(f"  S/N {name:<16} {db:7.2f} dB")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

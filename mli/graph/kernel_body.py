@@ -1,0 +1,436 @@
+"""A TensorIterator/Loop body that runs one MLI recurrent cell (basic RNN or LSTM).
+
+:class:`KernelBody` wraps ``mli_krn_basic_rnn_cell_*`` or ``mli_krn_lstm_cell_*``
+in one-to-one mode with its quantized weights, bias and configuration.  It
+works on **integer arrays** (numpy int16 for fx16 / fx8w16d, int8 for fx8; an
+``mli.Tensor`` is accepted when its frac bits are the expected ones) and returns
+integer arrays, never floats, so a driver over it computes exactly what
+firmware computes:
+
+========  ===========================  ==========================================
+position  body input                   body output
+========  ===========================  ==========================================
+0         ``x``  [..., N], frac in     ``y``: h_new shaped ``x.shape[:-1] + (M,)``
+1         ``h``  [..., M], frac state  ``h_out``: h_new shaped like ``h``
+2 (LSTM)  ``c``  [..., M], frac cell   ``c_out``: new cell shaped like ``c``
+========  ===========================  ==========================================
+
+The leading dimensions are independent *rows* (a batch): row ``r`` of ``x``
+(``x.reshape(-1, N)[r]``) goes with row ``r`` of ``h`` and ``c``, and each row
+is one MLI call.  ``y`` and ``h_out`` hold the same values; ``y`` keeps the
+layout of ``x`` (so it concatenates on the axis ``x`` was sliced on) and
+``h_out`` the layout of ``h`` (so it can feed the back edge).
+
+The state frac bits must equal the output frac bits (15 for 16-bit data and
+7 for 8-bit data with a tanh/sigmoid output activation): MLI applies the
+``prev_out`` shifts of the first step to every step of a sequence, so only
+then does one whole-sequence call compute what stepping the cell computes.
+
+Fast path
+---------
+When a :class:`~mli.graph.TensorIterator` runs a ``KernelBody`` whose port map
+is a recurrence -- ``x`` sliced on a time axis (part_size 1, stride +1 or -1,
+not the last axis), ``h`` (and ``c``) merged with the back edges
+``h_out -> h`` (and ``c_out -> c``), outputs concatenating ``y`` or ``h_out``
+or taking any output's last iteration -- the driver calls
+:meth:`KernelBody.run_tensor_iterator`, which runs each row's whole sequence as
+ONE batch-to-batch MLI call (for stride -1 the sequence is fed in iteration
+order, i.e. reversed, and the driver assembles the outputs in its usual
+order).  The result is bit-identical to stepping the body; any other port map
+(or ``fuse=False``) steps it.
+
+Examples
+--------
+>>> import numpy as np, mli
+>>> from mli.graph import (KernelBody, TensorIterator, SlicedInput, MergedInput,
+...                        ConcatOutput, LastIterationOutput, BackEdge)
+>>> rng = np.random.default_rng(0)
+>>> N, M, T = 3, 4, 6
+>>> body = KernelBody.from_float("lstm", rng.normal(0, .3, (4, M, N + M)),
+...                              rng.normal(0, .1, (4, M)), kind="fx16",
+...                              in_frac=13, cell_frac=12)
+>>> ti = TensorIterator(body,
+...                     inputs=[SlicedInput(0, 0, axis=0), MergedInput(1, 1),
+...                             MergedInput(2, 2)],
+...                     outputs=[ConcatOutput(0, 0, axis=0), LastIterationOutput(2, 1)],
+...                     back_edges=[BackEdge(1, 1), BackEdge(2, 2)])
+>>> x = body.quantize(rng.uniform(-1, 1, (T, N)), "x")           # int16, frac 13
+>>> y, c = ti(x, body.quantize(np.zeros(M), "h"), body.quantize(np.zeros(M), "c"))
+>>> y.shape, y.dtype, c.shape
+((6, 4), dtype('int16'), (4,))
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .. import kernels
+from ..enums import KINDS, ElementType, RnnActivation, RnnMode
+from ..kernels import RnnCellConfig
+from ..tensor import Tensor, frac_bits_for
+from .body import Body
+from .ports import ConcatOutput, LastIterationOutput, MergedInput, SlicedInput
+
+__all__ = ["KernelBody"]
+
+_CELLS = {"lstm": "lstm", "rnn": "rnn", "basic_rnn": "rnn"}
+_EL_NAME = {ElementType.FX_8: "fx8", ElementType.FX_16: "fx16"}
+
+
+def _np_dtype(el):
+    return np.dtype(np.int8) if el == ElementType.FX_8 else np.dtype(np.int16)
+
+
+class KernelBody(Body):
+    """One MLI basic RNN or LSTM cell (one-to-one mode) as a TI/Loop body.
+
+    Parameters
+    ----------
+    cell : {"lstm", "rnn"}
+        ``mli_krn_lstm_cell_*`` or ``mli_krn_basic_rnn_cell_*``.
+    weights : mli.Tensor
+        LSTM: [4, M, N+M] in MLI's gate order i, g, f, o; RNN: [M, N+M].
+        Its ``frac_bits`` are the weights' frac bits.
+    bias : mli.Tensor
+        LSTM: [4, M]; RNN: [M]; the weights' element type, frac bits at most
+        ``in_frac + weights.frac_bits``.
+    in_frac : int
+        Frac bits of ``x``.
+    state_frac : int, optional
+        Frac bits of ``h`` (= of the outputs).  With a tanh/sigmoid output
+        activation it must be 15 (16-bit data) or 7 (8-bit data), the default;
+        with ``act=RNN_ACT_NONE`` it is required.
+    cell_frac : int
+        LSTM only: frac bits of ``c``.
+    kind : {"fx16", "fx8", "fx8w16d"}, optional
+        Default: ``"fx16"`` for int16 weights, ``"fx8"`` for int8 weights;
+        ``"fx8w16d"`` (16-bit data, 8-bit weights) must be given.
+    act : mli.RnnActivation, optional
+        Output activation (``cfg.act``), default tanh.
+    fuse : bool, optional
+        Allow the whole-sequence fast path in a TensorIterator (default True).
+
+    Attributes
+    ----------
+    cell, kind, act, input_size (N), state_size (M), in_frac, state_frac,
+    cell_frac, out_frac, weights, bias, dtype (numpy dtype of the data)
+
+    Raises
+    ------
+    ValueError, TypeError
+        Inconsistent shapes, element types or frac bits (named).
+    """
+
+    def __init__(self, cell, weights, bias, *, in_frac, state_frac=None, cell_frac=None,
+                 kind=None, act=RnnActivation.TANH, fuse=True):
+        key = str(cell).lower()
+        if key not in _CELLS:
+            raise ValueError(f"KernelBody: cell must be 'lstm' or 'rnn', got {cell!r}")
+        self.cell = _CELLS[key]
+        for name, t in (("weights", weights), ("bias", bias)):
+            if not isinstance(t, Tensor):
+                raise TypeError(f"KernelBody: {name} must be an mli.Tensor (quantized), got "
+                                f"{type(t).__name__}; see KernelBody.from_float")
+        w_el = ElementType(weights.el_type)
+        if w_el not in _EL_NAME:
+            raise TypeError(f"KernelBody: weights el_type must be FX_8 or FX_16, got {w_el.name}")
+        if kind is None:
+            kind = _EL_NAME[w_el]
+        if kind not in KINDS:
+            raise ValueError(f"KernelBody: kind must be one of {sorted(KINDS)}, got {kind!r}")
+        data_el, want_w = KINDS[kind]
+        if w_el != want_w:
+            raise TypeError(f"KernelBody: kind {kind} needs {want_w.name} weights, got {w_el.name}")
+        if ElementType(bias.el_type) != want_w:
+            raise TypeError(f"KernelBody: bias must have the weights' el_type {want_w.name}, "
+                            f"got {ElementType(bias.el_type).name}")
+        self.kind, self.data_el = kind, data_el
+        self.dtype = _np_dtype(data_el)
+        self.act = RnnActivation(act)
+        self.weights, self.bias = weights, bias
+        ws, bs = weights.shape, bias.shape
+        if self.cell == "lstm":
+            ok = len(ws) == 3 and ws[0] == 4 and bs == ws[:2] and ws[2] > ws[1] > 0
+        else:
+            ok = len(ws) == 2 and bs == ws[:1] and ws[1] > ws[0] > 0
+        if not ok:
+            want = "[4, M, N+M] and bias [4, M]" if self.cell == "lstm" else "[M, N+M] and bias [M]"
+            raise ValueError(f"KernelBody: {self.cell} weights must be {want} with N, M >= 1, "
+                             f"got weights {list(ws)} and bias {list(bs)}")
+        self.state_size = int(ws[-2])
+        self.input_size = int(ws[-1]) - self.state_size
+        self.in_frac = _frac(in_frac, "in_frac")
+        q = 7 if data_el == ElementType.FX_8 else 15
+        self.gate_frac = q
+        if self.act == RnnActivation.NONE:
+            if state_frac is None:
+                raise ValueError("KernelBody: act=RNN_ACT_NONE needs state_frac")
+            self.state_frac = _frac(state_frac, "state_frac")
+        else:
+            self.state_frac = q if state_frac is None else _frac(state_frac, "state_frac")
+            if self.state_frac != q:
+                raise ValueError(
+                    f"KernelBody: with a {self.act.name.lower()} output the outputs have frac "
+                    f"{q}, so state_frac must be {q} (MLI applies the prev_out shifts of the "
+                    f"first step to every step), got {state_frac}")
+        self.out_frac = self.state_frac
+        if self.cell == "lstm":
+            if cell_frac is None:
+                raise ValueError("KernelBody: an LSTM body needs cell_frac")
+            self.cell_frac = _frac(cell_frac, "cell_frac")
+        elif cell_frac is not None:
+            raise ValueError("KernelBody: cell_frac is only for an LSTM body")
+        else:
+            self.cell_frac = None
+        bias_shift = self.in_frac + weights.frac_bits - bias.frac_bits
+        if bias_shift < 0:
+            raise ValueError(f"KernelBody: bias frac {bias.frac_bits} exceeds in_frac + weights "
+                             f"frac = {self.in_frac + weights.frac_bits} (MLI needs a "
+                             f"non-negative bias shift)")
+        self.fuse = bool(fuse)
+        self._fname = ("lstm_cell_" if self.cell == "lstm" else "basic_rnn_cell_") + kind
+        self._one = RnnCellConfig(mode=RnnMode.ONE_TO_ONE, act=self.act)
+        self._seq = RnnCellConfig(mode=RnnMode.BATCH_TO_BATCH, act=self.act)
+        lstm = self.cell == "lstm"
+        self.num_inputs = self.num_outputs = 3 if lstm else 2
+        self.input_names = ("x", "h", "c")[:self.num_inputs]
+        self.output_names = ("y", "h_out", "c_out")[:self.num_outputs]
+        self.output_specs = None          # shapes follow the inputs' shapes
+
+    # ------------------------------------------------------------------ construction
+    @classmethod
+    def from_float(cls, cell, weights, bias, *, kind="fx16", in_frac, cell_frac=None,
+                   w_frac=None, b_frac=None, state_frac=None, act=RnnActivation.TANH, fuse=True):
+        """Quantize float weights and bias (MLI layout) and build the body.
+
+        ``w_frac`` defaults to the largest frac bits that hold the weights
+        without saturation (:func:`mli.frac_bits_for`), ``b_frac`` to the
+        same for the bias, capped at ``in_frac + w_frac``.  Other parameters
+        as for :class:`KernelBody`.
+        """
+        if kind not in KINDS:
+            raise ValueError(f"KernelBody: kind must be one of {sorted(KINDS)}, got {kind!r}")
+        w_el = _EL_NAME[KINDS[kind][1]]
+        weights = np.asarray(weights, np.float64)
+        bias = np.asarray(bias, np.float64)
+        if w_frac is None:
+            w_frac = frac_bits_for(weights, w_el)
+        if b_frac is None:
+            b_frac = min(frac_bits_for(bias, w_el), int(in_frac) + w_frac)
+        return cls(cell, Tensor.from_float(weights, w_el, w_frac),
+                   Tensor.from_float(bias, w_el, b_frac), in_frac=in_frac,
+                   state_frac=state_frac, cell_frac=cell_frac, kind=kind, act=act, fuse=fuse)
+
+    @property
+    def fracs(self) -> dict:
+        """Frac bits of ``x``, ``h``, ``c`` (LSTM), ``y``, ``w`` and ``b``."""
+        d = {"x": self.in_frac, "h": self.state_frac, "y": self.out_frac,
+             "w": self.weights.frac_bits, "b": self.bias.frac_bits}
+        if self.cell == "lstm":
+            d["c"] = self.cell_frac
+        return d
+
+    def quantize(self, value, what):
+        """Float values -> integer array at the frac bits of ``what`` ("x", "h", "c").
+
+        As :meth:`mli.Tensor.from_float` (halves away from zero, saturation);
+        any shape (rank 0..4)."""
+        return Tensor.from_float(value, _EL_NAME[self.data_el], self._frac_of(what)).numpy().copy()
+
+    def dequantize(self, value, what):
+        """Integer array at the frac bits of ``what`` ("x", "h", "c", "y") -> float32."""
+        v = np.asarray(value)
+        return np.float32(2.0 ** -self._frac_of(what)) * v.astype(np.float32)
+
+    def _frac_of(self, what):
+        allowed = ("x", "h", "c", "y") if self.cell == "lstm" else ("x", "h", "y")
+        if what not in allowed:
+            raise ValueError(f"KernelBody: what must be one of {allowed}, got {what!r}")
+        return self.fracs[what]
+
+    # ------------------------------------------------------------------ checks
+    def _check(self, x, h, c=None):
+        """Validate the body inputs; return (x rows [B, N], h rows [B, M], c rows)."""
+        names = self.input_names
+        vals = (x, h) if self.cell == "rnn" else (x, h, c)
+        arrs = []
+        for name, v in zip(names, vals):
+            if isinstance(v, Tensor):
+                want = self._frac_of(name)
+                if v.frac_bits != want:
+                    raise ValueError(f"KernelBody: body input {name!r} is a Tensor with frac "
+                                     f"bits {v.frac_bits}, the body expects {want}")
+                v = v.numpy()
+            a = np.asarray(v)
+            if a.dtype != self.dtype:
+                hint = (f"; quantize floats with body.quantize(value, {name!r})"
+                        if a.dtype.kind == "f" else "")
+                raise TypeError(f"KernelBody ({self.kind}): body input {name!r} must be "
+                                f"{self.dtype}, got {a.dtype}{hint}")
+            if a.ndim == 0:
+                raise ValueError(f"KernelBody: body input {name!r} must have rank >= 1")
+            arrs.append(a)
+        x, h = arrs[0], arrs[1]
+        N, M = self.input_size, self.state_size
+        if x.shape[-1] != N:
+            raise ValueError(f"KernelBody: x has {x.shape[-1]} values on its last axis "
+                             f"(shape {list(x.shape)}), the weights need N = {N}")
+        if h.shape[-1] != M:
+            raise ValueError(f"KernelBody: h has {h.shape[-1]} values on its last axis "
+                             f"(shape {list(h.shape)}), the weights need M = {M}")
+        if x.size // N != h.size // M:
+            raise ValueError(f"KernelBody: x {list(x.shape)} has {x.size // N} rows but h "
+                             f"{list(h.shape)} has {h.size // M}")
+        rows = [np.ascontiguousarray(x.reshape(-1, N)), np.ascontiguousarray(h.reshape(-1, M))]
+        if self.cell == "lstm":
+            c = arrs[2]
+            if c.shape != h.shape:
+                raise ValueError(f"KernelBody: c {list(c.shape)} must have h's shape "
+                                 f"{list(h.shape)}")
+            rows.append(np.ascontiguousarray(c.reshape(-1, M)))
+        return rows
+
+    # ------------------------------------------------------------------ running
+    def _call(self, x_row, h_row, c_row, cfg):
+        fn = getattr(kernels, self._fname)      # looked up per call (tests may wrap it)
+        xt, ht = Tensor(x_row, self.in_frac), Tensor(h_row, self.state_frac)
+        if self.cell == "lstm":
+            y, c = fn(xt, ht, self.weights, self.bias, cfg, Tensor(c_row, self.cell_frac))
+            return y.numpy(), c.numpy()
+        kw = {"out_frac_bits": self.out_frac} if self.act == RnnActivation.NONE else {}
+        return fn(xt, ht, self.weights, self.bias, cfg, **kw).numpy(), None
+
+    def run(self, inputs):
+        """One step: ``[x, h(, c)] -> (y, h_out(, c_out))``, integer arrays (see module doc)."""
+        inputs = self.positional(inputs)
+        if len(inputs) != self.num_inputs:
+            raise ValueError(f"KernelBody: expected {self.num_inputs} inputs "
+                             f"{list(self.input_names)}, got {len(inputs)}")
+        rows = self._check(*inputs)
+        x, h = inputs[0], inputs[1]
+        B, M = rows[1].shape
+        y = np.empty((B, M), self.dtype)
+        c = np.empty((B, M), self.dtype) if self.cell == "lstm" else None
+        for r in range(B):
+            y[r], cr = self._call(rows[0][r], rows[1][r], rows[2][r] if c is not None else None,
+                                  self._one)
+            if c is not None:
+                c[r] = cr
+        xs, hs = np.shape(x), np.shape(h)
+        out = (y.reshape(xs[:-1] + (M,)), y.copy().reshape(hs))
+        if c is not None:
+            out += (c.reshape(hs),)
+        return out
+
+    def run_sequence(self, x, h0, c0=None):
+        """Whole sequences, one batch-to-batch MLI call per row.
+
+        Parameters
+        ----------
+        x : integer array [T, N] or [T, B, N]
+            Time-major input (frac ``in_frac``).
+        h0, c0 : integer arrays [M] or [B, M]
+            Initial state (and cell for an LSTM).
+
+        Returns
+        -------
+        (y, h_last) or (y, h_last, c_last)
+            ``y`` [T, M] or [T, B, M] is every step's output; ``h_last`` and
+            ``c_last`` are shaped like ``h0``.  Bit-identical to ``T`` calls
+            of :meth:`run`.
+        """
+        x = x.numpy() if isinstance(x, Tensor) else np.asarray(x)
+        if x.ndim not in (2, 3):
+            raise ValueError(f"KernelBody.run_sequence: x must be [T, N] or [T, B, N], "
+                             f"got {list(x.shape)}")
+        T = x.shape[0]
+        lstm = self.cell == "lstm"
+        if lstm and c0 is None:
+            raise ValueError("KernelBody.run_sequence: an LSTM needs c0")
+        h0a = np.asarray(h0.numpy() if isinstance(h0, Tensor) else h0)
+        rows = self._check(x[0] if T else np.zeros(x.shape[1:], x.dtype), h0a,
+                           *((c0.numpy() if isinstance(c0, Tensor) else c0,) if lstm else ()))
+        B, M = rows[1].shape
+        xb = x.reshape(T, B, self.input_size)
+        y = np.empty((T, B, M), self.dtype)
+        c = rows[2].copy() if lstm else None
+        if T:
+            for r in range(B):
+                yr, cr = self._call(np.ascontiguousarray(xb[:, r]), rows[1][r],
+                                    rows[2][r] if lstm else None, self._seq)
+                y[:, r] = yr.reshape(T, M)
+                if lstm:
+                    c[r] = cr
+            h = y[-1].copy()
+        else:
+            h = rows[1].copy()
+        y = y.reshape((T,) + x.shape[1:-1] + (M,))
+        out = (y, h.reshape(h0a.shape))
+        return out + (c.reshape(h0a.shape),) if lstm else out
+
+    # ------------------------------------------------------------------ fast path
+    def fusable(self, ti) -> bool:
+        """Whether ``ti``'s port map lets :meth:`run_tensor_iterator` fuse it."""
+        fed = {p.internal: p for p in ti.inputs}
+        x = fed.get(0)
+        if not (isinstance(x, SlicedInput) and x.part_size == 1):
+            return False
+        states = (1, 2) if self.cell == "lstm" else (1,)
+        if any(not isinstance(fed.get(i), MergedInput) for i in states):
+            return False
+        edges = sorted((e.from_result, e.to_parameter) for e in ti.back_edges)
+        if edges != [(i, i) for i in states]:
+            return False
+        for p in ti.outputs:
+            if isinstance(p, ConcatOutput):
+                if p.internal not in (0, 1):
+                    return False         # the cell sequence is not kept by batch-to-batch
+            elif not isinstance(p, LastIterationOutput):
+                return False
+        return True
+
+    def run_tensor_iterator(self, ti, arrays):
+        """Fast path hook called by :class:`~mli.graph.TensorIterator`.
+
+        Returns the TI's outputs computed with one batch-to-batch call per
+        row, or ``None`` when the port map (or ``fuse=False``, zero
+        iterations, slicing on the last axis of ``x``) needs stepping.
+        """
+        if not self.fuse or not self.fusable(ti):
+            return None
+        body_in, plans = ti._start(arrays)
+        n = ti._count(plans)
+        (p, _, x, pre, first, step, _), = plans
+        axis = len(pre)
+        if n == 0 or axis == x.ndim - 1:
+            return None
+        chunk = x[pre + (slice(first, first + 1),)]
+        lstm = self.cell == "lstm"
+        h0 = body_in[1]
+        self._check(chunk, h0, body_in[2] if lstm else None)   # same errors as stepping
+        seq = np.take(x, first + step * np.arange(n), axis=axis)
+        seq = np.moveaxis(seq, axis, 0)                        # [n, rows..., N]
+        M = self.state_size
+        res = self.run_sequence(seq.reshape(n, -1, self.input_size), np.reshape(h0, (-1, M)),
+                                np.reshape(body_in[2], (-1, M)) if lstm else None)
+        y = res[0]                                             # [n, B, M]
+        y_shape = chunk.shape[:-1] + (self.state_size,)
+        h_shape = np.shape(h0)
+        per_iter = {0: [y[k].reshape(y_shape) for k in range(n)],
+                    1: [y[k].reshape(h_shape) for k in range(n)]}
+        scans = [per_iter[q.internal] for q in ti._concat]
+        last = [per_iter[0][-1].copy(), per_iter[1][-1].copy()]
+        if lstm:
+            last.append(res[2].reshape(np.shape(body_in[2])))
+        return ti._finish(arrays, n, scans, last)
+
+    def __repr__(self):
+        f = ", ".join(f"{k}={v}" for k, v in self.fracs.items())
+        return (f"KernelBody({self.cell}, {self.kind}, N={self.input_size}, "
+                f"M={self.state_size}, act={self.act.name}, frac {f})")
+
+
+def _frac(v, name):
+    if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or not 0 <= int(v) <= 255:
+        raise ValueError(f"KernelBody: {name} must be an integer in 0..255, got {v!r}")
+    return int(v)
