@@ -34,5 +34,5 @@ __all__ = [
     "TensorIterator", "Loop",
     "SlicedInput", "InvariantInput", "MergedInput", "ConcatOutput", "LastIterationOutput",
     "BackEdge", "CurrentIteration", "GraphError",
-    "Body", "BodyProtocol", "CallableBody", "IRBody",
+    "Body", "BodyProtocol", "CallableBody", "IRBody", "KernelBody",
 ]
