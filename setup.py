@@ -19,8 +19,9 @@ class BuildExt(build_ext):
             flags = ["/O2"]
         else:
             flags = ["-std=c11", "-O3", "-fno-strict-aliasing", "-ffp-contract=off"]
-            if os.environ.get("MLI_SANITIZE"):
-                flags += ["-fsanitize=address,undefined", "-fno-omit-frame-pointer", "-O1", "-g"]
+            if os.environ.get("MLI_SANITIZE"):  # AddressSanitizer + UBSan build for CI (.ci/run)
+                flags += ["-fsanitize=address,undefined", "-fno-sanitize-recover=all", "-fno-wrapv",
+                          "-fno-omit-frame-pointer", "-O1", "-g"]
                 for ext in self.extensions:
                     ext.extra_link_args = ["-fsanitize=address,undefined"]
         for ext in self.extensions:

@@ -42,10 +42,13 @@ _DT = {"fx8": np.int8, "fx16": np.int16}
 
 
 def default_data_dir():
-    """``$MLI_HAR_DATA``, else ``<project root>/../shared/data/har``."""
+    """``$MLI_HAR_DATA``, else ``$MLI_SHARED/data/har``, else
+    ``<project root>/../shared/data/har``."""
     env = os.environ.get("MLI_HAR_DATA")
     if env:
         return env
+    if os.environ.get("MLI_SHARED"):
+        return os.path.join(os.environ["MLI_SHARED"], "data", "har")
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     return os.path.normpath(os.path.join(root, "..", "shared", "data", "har"))
 

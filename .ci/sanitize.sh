@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# Builds the C core and the extension with AddressSanitizer and UBSan in a
+# copy of the tree and runs the whole test suite against that build.
+# Any sanitizer report aborts the run (exit code != 0).
+set -euo pipefail
+root="$(cd "$(dirname "$0")/.." && pwd)"
+work="$(mktemp -d)"
+trap 'rm -rf "$work"' EXIT
+git -C "$root" ls-files -z | (cd "$root" && xargs -0 cp --parents -t "$work")
+cd "$work"
+MLI_SANITIZE=1 python setup.py -q build_ext --inplace --force >/dev/null 2>build.log || { cat build.log; exit 1; }
+asan="$(${CC:-cc} -print-file-name=libasan.so)"
+ubsan="$(${CC:-cc} -print-file-name=libubsan.so)"
+export LD_PRELOAD="$asan:$ubsan"
+export ASAN_OPTIONS="detect_leaks=0:abort_on_error=1:halt_on_error=1"
+export UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1"
+export MLI_SHARED="${MLI_SHARED:-$root/../shared}"
+python -c "import mli; print('sanitized build:', mli.__file__)"
+python -m pytest -q -p no:cacheprovider -x "$@"
