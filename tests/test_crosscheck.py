@@ -295,7 +295,11 @@ def test_plot_writes_png(tmp_path, capsys):
 
 
 def test_python_m_mli_no_traceback(tmp_path):
-    env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    import mli
+
+    # the mli the tests import (in-place build or installed), not necessarily the source tree
+    where = os.path.dirname(os.path.dirname(os.path.abspath(mli.__file__)))
+    env = dict(os.environ, PYTHONPATH=where + os.pathsep + os.environ.get("PYTHONPATH", ""))
     r = subprocess.run([sys.executable, "-m", "mli", "crosscheck", "--kernel", "lstm_cell_fx16", "--in",
                         str(tmp_path / "none.idx"), "--in-frac", "3", "--weights", "w", "--bias", "b",
                         "--cell-frac", "3", "--firmware", "f.npy"], capture_output=True, text=True, env=env, cwd=tmp_path)
