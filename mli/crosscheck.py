@@ -1111,7 +1111,7 @@ def _build_parser():
         "(time step, unit), by how much, the S/N, and whether the other DSP rounding mode would match. "
         "Exit 0 bit-exact, 1 mismatch, 2 usage or input error."),
         epilog="File specs: PATH[:KEY][,dtype=int16,shape=128x32,endian=big,offset=N] (idx, npy, npz:KEY, "
-               "raw .bin/.raw/.dat, c:NAME with macro=M,frac=F).  See docs/cli.md.")
+               "raw .bin/.raw/.dat, c:NAME with macro=M,frac=F).  See the README.")
     ap.add_argument("case", nargs="?", help="JSON or TOML case file (kernel or layer chain)")
     g = ap.add_argument_group("one kernel without a case file")
     g.add_argument("--kernel", help="e.g. lstm_cell_fx16, fully_connected, relu, eltwise_add_fx8")
