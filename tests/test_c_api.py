@@ -14,7 +14,7 @@ CC = shutil.which("cc") or shutil.which("gcc") or shutil.which("clang")
 def test_c_api_program(tmp_path):
     exe = tmp_path / "test_c_api"
     srcs = [str(ROOT / "csrc" / "test" / "test_c_api.c")] + sorted(glob.glob(str(ROOT / "csrc/src/**/*.c"), recursive=True))
-    cmd = [CC, "-std=c11", "-O1", "-Wall", "-Wextra", "-Werror", "-I", str(ROOT / "csrc" / "include"), *srcs, "-lm",
+    cmd = [CC, "-std=c11", "-O1", "-Wall", "-Wextra", "-Wconversion", "-Werror", "-I", str(ROOT / "csrc" / "include"), *srcs, "-lm",
            "-o", str(exe)]
     subprocess.run(cmd, check=True, capture_output=True, text=True)
     r = subprocess.run([str(exe)], capture_output=True, text=True)

@@ -7,6 +7,7 @@
 #include "../private/mli_check.h"
 #include "../private/mli_math.h"
 #include "../private/mli_prv_dense.h"
+#include "../private/mli_prv_isa.h"
 #include "../private/mli_prv_lut.h"
 #include "../private/mli_prv_template.h"
 

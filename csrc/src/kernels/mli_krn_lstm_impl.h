@@ -15,9 +15,35 @@ void MLI_CAT(mlipy_lstm_gates_, KRN_SFX)(KRN_IO_T *gates, int M, int f_ir) {
 }
 
 /* c = SAT(ASR32(ASR32(i*g, ir_shift) + f*c, q)); the sum wraps at 32 bits
- * as MLI's plain C int arithmetic does. */
+ * as MLI's plain C int arithmetic does.  The usual case (0 < ir_shift < 31)
+ * runs branch-free, one version per ISA; the rounding of the shifts is
+ * written (v + 2^(n-1) - 1 + (up | bit n of v)) >> n. */
+MLIPY_ALWAYS_INLINE int MLI_CAT(MLI_CAT(cell_update_, KRN_SFX), _body)(const KRN_IO_T *i_g, const KRN_IO_T *g_g,
+                                                                      const KRN_IO_T *f_g, KRN_IO_T *c, int M,
+                                                                      int s, int64_t up) {
+    const int q = KRN_BITS - 1;
+    const int64_t sbias = ((int64_t)1 << (s - 1)) - 1, qbias = ((int64_t)1 << (q - 1)) - 1;
+    const int64_t cmax = ((int64_t)1 << q) - 1, cmin = -cmax - 1;
+    for (int m = 0; m < M; m++) {
+        const int64_t p = (int64_t)i_g[m] * g_g[m];
+        const int64_t u = (p + sbias + (up | ((p >> s) & 1))) >> s; /* |p| <= 2^30: no saturation */
+        const int64_t v = (int32_t)(uint32_t)(u + (int64_t)f_g[m] * c[m]);
+        const int64_t r = (v + qbias + (up | ((v >> q) & 1))) >> q;
+        c[m] = (KRN_IO_T)(r < cmin ? cmin : (r > cmax ? cmax : r));
+    }
+    return 0;
+}
+MLIPY_MULTIVERSION(int, MLI_CAT(cell_update_, KRN_SFX),
+                   (const KRN_IO_T *i_g, const KRN_IO_T *g_g, const KRN_IO_T *f_g, KRN_IO_T *c, int M, int s,
+                    int64_t up),
+                   (i_g, g_g, f_g, c, M, s, up))
+
 void MLI_CAT(mlipy_lstm_cell_update_, KRN_SFX)(const KRN_IO_T *gates, int M, KRN_IO_T *c, int ir_shift) {
     const KRN_IO_T *i_g = gates, *g_g = gates + M, *f_g = gates + 2 * M;
+    if (ir_shift > 0 && ir_shift < 31) {
+        MLI_CAT(cell_update_, KRN_SFX)(i_g, g_g, f_g, c, M, ir_shift, mlipy_rounding_up);
+        return;
+    }
     for (int m = 0; m < M; m++) {
         int64_t u = mli_math_asr32((int32_t)i_g[m] * g_g[m], ir_shift);
         u = (int32_t)(uint32_t)(u + (int64_t)f_g[m] * c[m]);
@@ -27,6 +53,21 @@ void MLI_CAT(mlipy_lstm_cell_update_, KRN_SFX)(const KRN_IO_T *gates, int M, KRN
 
 /* h = out(p * o) with p = c (act NONE) or tanh/sigm(c) in Q15/Q7 (the
  * activation is evaluated into h first, then scaled in place). */
+MLIPY_ALWAYS_INLINE int MLI_CAT(MLI_CAT(hidden_, KRN_SFX), _body)(const KRN_IO_T *p, const KRN_IO_T *o, int M, int s,
+                                                                 int64_t up, KRN_IO_T *h) {
+    const int64_t bias = ((int64_t)1 << (s - 1)) - 1;
+    const int64_t hmax = ((int64_t)1 << (KRN_BITS - 1)) - 1, hmin = -hmax - 1;
+    for (int m = 0; m < M; m++) {
+        const int64_t v = (int64_t)p[m] * o[m];
+        const int64_t r = (v + bias + (up | ((v >> s) & 1))) >> s;
+        h[m] = (KRN_IO_T)(r < hmin ? hmin : (r > hmax ? hmax : r));
+    }
+    return 0;
+}
+MLIPY_MULTIVERSION(int, MLI_CAT(hidden_, KRN_SFX),
+                   (const KRN_IO_T *p, const KRN_IO_T *o, int M, int s, int64_t up, KRN_IO_T *h),
+                   (p, o, M, s, up, h))
+
 void MLI_CAT(mlipy_lstm_hidden_, KRN_SFX)(const KRN_IO_T *gates, int M, const KRN_IO_T *c, int f_c,
                                           mli_rnn_out_activation act, int mshift, KRN_IO_T *h) {
     const KRN_IO_T *o_g = gates + 3 * M;
@@ -34,6 +75,10 @@ void MLI_CAT(mlipy_lstm_hidden_, KRN_SFX)(const KRN_IO_T *gates, int M, const KR
     if (act != RNN_ACT_NONE) {
         MLI_CAT(mli_prv_act_vec, KRN_BITS)(act == RNN_ACT_TANH ? &mli_prv_tanh_lut : &mli_prv_sigm_lut, c, M, f_c, h);
         p = h;
+    }
+    if (mshift > 0 && mshift < 31) {
+        MLI_CAT(hidden_, KRN_SFX)(p, o_g, M, mshift, mlipy_rounding_up, h);
+        return;
     }
     for (int m = 0; m < M; m++)
         h[m] = (KRN_IO_T)mli_math_sat(mli_math_asr32((int64_t)p[m] * o_g[m], mshift), KRN_BITS);

@@ -76,8 +76,8 @@ static int mli_prv_workspace_take(mli_dense_plan *plan, int K, int N, int S) {
     char *p = (char *)align64((size_t)workspace.buf + sizeof(mli_pack_header));
     const size_t g = (size_t)plan->groups;
 #define TAKE(field, type, count) plan->field = (type *)p; p += align64((size_t)(count) * sizeof(type))
-    TAKE(w_in, int16_t, g * plan->n_pairs * 2 * MLI_DOT_GROUP);
-    TAKE(w_st, int16_t, g * plan->s_pairs * 2 * MLI_DOT_GROUP);
+    TAKE(w_in, int16_t, g * (size_t)plan->n_pairs * 2 * MLI_DOT_GROUP);
+    TAKE(w_st, int16_t, g * (size_t)plan->s_pairs * 2 * MLI_DOT_GROUP);
     TAKE(x_in, int32_t, plan->n_pairs);
     TAKE(xlo_in, int32_t, plan->n_pairs);
     TAKE(x_st, int32_t, plan->s_pairs);

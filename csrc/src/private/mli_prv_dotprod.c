@@ -12,7 +12,7 @@ static void dot_groups_scalar(const int16_t *w, int groups, int pairs, const int
     for (int g = 0; g < groups; g++) {
         int64_t acc[MLI_DOT_GROUP] = {0}, lo[MLI_DOT_GROUP] = {0};
         for (int p = 0; p < pairs; p++) {
-            const int16_t *blk = w + ((size_t)g * pairs + p) * 2 * MLI_DOT_GROUP;
+            const int16_t *blk = w + ((size_t)g * (size_t)pairs + (size_t)p) * 2 * MLI_DOT_GROUP;
             const int32_t a0 = (int16_t)(x[p] & 0xFFFF), a1 = (int16_t)((uint32_t)x[p] >> 16);
             for (int r = 0; r < MLI_DOT_GROUP; r++) acc[r] += (int64_t)a0 * blk[2 * r] + (int64_t)a1 * blk[2 * r + 1];
             if (xlo) {
@@ -34,7 +34,7 @@ __attribute__((target("avx2"))) static void dot_groups_avx2(const int16_t *w, in
     for (int g = 0; g < groups; g++) {
         __m256i s[4] = {_mm256_setzero_si256(), _mm256_setzero_si256(), _mm256_setzero_si256(),
                         _mm256_setzero_si256()}; /* int64 sums of rows 0-3, 4-7, 8-11, 12-15 */
-        const int16_t *wg = w + (size_t)g * pairs * 2 * MLI_DOT_GROUP;
+        const int16_t *wg = w + (size_t)g * (size_t)pairs * 2 * MLI_DOT_GROUP;
         for (int p0 = 0; p0 < pairs; p0 += MLI_DOT_CHUNK_PAIRS) {
             const int pend = p0 + MLI_DOT_CHUNK_PAIRS < pairs ? p0 + MLI_DOT_CHUNK_PAIRS : pairs;
             __m256i a0 = _mm256_setzero_si256(), a1 = _mm256_setzero_si256();
@@ -76,7 +76,7 @@ __attribute__((target("avx512f,avx512bw,avx512vnni"))) static void dot_groups_vn
     const __m128i sh = _mm_cvtsi32_si128(x_shift);
     for (int g = 0; g < groups; g++) {
         __m512i s0 = _mm512_setzero_si512(), s1 = _mm512_setzero_si512(); /* int64 rows 0-7, 8-15 */
-        const int16_t *wg = w + (size_t)g * pairs * 2 * MLI_DOT_GROUP;
+        const int16_t *wg = w + (size_t)g * (size_t)pairs * 2 * MLI_DOT_GROUP;
         for (int p0 = 0; p0 < pairs; p0 += MLI_DOT_CHUNK_PAIRS) {
             const int pend = p0 + MLI_DOT_CHUNK_PAIRS < pairs ? p0 + MLI_DOT_CHUNK_PAIRS : pairs;
             __m512i a = _mm512_setzero_si512(), b = _mm512_setzero_si512();
