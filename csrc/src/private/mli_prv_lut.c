@@ -83,25 +83,37 @@ const mli_lut mli_prv_sigm_lut = {sigm_data, sigm_data32, 180, 90, 3};
 
 /* the per-call constants of one evaluation */
 typedef struct {
+    int direct; /* input no finer than the table: T[idx] without interpolation */
     int s, pre;
     int32_t mask, bias, hi, off, up;
 } lut_setup;
 
-static int lut_prepare(const mli_lut *lut, int frac_in, lut_setup *c) {
+static void lut_prepare(const mli_lut *lut, int frac_in, lut_setup *c) {
     int s = frac_in - lut->frac;
-    if (s <= 0) return 0;
+    c->up = mlipy_rounding_up;
+    c->off = lut->offset;
+    if (s <= 0) { /* x << -s with -s <= lut->frac <= 4: inside int32 */
+        c->direct = 1;
+        c->s = -s;
+        c->hi = lut->length - 1;
+        return;
+    }
+    c->direct = 0;
     c->pre = s > 15 ? s - 15 : 0;
     if (c->pre > 31) c->pre = 31;
     c->s = s > 15 ? 15 : s;
     c->mask = (1 << c->s) - 1;
     c->bias = (1 << (c->s - 1)) - 1;
     c->hi = lut->length - 2;
-    c->off = lut->offset;
-    c->up = mlipy_rounding_up;
-    return 1;
 }
 
 static inline int32_t lut_one(const mli_lut *lut, const lut_setup *c, int32_t x) {
+    if (c->direct) {
+        int32_t v = x * (1 << c->s);
+        v = v < -32768 ? -32768 : (v > 32767 ? 32767 : v);
+        v += c->off; /* within int16 again: |off| < 100 and the result is clamped to the table */
+        return lut->data32[v < 0 ? 0 : (v > c->hi ? c->hi : v)];
+    }
     const int32_t xs = x >> c->pre;
     int32_t idx = (xs >> c->s) + c->off; /* |xs >> s| < 2^14: the 16-bit saturation never acts */
     idx = idx < 0 ? 0 : (idx > c->hi ? c->hi : idx);
@@ -127,6 +139,13 @@ static inline int32_t lut_q7(int32_t r, int32_t up) {
 /* 16 lanes: r (int32) of LUT(x) for the 16 inputs in xv. */
 __attribute__((target("avx512f,avx512bw"))) static inline __m512i lut16_avx512(const mli_lut *lut, const lut_setup *c,
                                                                              __m512i xv) {
+    if (c->direct) {
+        __m512i v = _mm512_sll_epi32(xv, _mm_cvtsi32_si128(c->s));
+        v = _mm512_min_epi32(_mm512_max_epi32(v, _mm512_set1_epi32(-32768)), _mm512_set1_epi32(32767));
+        v = _mm512_add_epi32(v, _mm512_set1_epi32(c->off));
+        v = _mm512_min_epi32(_mm512_max_epi32(v, _mm512_setzero_si512()), _mm512_set1_epi32(c->hi));
+        return _mm512_i32gather_epi32(v, (const void *)lut->data32, 4);
+    }
     const __m128i pre = _mm_cvtsi32_si128(c->pre), s = _mm_cvtsi32_si128(c->s);
     const __m512i lo16 = _mm512_set1_epi32(-32768), hi16 = _mm512_set1_epi32(32767);
     const __m512i xs = _mm512_sra_epi32(xv, pre);
@@ -168,6 +187,13 @@ __attribute__((target("avx512f,avx512bw"))) static long lut_vec8_avx512(const ml
 
 /* 8 lanes */
 __attribute__((target("avx2"))) static inline __m256i lut8_avx2(const mli_lut *lut, const lut_setup *c, __m256i xv) {
+    if (c->direct) {
+        __m256i v = _mm256_sll_epi32(xv, _mm_cvtsi32_si128(c->s));
+        v = _mm256_min_epi32(_mm256_max_epi32(v, _mm256_set1_epi32(-32768)), _mm256_set1_epi32(32767));
+        v = _mm256_add_epi32(v, _mm256_set1_epi32(c->off));
+        v = _mm256_min_epi32(_mm256_max_epi32(v, _mm256_setzero_si256()), _mm256_set1_epi32(c->hi));
+        return _mm256_i32gather_epi32((const int *)lut->data32, v, 4);
+    }
     const __m128i pre = _mm_cvtsi32_si128(c->pre), s = _mm_cvtsi32_si128(c->s);
     const __m256i lo16 = _mm256_set1_epi32(-32768), hi16 = _mm256_set1_epi32(32767);
     const __m256i xs = _mm256_sra_epi32(xv, pre);
@@ -213,10 +239,7 @@ __attribute__((target("avx2"))) static long lut_vec8_avx2(const mli_lut *lut, co
 void mli_prv_lut_vec16(const mli_lut *lut, const int16_t *x, long n, int frac_in, int16_t *y) {
     lut_setup c;
     long i = 0;
-    if (!lut_prepare(lut, frac_in, &c)) {
-        for (; i < n; i++) y[i] = mli_prv_lut_q15(lut, x[i], frac_in);
-        return;
-    }
+    lut_prepare(lut, frac_in, &c);
 #ifdef MLIPY_X86_TARGETS
     const int isa = mlipy_get_isa();
     if (isa == 2) i = lut_vec16_avx512(lut, &c, x, n, y);
@@ -228,10 +251,7 @@ void mli_prv_lut_vec16(const mli_lut *lut, const int16_t *x, long n, int frac_in
 void mli_prv_lut_vec8(const mli_lut *lut, const int8_t *x, long n, int frac_in, int8_t *y) {
     lut_setup c;
     long i = 0;
-    if (!lut_prepare(lut, frac_in, &c)) {
-        for (; i < n; i++) y[i] = mli_prv_q15_to_q7(mli_prv_lut_q15(lut, x[i], frac_in));
-        return;
-    }
+    lut_prepare(lut, frac_in, &c);
 #ifdef MLIPY_X86_TARGETS
     const int isa = mlipy_get_isa();
     if (isa == 2) i = lut_vec8_avx512(lut, &c, x, n, y);
