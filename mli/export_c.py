@@ -286,7 +286,10 @@ def export_c(base, tensors, cfgs=(), *, data_attr="", include="mli_api.h"):
     base = os.fspath(base)
     if base.endswith((".c", ".h")):
         base = base[:-2]
-    hname = os.path.basename(base) + ".h"
+    stem = os.path.basename(base)
+    if not stem or stem in (".", "..") or not re.fullmatch(r"[A-Za-z0-9_.+-]+", stem):
+        raise ExportError(f"-o: {base!r} is not a usable file name stem (letters, digits, _ . + - only)")
+    hname = stem + ".h"
     c_text, h_text = render(tensors, cfgs, header_name=hname, data_attr=data_attr, include=include)
     d = os.path.dirname(base)
     if d and not os.path.isdir(d):
