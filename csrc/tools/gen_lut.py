@@ -11,8 +11,9 @@ TABLES = [  # name, function, length, offset, lut_frac
     ("tanh", math.tanh, 178, 89, 4),
     ("sigm", lambda t: 1.0 / (1.0 + math.exp(-t)), 180, 90, 3),
 ]
-# Each table is emitted twice: int16 as MLI keeps it, and widened to int32
-# for the gather instructions of the vectorized evaluation.
+# Each table is emitted three times: int16 as MLI keeps it, widened to int32
+# for gathers, and padded to 192 entries (its last value repeated) for
+# in-register lookups of the vectorized evaluation.
 
 
 TAIL_MARK = "/* ------------------------------------------------------------------------\n * Vector evaluation"
@@ -39,7 +40,13 @@ def main():
         for k in range(0, length, 12):
             lines.append("    " + ", ".join(str(v) for v in vals[k:k + 12]) + ",")
         lines.append("};")
-        lines.append(f"const mli_lut mli_prv_{name}_lut = {{{name}_data, {name}_data32, {length}, {offset}, {frac}}};")
+        padded = vals + [vals[-1]] * (192 - length)
+        lines.append(f"static const int16_t {name}_pad192[192] = {{")
+        for k in range(0, 192, 12):
+            lines.append("    " + ", ".join(str(v) for v in padded[k:k + 12]) + ",")
+        lines.append("};")
+        lines.append(f"const mli_lut mli_prv_{name}_lut = {{{name}_data, {name}_data32, {name}_pad192, {length}, "
+                     f"{offset}, {frac}}};")
         lines.append("")
     path = pathlib.Path(__file__).resolve().parents[1] / "src" / "private" / "mli_prv_lut.c"
     old = path.read_text() if path.exists() else ""

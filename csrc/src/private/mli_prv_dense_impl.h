@@ -77,6 +77,24 @@ static inline int64_t MLI_CAT(bias_term_, DENSE_SFX)(int64_t bias, mli_dense_shi
 #endif
 }
 
+/* The same for all rows, branch-free, for 0 <= bias_shift <= 40 (|b| < 2^15,
+ * so b * 2^shift stays inside int64 before the saturation). */
+MLIPY_ALWAYS_INLINE int MLI_CAT(MLI_CAT(bias_terms_, DENSE_SFX), _body)(const DENSE_W_T *b, int K, int shift,
+                                                                       int64_t *out) {
+#if DENSE_ACC40
+    const int64_t lo = -((int64_t)1 << 39), hi = ((int64_t)1 << 39) - 1;
+#else
+    const int64_t lo = INT32_MIN, hi = INT32_MAX;
+#endif
+    for (int k = 0; k < K; k++) {
+        const int64_t v = (int64_t)b[k] * ((int64_t)1 << shift);
+        out[k] = v < lo ? lo : (v > hi ? hi : v);
+    }
+    return 0;
+}
+MLIPY_MULTIVERSION(int, MLI_CAT(bias_terms_, DENSE_SFX), (const DENSE_W_T *b, int K, int shift, int64_t *out),
+                   (b, K, shift, out))
+
 void MLI_CAT(mli_prv_dense_plan_, DENSE_SFX)(mli_dense_plan *plan, const DENSE_W_T *W, long row_stride, int K,
                                              int N, int S, const DENSE_W_T *b, mli_dense_shifts sh) {
     plan->packed = 0;
@@ -85,7 +103,11 @@ void MLI_CAT(mli_prv_dense_plan_, DENSE_SFX)(mli_dense_plan *plan, const DENSE_W
         MLI_CAT(pack_, DENSE_SFX)(W, row_stride, K, 0, N, plan->w_in);
         if (S > 0) MLI_CAT(pack_, DENSE_SFX)(W, row_stride, K, N, S, plan->w_st);
     }
-    for (int k = 0; k < K; k++) plan->bias_term[k] = MLI_CAT(bias_term_, DENSE_SFX)(b[k], sh);
+    if (sh.bias_shift >= 0 && sh.bias_shift <= 40) {
+        MLI_CAT(bias_terms_, DENSE_SFX)(b, K, sh.bias_shift, plan->bias_term);
+    } else {
+        for (int k = 0; k < K; k++) plan->bias_term[k] = MLI_CAT(bias_term_, DENSE_SFX)(b[k], sh);
+    }
     /* the branch-free read-out handles right shifts; other shifts use dense_out */
     plan->fast_epilogue = sh.out_shift > 0 && sh.out_shift < 62 && (S == 0 || (sh.in_to_state >= -23 && sh.in_to_state < 62));
     plan->packed = 1;

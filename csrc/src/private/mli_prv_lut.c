@@ -35,7 +35,25 @@ static const int32_t tanh_data32[178] = {
     32753, 32755, 32756, 32758, 32759, 32760, 32761, 32762, 32762, 32763, 32764, 32764,
     32765, 32765, 32765, 32766, 32766, 32766, 32766, 32767, 32767, 32767,
 };
-const mli_lut mli_prv_tanh_lut = {tanh_data, tanh_data32, 178, 89, 4};
+static const int16_t tanh_pad192[192] = {
+    -32767, -32767, -32767, -32767, -32766, -32766, -32766, -32766, -32765, -32765, -32765, -32764,
+    -32764, -32763, -32762, -32762, -32761, -32760, -32759, -32758, -32756, -32755, -32753, -32751,
+    -32749, -32746, -32743, -32740, -32736, -32732, -32727, -32721, -32715, -32708, -32700, -32691,
+    -32681, -32670, -32657, -32642, -32625, -32606, -32584, -32560, -32532, -32501, -32466, -32426,
+    -32381, -32329, -32271, -32206, -32132, -32048, -31953, -31846, -31726, -31589, -31435, -31262,
+    -31067, -30847, -30600, -30322, -30010, -29660, -29268, -28830, -28341, -27797, -27191, -26519,
+    -25776, -24956, -24054, -23066, -21986, -20813, -19542, -18173, -16706, -15143, -13486, -11743,
+    -9919, -8025, -6073, -4075, -2045, 0, 2045, 4075, 6073, 8025, 9919, 11743,
+    13486, 15143, 16706, 18173, 19542, 20813, 21986, 23066, 24054, 24956, 25776, 26519,
+    27191, 27797, 28341, 28830, 29268, 29660, 30010, 30322, 30600, 30847, 31067, 31262,
+    31435, 31589, 31726, 31846, 31953, 32048, 32132, 32206, 32271, 32329, 32381, 32426,
+    32466, 32501, 32532, 32560, 32584, 32606, 32625, 32642, 32657, 32670, 32681, 32691,
+    32700, 32708, 32715, 32721, 32727, 32732, 32736, 32740, 32743, 32746, 32749, 32751,
+    32753, 32755, 32756, 32758, 32759, 32760, 32761, 32762, 32762, 32763, 32764, 32764,
+    32765, 32765, 32765, 32766, 32766, 32766, 32766, 32767, 32767, 32767, 32767, 32767,
+    32767, 32767, 32767, 32767, 32767, 32767, 32767, 32767, 32767, 32767, 32767, 32767,
+};
+const mli_lut mli_prv_tanh_lut = {tanh_data, tanh_data32, tanh_pad192, 178, 89, 4};
 
 static const int16_t sigm_data[180] = {
     0, 0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 2,
@@ -71,7 +89,25 @@ static const int32_t sigm_data32[180] = {
     32759, 32760, 32761, 32762, 32763, 32763, 32764, 32764, 32765, 32765, 32766, 32766,
     32766, 32766, 32767, 32767, 32767, 32767, 32767, 32767, 32767, 32767, 32767, 32767,
 };
-const mli_lut mli_prv_sigm_lut = {sigm_data, sigm_data32, 180, 90, 3};
+static const int16_t sigm_pad192[192] = {
+    0, 0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 2,
+    2, 2, 2, 3, 3, 4, 4, 5, 5, 6, 7, 8,
+    9, 10, 11, 12, 14, 16, 18, 21, 23, 26, 30, 34,
+    38, 43, 49, 56, 63, 72, 81, 92, 104, 118, 133, 151,
+    171, 194, 219, 248, 281, 318, 360, 407, 461, 521, 589, 666,
+    753, 851, 961, 1084, 1223, 1379, 1554, 1750, 1969, 2213, 2486, 2789,
+    3124, 3496, 3906, 4357, 4851, 5391, 5978, 6613, 7297, 8031, 8813, 9641,
+    10513, 11424, 12371, 13348, 14347, 15361, 16384, 17407, 18421, 19420, 20397, 21344,
+    22255, 23127, 23955, 24737, 25471, 26155, 26790, 27377, 27917, 28411, 28862, 29272,
+    29644, 29979, 30282, 30555, 30799, 31018, 31214, 31389, 31545, 31684, 31807, 31917,
+    32015, 32102, 32179, 32247, 32307, 32361, 32408, 32450, 32487, 32520, 32549, 32574,
+    32597, 32617, 32635, 32650, 32664, 32676, 32687, 32696, 32705, 32712, 32719, 32725,
+    32730, 32734, 32738, 32742, 32745, 32747, 32750, 32752, 32754, 32756, 32757, 32758,
+    32759, 32760, 32761, 32762, 32763, 32763, 32764, 32764, 32765, 32765, 32766, 32766,
+    32766, 32766, 32767, 32767, 32767, 32767, 32767, 32767, 32767, 32767, 32767, 32767,
+    32767, 32767, 32767, 32767, 32767, 32767, 32767, 32767, 32767, 32767, 32767, 32767,
+};
+const mli_lut mli_prv_sigm_lut = {sigm_data, sigm_data32, sigm_pad192, 180, 90, 3};
 
 /* ------------------------------------------------------------------------
  * Vector evaluation (hand-written below this line; gen_lut.py keeps it).
@@ -185,6 +221,101 @@ __attribute__((target("avx512f,avx512bw"))) static long lut_vec8_avx512(const ml
     return i;
 }
 
+/* 32 lanes with the table in registers: vpermt2w looks up 64 int16
+ * entries at once, three of them cover the 192-entry padded table; no
+ * gathers.  Returns r for 32 inputs as two vectors of 16 int32 lanes. */
+typedef struct {
+    __m512i t[6];
+} lut_regs;
+
+__attribute__((target("avx512f,avx512bw"))) static inline void lut_load_regs(const mli_lut *lut, lut_regs *r) {
+    for (int k = 0; k < 6; k++) r->t[k] = _mm512_loadu_si512((const void *)(lut->pad192 + 32 * k));
+}
+
+__attribute__((target("avx512f,avx512bw"))) static inline __m512i lut_lookup32(const lut_regs *r, __m512i idx) {
+    const __m512i a = _mm512_permutex2var_epi16(r->t[0], idx, r->t[1]);
+    const __m512i b = _mm512_permutex2var_epi16(r->t[2], idx, r->t[3]);
+    const __m512i c = _mm512_permutex2var_epi16(r->t[4], idx, r->t[5]);
+    const __mmask32 ge64 = _mm512_cmpge_epi16_mask(idx, _mm512_set1_epi16(64));
+    const __mmask32 ge128 = _mm512_cmpge_epi16_mask(idx, _mm512_set1_epi16(128));
+    return _mm512_mask_blend_epi16(ge128, _mm512_mask_blend_epi16(ge64, a, b), c);
+}
+
+__attribute__((target("avx512f,avx512bw"))) static inline void lut32_avx512(const lut_regs *r, const lut_setup *c,
+                                                                          __m512i xv, __m512i *r_lo, __m512i *r_hi) {
+    const __m512i lo16 = _mm512_set1_epi32(-32768), hi16 = _mm512_set1_epi32(32767);
+    if (c->direct) {
+        __m512i v = _mm512_sll_epi16(xv, _mm_cvtsi32_si128(c->s)); /* wraps: saturate from the 32-bit value */
+        const __m512i wide_lo = _mm512_sll_epi32(_mm512_cvtepi16_epi32(_mm512_castsi512_si256(xv)),
+                                                 _mm_cvtsi32_si128(c->s));
+        const __m512i wide_hi = _mm512_sll_epi32(_mm512_cvtepi16_epi32(_mm512_extracti64x4_epi64(xv, 1)),
+                                                 _mm_cvtsi32_si128(c->s));
+        v = _mm512_inserti64x4(_mm512_castsi256_si512(_mm512_cvtsepi32_epi16(wide_lo)), _mm512_cvtsepi32_epi16(wide_hi), 1);
+        v = _mm512_adds_epi16(v, _mm512_set1_epi16((int16_t)c->off));
+        v = _mm512_min_epi16(_mm512_max_epi16(v, _mm512_setzero_si512()), _mm512_set1_epi16((int16_t)c->hi));
+        const __m512i t0 = lut_lookup32(r, v);
+        *r_lo = _mm512_cvtepi16_epi32(_mm512_castsi512_si256(t0));
+        *r_hi = _mm512_cvtepi16_epi32(_mm512_extracti64x4_epi64(t0, 1));
+        return;
+    }
+    const __m512i xs = _mm512_sra_epi16(xv, _mm_cvtsi32_si128(c->pre));
+    __m512i idx = _mm512_add_epi16(_mm512_sra_epi16(xs, _mm_cvtsi32_si128(c->s)), _mm512_set1_epi16((int16_t)c->off));
+    idx = _mm512_min_epi16(_mm512_max_epi16(idx, _mm512_setzero_si512()), _mm512_set1_epi16((int16_t)c->hi));
+    const __m512i t0 = lut_lookup32(r, idx);
+    const __m512i t1 = lut_lookup32(r, _mm512_add_epi16(idx, _mm512_set1_epi16(1)));
+    const __m512i diff = _mm512_subs_epi16(t0, t1); /* SAT_16 */
+    const __m512i fr = _mm512_and_si512(xs, _mm512_set1_epi16((int16_t)c->mask));
+    const __m128i s = _mm_cvtsi32_si128(c->s);
+    const __m512i one = _mm512_set1_epi32(1), up = _mm512_set1_epi32(c->up), bias = _mm512_set1_epi32(c->bias);
+    __m512i out[2];
+    for (int h = 0; h < 2; h++) {
+        const __m256i d16 = h ? _mm512_extracti64x4_epi64(diff, 1) : _mm512_castsi512_si256(diff);
+        const __m256i f16 = h ? _mm512_extracti64x4_epi64(fr, 1) : _mm512_castsi512_si256(fr);
+        const __m256i t16 = h ? _mm512_extracti64x4_epi64(t0, 1) : _mm512_castsi512_si256(t0);
+        const __m512i p = _mm512_mullo_epi32(_mm512_cvtepi16_epi32(d16), _mm512_cvtepi16_epi32(f16));
+        const __m512i odd = _mm512_or_si512(up, _mm512_and_si512(_mm512_sra_epi32(p, s), one));
+        __m512i q = _mm512_sra_epi32(_mm512_add_epi32(_mm512_add_epi32(p, bias), odd), s);
+        q = _mm512_min_epi32(_mm512_max_epi32(q, lo16), hi16);
+        out[h] = _mm512_min_epi32(_mm512_max_epi32(_mm512_sub_epi32(_mm512_cvtepi16_epi32(t16), q), lo16), hi16);
+    }
+    *r_lo = out[0];
+    *r_hi = out[1];
+}
+
+__attribute__((target("avx512f,avx512bw"))) static long lut_vec16_avx512p(const mli_lut *lut, const lut_setup *c,
+                                                                         const int16_t *x, long n, int16_t *y) {
+    lut_regs r;
+    long i = 0;
+    if (n < 32) return 0;
+    lut_load_regs(lut, &r);
+    for (; i + 32 <= n; i += 32) {
+        __m512i lo, hi;
+        lut32_avx512(&r, c, _mm512_loadu_si512((const void *)(x + i)), &lo, &hi);
+        _mm256_storeu_si256((__m256i *)(y + i), _mm512_cvtsepi32_epi16(lo));
+        _mm256_storeu_si256((__m256i *)(y + i + 16), _mm512_cvtsepi32_epi16(hi));
+    }
+    return i;
+}
+
+__attribute__((target("avx512f,avx512bw"))) static long lut_vec8_avx512p(const mli_lut *lut, const lut_setup *c,
+                                                                        const int8_t *x, long n, int8_t *y) {
+    lut_regs r;
+    long i = 0;
+    if (n < 32) return 0;
+    lut_load_regs(lut, &r);
+    const __m512i k127 = _mm512_set1_epi32(127), one = _mm512_set1_epi32(1), up = _mm512_set1_epi32(c->up);
+    for (; i + 32 <= n; i += 32) {
+        __m512i v[2];
+        lut32_avx512(&r, c, _mm512_cvtepi8_epi16(_mm256_loadu_si256((const __m256i *)(x + i))), &v[0], &v[1]);
+        for (int h = 0; h < 2; h++) {
+            const __m512i odd = _mm512_or_si512(up, _mm512_and_si512(_mm512_srai_epi32(v[h], 8), one));
+            const __m512i q = _mm512_srai_epi32(_mm512_add_epi32(_mm512_add_epi32(v[h], k127), odd), 8);
+            _mm_storeu_si128((__m128i *)(y + i + 16 * h), _mm512_cvtsepi32_epi8(q)); /* saturates to int8 */
+        }
+    }
+    return i;
+}
+
 /* 8 lanes */
 __attribute__((target("avx2"))) static inline __m256i lut8_avx2(const mli_lut *lut, const lut_setup *c, __m256i xv) {
     if (c->direct) {
@@ -242,7 +373,10 @@ void mli_prv_lut_vec16(const mli_lut *lut, const int16_t *x, long n, int frac_in
     lut_prepare(lut, frac_in, &c);
 #ifdef MLIPY_X86_TARGETS
     const int isa = mlipy_get_isa();
-    if (isa == 2) i = lut_vec16_avx512(lut, &c, x, n, y);
+    if (isa == 2) {
+        i = lut_vec16_avx512p(lut, &c, x, n, y);
+        i += lut_vec16_avx512(lut, &c, x + i, n - i, y + i);
+    }
     else if (isa == 1) i = lut_vec16_avx2(lut, &c, x, n, y);
 #endif
     for (; i < n; i++) y[i] = (int16_t)lut_one(lut, &c, x[i]);
@@ -254,7 +388,10 @@ void mli_prv_lut_vec8(const mli_lut *lut, const int8_t *x, long n, int frac_in, 
     lut_prepare(lut, frac_in, &c);
 #ifdef MLIPY_X86_TARGETS
     const int isa = mlipy_get_isa();
-    if (isa == 2) i = lut_vec8_avx512(lut, &c, x, n, y);
+    if (isa == 2) {
+        i = lut_vec8_avx512p(lut, &c, x, n, y);
+        i += lut_vec8_avx512(lut, &c, x + i, n - i, y + i);
+    }
     else if (isa == 1) i = lut_vec8_avx2(lut, &c, x, n, y);
 #endif
     for (; i < n; i++) y[i] = (int8_t)lut_q7(lut_one(lut, &c, x[i]), c.up);

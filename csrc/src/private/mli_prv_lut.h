@@ -8,6 +8,7 @@
 typedef struct {
     const int16_t *data;
     const int32_t *data32; /* the same values widened (for vector gathers) */
+    const int16_t *pad192; /* the same values padded to 192 (for in-register lookups) */
     int length;
     int offset;   /* index of the entry for input 0 */
     int frac;     /* entry i is f((i - offset) / 2^frac) */
