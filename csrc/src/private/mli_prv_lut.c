@@ -111,8 +111,8 @@ const mli_lut mli_prv_sigm_lut = {sigm_data, sigm_data32, sigm_pad192, 180, 90, 
 
 /* ------------------------------------------------------------------------
  * Vector evaluation (hand-written below this line; gen_lut.py keeps it).
- * The interpolating case (input finer than the table, the usual one) runs
- * 16 or 8 lanes at a time with gathers from the int32 tables; the rounding
+ * AVX-512 runs 32 lanes with the table in registers, AVX2 8 lanes with
+ * gathers from the int32 tables; the rounding
  * of diff*frac is READ16's, written (p + 2^(s-1) - 1 + (up | bit s of p)) >> s.
  * Every lane computes the integers of mli_prv_lut_q15. */
 #include "mli_prv_isa.h"
@@ -171,55 +171,6 @@ static inline int32_t lut_q7(int32_t r, int32_t up) {
 
 #ifdef MLIPY_X86_TARGETS
 #include <immintrin.h>
-
-/* 16 lanes: r (int32) of LUT(x) for the 16 inputs in xv. */
-__attribute__((target("avx512f,avx512bw"))) static inline __m512i lut16_avx512(const mli_lut *lut, const lut_setup *c,
-                                                                             __m512i xv) {
-    if (c->direct) {
-        __m512i v = _mm512_sll_epi32(xv, _mm_cvtsi32_si128(c->s));
-        v = _mm512_min_epi32(_mm512_max_epi32(v, _mm512_set1_epi32(-32768)), _mm512_set1_epi32(32767));
-        v = _mm512_add_epi32(v, _mm512_set1_epi32(c->off));
-        v = _mm512_min_epi32(_mm512_max_epi32(v, _mm512_setzero_si512()), _mm512_set1_epi32(c->hi));
-        return _mm512_i32gather_epi32(v, (const void *)lut->data32, 4);
-    }
-    const __m128i pre = _mm_cvtsi32_si128(c->pre), s = _mm_cvtsi32_si128(c->s);
-    const __m512i lo16 = _mm512_set1_epi32(-32768), hi16 = _mm512_set1_epi32(32767);
-    const __m512i xs = _mm512_sra_epi32(xv, pre);
-    __m512i idx = _mm512_add_epi32(_mm512_sra_epi32(xs, s), _mm512_set1_epi32(c->off));
-    idx = _mm512_min_epi32(_mm512_max_epi32(idx, _mm512_setzero_si512()), _mm512_set1_epi32(c->hi));
-    const __m512i t0 = _mm512_i32gather_epi32(idx, (const void *)lut->data32, 4);
-    const __m512i t1 = _mm512_i32gather_epi32(_mm512_add_epi32(idx, _mm512_set1_epi32(1)), (const void *)lut->data32, 4);
-    const __m512i diff = _mm512_min_epi32(_mm512_max_epi32(_mm512_sub_epi32(t0, t1), lo16), hi16);
-    const __m512i p = _mm512_mullo_epi32(diff, _mm512_and_si512(xs, _mm512_set1_epi32(c->mask)));
-    const __m512i odd = _mm512_or_si512(_mm512_set1_epi32(c->up),
-                                        _mm512_and_si512(_mm512_sra_epi32(p, s), _mm512_set1_epi32(1)));
-    __m512i q = _mm512_sra_epi32(_mm512_add_epi32(_mm512_add_epi32(p, _mm512_set1_epi32(c->bias)), odd), s);
-    q = _mm512_min_epi32(_mm512_max_epi32(q, lo16), hi16);
-    return _mm512_min_epi32(_mm512_max_epi32(_mm512_sub_epi32(t0, q), lo16), hi16);
-}
-
-__attribute__((target("avx512f,avx512bw"))) static long lut_vec16_avx512(const mli_lut *lut, const lut_setup *c,
-                                                                        const int16_t *x, long n, int16_t *y) {
-    long i = 0;
-    for (; i + 16 <= n; i += 16) {
-        const __m512i r = lut16_avx512(lut, c, _mm512_cvtepi16_epi32(_mm256_loadu_si256((const __m256i *)(x + i))));
-        _mm256_storeu_si256((__m256i *)(y + i), _mm512_cvtsepi32_epi16(r));
-    }
-    return i;
-}
-
-__attribute__((target("avx512f,avx512bw"))) static long lut_vec8_avx512(const mli_lut *lut, const lut_setup *c,
-                                                                       const int8_t *x, long n, int8_t *y) {
-    long i = 0;
-    const __m512i k127 = _mm512_set1_epi32(127), one = _mm512_set1_epi32(1), up = _mm512_set1_epi32(c->up);
-    for (; i + 16 <= n; i += 16) {
-        const __m512i r = lut16_avx512(lut, c, _mm512_cvtepi8_epi32(_mm_loadu_si128((const __m128i *)(x + i))));
-        const __m512i odd = _mm512_or_si512(up, _mm512_and_si512(_mm512_srai_epi32(r, 8), one));
-        const __m512i q = _mm512_srai_epi32(_mm512_add_epi32(_mm512_add_epi32(r, k127), odd), 8);
-        _mm_storeu_si128((__m128i *)(y + i), _mm512_cvtsepi32_epi8(q)); /* saturates to int8 */
-    }
-    return i;
-}
 
 /* 32 lanes with the table in registers: vpermt2w looks up 64 int16
  * entries at once, three of them cover the 192-entry padded table; no
@@ -373,11 +324,8 @@ void mli_prv_lut_vec16(const mli_lut *lut, const int16_t *x, long n, int frac_in
     lut_prepare(lut, frac_in, &c);
 #ifdef MLIPY_X86_TARGETS
     const int isa = mlipy_get_isa();
-    if (isa == 2) {
-        i = lut_vec16_avx512p(lut, &c, x, n, y);
-        i += lut_vec16_avx512(lut, &c, x + i, n - i, y + i);
-    }
-    else if (isa == 1) i = lut_vec16_avx2(lut, &c, x, n, y);
+    if (isa == 2) i = lut_vec16_avx512p(lut, &c, x, n, y);
+    if (isa >= 1) i += lut_vec16_avx2(lut, &c, x + i, n - i, y + i); /* AVX-512 CPUs have AVX2: the tail */
 #endif
     for (; i < n; i++) y[i] = (int16_t)lut_one(lut, &c, x[i]);
 }
@@ -388,11 +336,8 @@ void mli_prv_lut_vec8(const mli_lut *lut, const int8_t *x, long n, int frac_in, 
     lut_prepare(lut, frac_in, &c);
 #ifdef MLIPY_X86_TARGETS
     const int isa = mlipy_get_isa();
-    if (isa == 2) {
-        i = lut_vec8_avx512p(lut, &c, x, n, y);
-        i += lut_vec8_avx512(lut, &c, x + i, n - i, y + i);
-    }
-    else if (isa == 1) i = lut_vec8_avx2(lut, &c, x, n, y);
+    if (isa == 2) i = lut_vec8_avx512p(lut, &c, x, n, y);
+    if (isa >= 1) i += lut_vec8_avx2(lut, &c, x + i, n - i, y + i);
 #endif
     for (; i < n; i++) y[i] = (int8_t)lut_q7(lut_one(lut, &c, x[i]), c.up);
 }
