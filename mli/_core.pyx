@@ -40,6 +40,7 @@ cdef class CTensor:
     cdef readonly bint data_is_value  # rank-0 scalar kept in the data field
     cdef object _owner              # keeps a parent CTensor (sub-tensor views) alive
     cdef public bint is_null        # stands for a NULL mli_tensor pointer
+    cdef readonly unsigned long generation  # bumped by every change of a field or the memory
     cdef public object _cache       # per-tensor caches (e.g. packed weights)
 
     def __cinit__(self, *args, **kwargs):
@@ -72,6 +73,7 @@ cdef class CTensor:
         self.data_is_value = False
         if self.t.capacity > self.nbytes:
             self.t.capacity = <uint32_t>self.nbytes
+        self.generation += 1
 
     def _detach(self):
         """data = NULL (a state a C caller can create)."""
@@ -117,6 +119,7 @@ cdef class CTensor:
         cdef void *data = self.t.data
         self.t = src.t
         self.t.data = data
+        self.generation += 1
 
     property data_null:
         def __get__(self):
@@ -141,6 +144,7 @@ cdef class CTensor:
             if self.t.data != NULL and not self.data_is_value and value > self.nbytes:
                 raise ValueError(f"capacity {value} exceeds the {self.nbytes} bytes of the buffer")
             self.t.capacity = <uint32_t>value
+            self.generation += 1
 
     property rank:
         def __get__(self):
@@ -150,6 +154,7 @@ cdef class CTensor:
             if value < 0 or value > 0xFFFFFFFF:
                 raise ValueError(f"rank must be in 0..2**32-1, got {value}")
             self.t.rank = <uint32_t>value
+            self.generation += 1
 
     property shape4:
         """All four shape entries (entries beyond rank are kept as C keeps them)."""
@@ -162,6 +167,7 @@ cdef class CTensor:
             value += [0] * (4 - len(value))
             for i in range(4):
                 self.t.shape[i] = <uint32_t>value[i]
+            self.generation += 1
 
     property mem_stride:
         def __get__(self):
@@ -173,6 +179,7 @@ cdef class CTensor:
             value += [0] * (4 - len(value))
             for i in range(4):
                 self.t.mem_stride[i] = value[i]
+            self.generation += 1
 
     property el_type:
         def __get__(self):
@@ -182,6 +189,7 @@ cdef class CTensor:
             if value < 0 or value > 0x7FFFFFFF:
                 raise ValueError(f"el_type must be a non-negative int32, got {value}")
             self.t.el_type = <mli_element_type>value
+            self.generation += 1
 
     property frac_bits:
         def __get__(self):
@@ -190,6 +198,7 @@ cdef class CTensor:
             if isinstance(value, bool) or int(value) != value or not 0 <= int(value) <= 255:
                 raise ValueError(f"frac_bits must be an integer in 0..255, got {value!r}")
             self.t.el_params.fx.frac_bits = <uint8_t>int(value)
+            self.generation += 1
 
     property scalar_value:
         """The value a rank-0 tensor keeps in its data field (None otherwise)."""
@@ -204,6 +213,7 @@ cdef class CTensor:
             self._detach()
             self.t.data = <void *>(<intptr_t>value)
             self.data_is_value = True
+            self.generation += 1
 
 
 cdef inline mli_tensor *tp(CTensor t):
@@ -227,6 +237,8 @@ cdef int _prep(tuple names, tuple inputs, tuple outputs, bint elementwise, bint 
         t = all_[i]
         if t is not None and t.data_is_value and not scalars:
             raise BridgeError(names[i], "a rank-0 value tensor is only accepted by eltwise kernels")
+        if t is not None and t.data_is_value and t.t.rank != 0:
+            raise BridgeError(names[i], "a tensor whose data field holds a value must have rank 0")
     for i in range(len(outputs)):
         o = outputs[i]
         if not _live(o):
@@ -237,16 +249,21 @@ cdef int _prep(tuple names, tuple inputs, tuple outputs, bint elementwise, bint 
         a1 = a0 + o.t.capacity
         for j in range(len(all_)):
             t = all_[j]
-            if t is o or not _live(t):
+            if j == len(inputs) + i or not _live(t):
                 continue
             b0 = <intptr_t>t.t.data
             b1 = b0 + t.t.capacity
             if a0 < b1 and b0 < a1:
-                if elementwise and j < len(inputs) and a0 == b0:
+                if elementwise and j < len(inputs) and a0 == b0 and o.t.capacity == t.t.capacity:
                     continue  # in-place element-wise operation: allowed by MLI
                 raise BridgeError(names[len(inputs) + i],
                                   f"the output buffer overlaps {names[j]}")
     return 0
+
+
+def check_call(tuple names, tuple inputs, tuple outputs, bint elementwise=False):
+    """The bridge's memory checks for a call about to be made (raises BridgeError)."""
+    _prep(names, inputs, outputs, elementwise)
 
 
 def last_error():
@@ -498,6 +515,7 @@ def point_to_subtensor(CTensor inp, start_coord, int coord_num, int first_out_di
         out.data_is_value = False
         out._offset = inp._offset + delta
         out.nbytes = inp.nbytes - delta
+        out.generation += 1
     return <int>st
 
 
@@ -533,18 +551,25 @@ def fx_tensor_to_float(CTensor src, float[::1] dst, uint32_t dst_size):
 
 
 # ------------------------------------------------------- LSTM step access
+def _step_sizes(gates, M, cell, h):
+    """Sizes checked in Python integers (no C int overflow)."""
+    if M < 1 or len(gates) < 4 * M:
+        raise BridgeError("gates", f"needs 4*M values with M >= 1 (M={M}, {len(gates)} given)")
+    if cell is not None and len(cell) < M:
+        raise BridgeError("cell", f"needs M={M} values")
+    if h is not None and len(h) < M:
+        raise BridgeError("h", f"needs M={M} values")
 def lstm_gates(int variant, gates, int M, int f_ir):
     """Activate 4*M dense gate values in place (int8 for fx8, else int16)."""
     cdef int8_t[::1] g8
     cdef int16_t[::1] g16
     _variant(variant, 3)
+    _step_sizes(gates, M, None, None)
     if variant == 0:
         g8 = gates
-        if g8.shape[0] < 4 * M: raise BridgeError("gates", "needs 4*M values")
         mlipy_lstm_gates_fx8(&g8[0], M, f_ir)
     else:
         g16 = gates
-        if g16.shape[0] < 4 * M: raise BridgeError("gates", "needs 4*M values")
         (mlipy_lstm_gates_fx16 if variant == 1 else mlipy_lstm_gates_fx8w16d)(&g16[0], M, f_ir)
 
 
@@ -555,13 +580,13 @@ def lstm_cell_update(int variant, gates, int M, cell, int ir_shift):
     cdef const int16_t[::1] g16
     cdef int16_t[::1] c16
     _variant(variant, 3)
+    _step_sizes(gates, M, cell, None)
+    if not -64 <= ir_shift <= 64: raise BridgeError("ir_shift", "must be in -64..64")
     if variant == 0:
         g8 = gates; c8 = cell
-        if g8.shape[0] < 4 * M or c8.shape[0] < M: raise BridgeError("gates", "needs 4*M gates and M cells")
         mlipy_lstm_cell_update_fx8(&g8[0], M, &c8[0], ir_shift)
     else:
         g16 = gates; c16 = cell
-        if g16.shape[0] < 4 * M or c16.shape[0] < M: raise BridgeError("gates", "needs 4*M gates and M cells")
         (mlipy_lstm_cell_update_fx16 if variant == 1 else mlipy_lstm_cell_update_fx8w16d)(&g16[0], M, &c16[0], ir_shift)
 
 
@@ -573,18 +598,23 @@ def lstm_hidden(int variant, gates, int M, cell, int f_c, int act, int mshift, h
     cdef int16_t[::1] h16
     _variant(variant, 3)
     if not 0 <= act <= 2: raise BridgeError("act", "must be 0, 1 or 2")
+    _step_sizes(gates, M, cell, h)
+    if not 0 <= f_c <= 255: raise BridgeError("f_c", "must be in 0..255")
+    if not -64 <= mshift <= 64: raise BridgeError("mshift", "must be in -64..64")
     if variant == 0:
         g8 = gates; c8 = cell; h8 = h
-        if g8.shape[0] < 4 * M or c8.shape[0] < M or h8.shape[0] < M: raise BridgeError("gates", "sizes")
         mlipy_lstm_hidden_fx8(&g8[0], M, &c8[0], f_c, <mli_rnn_out_activation>act, mshift, &h8[0])
     else:
         g16 = gates; c16 = cell; h16 = h
-        if g16.shape[0] < 4 * M or c16.shape[0] < M or h16.shape[0] < M: raise BridgeError("gates", "sizes")
         (mlipy_lstm_hidden_fx16 if variant == 1 else mlipy_lstm_hidden_fx8w16d)(
             &g16[0], M, &c16[0], f_c, <mli_rnn_out_activation>act, mshift, &h16[0])
 
 
 # ------------------------------------------------------------ prepared calls
+cdef inline unsigned long _gen(CTensor t):
+    return t.generation if t is not None else 0
+
+
 cdef class PreparedCall:
     """A basic RNN or LSTM kernel call with its tensors bound once: calling
     it runs the kernel on the tensors' current contents with no marshalling
@@ -597,6 +627,23 @@ cdef class PreparedCall:
     cdef unsigned char *ws
     cdef size_t nws
     cdef object on_error
+    cdef unsigned long gens[7]
+
+    cdef inline bint _changed(self):
+        return (_gen(self.inp) != self.gens[0] or _gen(self.prev_out) != self.gens[1] or
+                _gen(self.weights) != self.gens[2] or _gen(self.bias) != self.gens[3] or
+                _gen(self.ir) != self.gens[4] or _gen(self.cell) != self.gens[5] or _gen(self.out) != self.gens[6])
+
+    cdef int _check(self) except -1:
+        if self.lstm:
+            _prep(("in", "prev_out", "weights", "bias", "cfg.ir_tsr", "cell", "out"),
+                  (self.inp, self.prev_out, self.weights, self.bias), (self.ir, self.cell, self.out), False)
+        else:
+            _prep(("in", "prev_out", "weights", "bias", "cfg.ir_tsr", "out"),
+                  (self.inp, self.prev_out, self.weights, self.bias), (self.ir, self.out), False)
+        self.gens[0], self.gens[1], self.gens[2] = _gen(self.inp), _gen(self.prev_out), _gen(self.weights)
+        self.gens[3], self.gens[4], self.gens[5], self.gens[6] = _gen(self.bias), _gen(self.ir), _gen(self.cell), _gen(self.out)
+        return 0
 
     def __init__(self, bint lstm, int variant, CTensor inp, CTensor prev_out, CTensor weights, CTensor bias,
                  int mode, int act, CTensor ir, CTensor cell, CTensor out, on_error):
@@ -607,12 +654,7 @@ cdef class PreparedCall:
         self.ir, self.cell, self.out = ir, cell, out
         self.on_error = on_error
         _cfg(&self.cfg, mode, act, ir)
-        if lstm:
-            _prep(("in", "prev_out", "weights", "bias", "cfg.ir_tsr", "cell", "out"),
-                  (inp, prev_out, weights, bias), (ir, cell, out), False)
-        else:
-            _prep(("in", "prev_out", "weights", "bias", "cfg.ir_tsr", "out"),
-                  (inp, prev_out, weights, bias), (ir, out), False)
+        self._check()
         self.nws = _ws_size(weights, prev_out, 4 if lstm else
                             (bias.t.shape[0] if bias is not None and bias.t.rank == 2 else 1))
         self.ws_buf = bytearray(max(self.nws, 1))
@@ -622,6 +664,8 @@ cdef class PreparedCall:
 
     def __call__(self):
         cdef mli_status st
+        if self._changed():  # a tensor was changed since: check again
+            self._check()
         cdef mli_tensor *a = tp(self.inp)
         cdef mli_tensor *b = tp(self.prev_out)
         cdef mli_tensor *c = tp(self.weights)

@@ -68,14 +68,30 @@ def _count(t):
     return math.prod(t.shape) if t.rank <= 4 else 0
 
 
-def _out(name, out, count, kind, frac, fname):
-    """A new output tensor of `count` elements, or the caller's, checked."""
+def _fits(count, *tensors):
+    """`count` when the tensors it is derived from could hold that many
+    elements, else 1: then a C check rejects them (their capacity is too
+    small for their shape) and nothing large is allocated from bogus shape
+    fields."""
+    room = 1
+    for t in tensors:
+        room *= max(t.capacity, 1) if not t.data_null and t.scalar_value is None else 1
+    return count if count <= room else 1
+
+
+def _out(name, out, count, kind, frac, fname, inputs=None):
+    """A new output tensor of `count` elements, or the caller's, checked
+    (against aliasing the `inputs`, a dict name -> tensor, first: nothing of
+    the caller's is touched before every check has passed)."""
     el = 1 if kind == "fx8" else 2
     if out is None:
         t = Tensor(np.zeros(max(count, 1), _dtype(kind)), 0 if frac is None else frac)
         t.capacity = count * el
         return t
     _tensor(name, out, fname)
+    if inputs:
+        _core.check_call(tuple(inputs) + (name,), tuple(inputs.values()), (out,),
+                         fname.startswith(("tanh", "sigm", "relu", "eltwise")))
     if out.data_null or out.capacity < count * el:
         raise error(Status.NOT_ENGH_MEM, fname, name, "capacity", "is too small for the result",
                     expected=count * el, actual=out.capacity, mlipy_safety=True)
@@ -98,9 +114,10 @@ def _make_rnn(kind):
         if not isinstance(cfg, RnnCellConfig):
             raise TypeError(f"{fname}: cfg must be an mli.RnnCellConfig")
         K = _count(bias)
-        count = K * _batch(x, cfg.mode)
+        count = _fits(K * _batch(x, cfg.mode), bias, x)
         frac = prev_out.frac_bits if out_frac_bits is None else out_frac_bits
-        y = _out("out", out, count, kind, frac if cfg.act == RnnActivation.NONE else None, fname)
+        y = _out("out", out, count, kind, frac if cfg.act == RnnActivation.NONE else None, fname,
+                 dict(prev_out=prev_out, weights=weights, bias=bias, **{"in": x}))
         ir = cfg.ir
         if ir is None and cfg.mode == RnnMode.BATCH_TO_LAST:
             ir = Tensor(np.zeros(max(K, 1), _dtype(kind)))
@@ -150,14 +167,18 @@ def _make_lstm(kind):
         if not isinstance(cfg, RnnCellConfig):
             raise TypeError(f"{fname}: cfg must be an mli.RnnCellConfig")
         M = _count(prev_out)
-        y = _out("out", out, M * _batch(x, cfg.mode), kind, None, fname)
+        y = _out("out", out, _fits(M * _batch(x, cfg.mode), prev_out, x), kind, None, fname,
+                 dict(prev_out=prev_out, weights=weights, bias=bias, cell=cell, **{"in": x}))
+        if cell_out is not None and cell_out is not cell:  # nothing is copied into an alias
+            _core.check_call(("in", "prev_out", "weights", "bias", "cell", "out", "cell_out"),
+                             (x, prev_out, weights, bias, cell, y), (cell_out,))
         if cell_out is None:
             c = cell if cell.data_null else cell.copy()
         else:
-            c = _out("cell_out", cell_out, _count(cell), kind, cell.frac_bits, fname)
+            c = _out("cell_out", cell_out, _fits(_count(cell), cell), kind, None, fname)
             if c is not cell:  # start from the caller's cell values
                 c.copy_from(cell)
-        ir = cfg.ir if cfg.ir is not None else Tensor(np.zeros(max(4 * M, 1), _dtype(kind)))
+        ir = cfg.ir if cfg.ir is not None else Tensor(np.zeros(max(4 * _fits(M, prev_out), 1), _dtype(kind)))
         st = _core.lstm_cell(variant, x, prev_out, weights, bias, int(cfg.mode), int(cfg.act), ir, c, y)
         raise_for_status(st, "mli_krn_" + fname)
         return y, c
@@ -190,9 +211,9 @@ def _make_fc(kind):
     def fn(x, weights, bias, *, out=None, out_frac_bits=None):
         for n, t in (("in", x), ("weights", weights), ("bias", bias)):
             _tensor(n, t, fname)
-        K = weights.shape[0] if weights.rank >= 1 else 0
+        K = _fits(weights.shape[0] if 1 <= weights.rank <= 4 else 0, weights)
         frac = x.frac_bits if out_frac_bits is None else out_frac_bits
-        y = _out("out", out, K, kind, frac, fname)
+        y = _out("out", out, K, kind, frac, fname, dict(weights=weights, bias=bias, **{"in": x}))
         raise_for_status(_core.fully_connected(variant, x, weights, bias, y), "mli_krn_" + fname)
         return y
 
@@ -210,7 +231,7 @@ def _make_unary(op, kind):
 
     def fn(x, *, out=None):
         _tensor("in", x, fname)
-        y = _out("out", out, _count(x), kind, None, fname)
+        y = _out("out", out, _fits(_count(x), x), kind, None, fname, {"in": x})
         raise_for_status(getattr(_core, op)(variant, x, y), "mli_krn_" + fname)
         return y
 
@@ -227,7 +248,10 @@ def _make_relu(kind):
     def fn(x, relu_type=ReluType.GEN, *, out=None):
         _tensor("in", x, fname)
         rt = int(relu_type)
-        y = _out("out", out, _count(x), kind, None, fname)
+        if not -2 ** 31 <= rt < 2 ** 31:
+            raise error(Status.BAD_FUNC_CFG, "mli_krn_" + fname, "cfg", "type",
+                        f"must be an mli_relu_type (an int32), got {rt}")
+        y = _out("out", out, _fits(_count(x), x), kind, None, fname, {"in": x})
         raise_for_status(_core.relu(variant, x, rt, y), "mli_krn_" + fname)
         return y
 
@@ -243,9 +267,9 @@ def _make_eltwise(op, kind):
     def fn(in1, in2, *, out=None, out_frac_bits=None):
         _tensor("in1", in1, fname)
         _tensor("in2", in2, fname)
-        n = max(_count(in1) if in1.rank else 1, _count(in2) if in2.rank else 1)
+        n = max(_fits(_count(in1), in1) if in1.rank else 1, _fits(_count(in2), in2) if in2.rank else 1)
         frac = in1.frac_bits if out_frac_bits is None else out_frac_bits
-        y = _out("out", out, n, kind, frac, fname)
+        y = _out("out", out, n, kind, frac, fname, dict(in1=in1, in2=in2))
         raise_for_status(_core.eltwise(op, variant, in1, in2, y), "mli_krn_" + fname)
         return y
 
@@ -276,16 +300,22 @@ for _k in ("fx8", "fx16"):
 
 def basic_rnn_cell(x, prev_out, weights, bias, cfg, **kw):
     """:func:`basic_rnn_cell_fx8`/``_fx16``/``_fx8w16d`` picked from the element types."""
+    _tensor("in", x, "basic_rnn_cell")
+    _tensor("weights", weights, "basic_rnn_cell")
     return globals()["basic_rnn_cell_" + kind_of(x, weights)](x, prev_out, weights, bias, cfg, **kw)
 
 
 def lstm_cell(x, prev_out, weights, bias, cfg, cell, **kw):
     """:func:`lstm_cell_fx8`/``_fx16``/``_fx8w16d`` picked from the element types."""
+    _tensor("in", x, "lstm_cell")
+    _tensor("weights", weights, "lstm_cell")
     return globals()["lstm_cell_" + kind_of(x, weights)](x, prev_out, weights, bias, cfg, cell, **kw)
 
 
 def fully_connected(x, weights, bias, **kw):
     """:func:`fully_connected_fx8`/``_fx16``/``_fx8w16d`` picked from the element types."""
+    _tensor("in", x, "fully_connected")
+    _tensor("weights", weights, "fully_connected")
     return globals()["fully_connected_" + kind_of(x, weights)](x, weights, bias, **kw)
 
 
@@ -306,6 +336,8 @@ __all__ += ["basic_rnn_cell", "lstm_cell", "fully_connected"]
 # ------------------------------------------------------------------ helpers
 def count_elem_num(t, start_dim=0):
     """``mli_hlp_count_elem_num``: product of shape[start_dim:rank] (0 when start_dim >= rank)."""
+    if isinstance(start_dim, bool) or not 0 <= int(start_dim) < 2 ** 32:
+        raise ValueError(f"count_elem_num: start_dim must be in 0..2**32-1, got {start_dim!r}")
     return _core.count_elem_num(_tensor("in", t, "count_elem_num"), int(start_dim))
 
 
@@ -320,9 +352,12 @@ def point_to_subtensor(t, start_coord, first_out_dim_size=1):
     on the first kept dimension.  The view shares `t`'s memory."""
     _tensor("in", t, "point_to_subtensor")
     coords = [int(c) for c in start_coord]
-    if not 1 <= len(coords) <= 4:
-        raise error(Status.BAD_FUNC_CFG, "mli_hlp_point_to_subtensor", "start_coord", "",
-                    "needs 1 to 4 coordinates")
+    if not 1 <= len(coords) <= 4 or not all(0 <= c < 2 ** 32 for c in coords):
+        raise error(Status.BAD_FUNC_CFG, "mli_hlp_point_to_subtensor", "cfg", "start_coord",
+                    f"needs 1 to 4 coordinates in 0..2**32-1, got {list(start_coord)}")
+    if not 0 <= int(first_out_dim_size) <= 255:
+        raise error(Status.BAD_FUNC_CFG, "mli_hlp_point_to_subtensor", "cfg", "first_out_dim_size",
+                    f"must be in 0..255 (a uint8_t), got {first_out_dim_size}")
     out = Tensor()
     raise_for_status(_core.point_to_subtensor(t, coords, len(coords), int(first_out_dim_size), out),
                      "mli_hlp_point_to_subtensor")
@@ -336,7 +371,7 @@ def convert_tensor(t, el_type, frac_bits):
 
     _tensor("in", t, "convert_tensor")
     et = element_type(el_type)
-    n = _count(t)
+    n = _fits(_count(t), t)
     out = Tensor.empty(max(n, 1), et, frac_bits)
     out.capacity = n * (1 if et == ElementType.FX_8 else 2)
     raise_for_status(_core.convert_tensor(t, out), "mli_hlp_convert_tensor")

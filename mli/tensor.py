@@ -149,12 +149,16 @@ class Tensor(_core.CTensor):
     def numpy(self):
         """The elements as a numpy array of shape ``shape`` (a view of the
         buffer; read-only when the buffer is)."""
+        if self.el_type not in range(4):
+            raise ValueError(f"tensor: el_type {self.el_type} has no container type")
         if self.scalar_value is not None:
-            return np.array(self.scalar_value, self.dtype)
+            return np.array(self.scalar_value).astype(self.dtype)
         if self.data_null:
             raise ValueError("tensor: data is NULL")
         dt, shape = self.dtype, self.shape
         strides = self.mem_stride[: len(shape)]
+        if any(st < 0 for st in strides):
+            raise ValueError(f"tensor: negative mem_stride {strides} (MLI_STATUS_BAD_TENSOR in every kernel)")
         n = math.prod(shape)
         if all(strides) and len(shape):
             need = (1 + sum((s - 1) * st for s, st in zip(shape, strides))) * dt.itemsize

@@ -88,7 +88,7 @@ mli_status mli_hlp_convert_tensor(mli_tensor *in, mli_tensor *out) {
         return mlipy_err_safety(MLI_STATUS_TYPE_MISMATCH, "in", "el_type", "must be MLI_EL_FX_8 or MLI_EL_FX_16");
     if (out->el_type != MLI_EL_FX_8 && out->el_type != MLI_EL_FX_16)
         return mlipy_err_safety(MLI_STATUS_TYPE_MISMATCH, "out", "el_type", "must be MLI_EL_FX_8 or MLI_EL_FX_16");
-    if (!in->data && in->rank) return mlipy_err_safety(MLI_STATUS_BAD_TENSOR, "in", "data", "is NULL");
+    if (!in->data) return mlipy_err_safety(MLI_STATUS_BAD_TENSOR, "in", "data", "is NULL");
 
     const int shift = (int)in->el_params.fx.frac_bits - (int)out->el_params.fx.frac_bits;
     for (uint64_t i = 0; i < n; i++) {

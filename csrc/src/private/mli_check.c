@@ -103,9 +103,10 @@ static mli_status chk_capacity(uint64_t need, const mli_tensor *t, const char *a
     return MLI_STATUS_OK;
 }
 
-/* mli-py safety: MLI never looks at the data pointer of its inputs. */
+/* mli-py safety: MLI never looks at the data pointer of its inputs (a
+ * rank-0 eltwise operand, whose data field holds a value, is not passed here). */
 static mli_status safe_data(const mli_tensor *t, const char *arg) {
-    RETURN_IF(t->data == NULL && t->rank != 0,
+    RETURN_IF(t->data == NULL,
               mlipy_err_safety(MLI_STATUS_BAD_TENSOR, arg, "data", "is NULL"));
     return MLI_STATUS_OK;
 }

@@ -56,9 +56,9 @@ static void MLI_CAT(pack_, DENSE_SFX)(const DENSE_W_T *W, long row_stride, int K
     for (int k = 0; k < K; k++) {
         const DENSE_W_T *row = W + (long)k * row_stride + c0;
         int16_t *d = dst + (size_t)(k / MLI_DOT_GROUP) * group_len + 2 * (k % MLI_DOT_GROUP);
-        for (int p = 0; p < n / 2; p++) {
-            d[(size_t)p * 2 * MLI_DOT_GROUP] = row[2 * p];
-            d[(size_t)p * 2 * MLI_DOT_GROUP + 1] = row[2 * p + 1];
+        for (int p = 0; p < n / 2; p++) { /* one 32-bit move per pair */
+            const uint32_t pair = (uint32_t)(uint16_t)row[2 * p] | ((uint32_t)(uint16_t)row[2 * p + 1] << 16);
+            memcpy(d + (size_t)p * 2 * MLI_DOT_GROUP, &pair, sizeof pair);
         }
         if (n % 2) {
             d[(size_t)(pairs - 1) * 2 * MLI_DOT_GROUP] = row[n - 1];
