@@ -39,7 +39,7 @@ def extreme(rng, shape, dt, mode):
 @pytest.mark.skipif(len(PATHS) < 2, reason="this CPU has only the scalar path")
 @pytest.mark.parametrize("kind", ["fx8", "fx16", "fx8w16d"])
 @pytest.mark.parametrize("mode", ["min", "max", "edges", "random"])
-@pytest.mark.parametrize("shape", [(1, 1, 3), (33, 17, 5), (300, 100, 3), (9, 257, 2)])
+@pytest.mark.parametrize("shape", [(1, 1, 3), (33, 17, 5), (300, 100, 3), (9, 257, 2), (37, 45, 1), (5, 30, 1)])
 @pytest.mark.parametrize("rounding", ["convergent", "up"])
 def test_paths_agree(kind, mode, shape, rounding):
     N, M, T = shape

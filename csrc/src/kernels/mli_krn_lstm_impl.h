@@ -118,7 +118,7 @@ mli_status MLI_CAT(mli_krn_lstm_cell_, KRN_SFX)(const mli_tensor *in, const mli_
     KRN_IO_T *gates = (KRN_IO_T *)ir->data, *c = (KRN_IO_T *)cell->data, *y = (KRN_IO_T *)out->data;
 
     mli_dense_plan plan;
-    MLI_CAT(mli_prv_dense_plan_, KRN_SFX)(&plan, W, N + M, 4 * M, N, M, b, sh);
+    MLI_CAT(mli_prv_dense_plan_, KRN_SFX)(&plan, W, N + M, 4 * M, N, M, b, sh, batch);
     for (long t = 0; t < batch; t++) {
         KRN_IO_T *h_out = mode == RNN_BATCH_TO_BATCH ? y + t * M : y;
         MLI_CAT(mli_prv_dense_step_, KRN_SFX)(&plan, x + t * N, N, h, M, W, N + M, b, 4 * M, sh, gates);

@@ -33,7 +33,7 @@ mli_status MLI_CAT(mli_krn_basic_rnn_cell_, KRN_SFX)(const mli_tensor *in, const
     KRN_IO_T *ir = mode == RNN_BATCH_TO_LAST ? (KRN_IO_T *)cfg->ir_tsr->data : NULL;
 
     mli_dense_plan plan;
-    MLI_CAT(mli_prv_dense_plan_, KRN_SFX)(&plan, W, N + M, K, N, M, b, sh);
+    MLI_CAT(mli_prv_dense_plan_, KRN_SFX)(&plan, W, N + M, K, N, M, b, sh, batch);
     for (long t = 0; t < batch; t++) {
         KRN_IO_T *dense_out;
         if (mode == RNN_BATCH_TO_BATCH) dense_out = y + t * K;

@@ -36,6 +36,9 @@ void mlipy_set_workspace_reuse(void *buf, size_t size) {
     workspace.reuse = 1;
 }
 
+static int mli_prv_workspace_reused(void) { return workspace.reuse; }
+
+
 /* 1 when the workspace already holds W packed for these dimensions (and the
  * caller vouched for it); otherwise records that it is about to. */
 static int mli_prv_workspace_packed(const void *W, long row_stride, int K, int N, int S, int wsize) {
@@ -53,7 +56,10 @@ static size_t align64(size_t n) { return (n + 63) & ~(size_t)63; }
 size_t mli_prv_dense_workspace_size(int K, int N, int S) {
     const size_t groups = ((size_t)K + MLI_DOT_GROUP - 1) / MLI_DOT_GROUP;
     const size_t np = ((size_t)N + 1) / 2, sp = ((size_t)S + 1) / 2;
-    return 64 + align64(sizeof(mli_pack_header)) + align64(groups * np * 2 * MLI_DOT_GROUP * sizeof(int16_t)) +
+    const size_t pad_n = ((size_t)N / MLI_DOT_ROW_PAD + 1) * MLI_DOT_ROW_PAD;
+    const size_t pad_s = ((size_t)S / MLI_DOT_ROW_PAD + 1) * MLI_DOT_ROW_PAD;
+    return 64 + align64(sizeof(mli_pack_header)) + 2 * align64(pad_n * sizeof(int16_t)) +
+           2 * align64(pad_s * sizeof(int16_t)) + align64(groups * np * 2 * MLI_DOT_GROUP * sizeof(int16_t)) +
            align64(groups * sp * 2 * MLI_DOT_GROUP * sizeof(int16_t)) + 2 * align64(np * sizeof(int32_t)) +
            2 * align64(sp * sizeof(int32_t)) + 3 * align64(groups * MLI_DOT_GROUP * sizeof(int64_t));
 }
@@ -85,6 +91,12 @@ static int mli_prv_workspace_take(mli_dense_plan *plan, int K, int N, int S) {
     TAKE(s_in, int64_t, g * MLI_DOT_GROUP);
     TAKE(s_st, int64_t, g * MLI_DOT_GROUP);
     TAKE(bias_term, int64_t, g * MLI_DOT_GROUP);
+    const size_t pad_n = ((size_t)N / MLI_DOT_ROW_PAD + 1) * MLI_DOT_ROW_PAD;
+    const size_t pad_s = ((size_t)S / MLI_DOT_ROW_PAD + 1) * MLI_DOT_ROW_PAD;
+    TAKE(r_in, int16_t, pad_n);
+    TAKE(rlo_in, int16_t, pad_n);
+    TAKE(r_st, int16_t, pad_s);
+    TAKE(rlo_st, int16_t, pad_s);
 #undef TAKE
     return 1;
 }

@@ -29,6 +29,8 @@ typedef struct {
     int64_t *s_in, *s_st;    /* exact row sums of the step */
     int64_t *bias_term;      /* bias << bias_shift in the accumulator's width */
     int fast_epilogue;       /* the shifts suit the branch-free read-out */
+    int rows;                /* dot products row by row on W as given (no packing) */
+    int16_t *r_in, *rlo_in, *r_st, *rlo_st; /* the step's vectors as zero-padded int16 (rows) */
 } mli_dense_plan;
 
 size_t mli_prv_dense_workspace_size(int K, int N, int S);
@@ -37,7 +39,7 @@ size_t mli_prv_dense_workspace_size(int K, int N, int S);
     void mli_prv_dense_##sfx(const io_t *x, int N, const io_t *h, int S, const w_t *W,             \
                              long row_stride, const w_t *b, int K, mli_dense_shifts sh, io_t *y);  \
     void mli_prv_dense_plan_##sfx(mli_dense_plan *plan, const w_t *W, long row_stride, int K, int N, \
-                                  int S, const w_t *b, mli_dense_shifts sh);                       \
+                                  int S, const w_t *b, mli_dense_shifts sh, long steps);           \
     void mli_prv_dense_step_##sfx(const mli_dense_plan *plan, const io_t *x, int N, const io_t *h,  \
                                   int S, const w_t *W, long row_stride, const w_t *b, int K,       \
                                   mli_dense_shifts sh, io_t *y);

@@ -49,6 +49,13 @@ void MLI_CAT(mli_prv_dense_, DENSE_SFX)(const DENSE_IO_T *x, int N, const DENSE_
 /* Pack columns [c0, c0+n) of every row into the group/pair layout:
  * rows are read in order, each element written once. */
 static void MLI_CAT(pack_, DENSE_SFX)(const DENSE_W_T *W, long row_stride, int K, int c0, int n, int16_t *dst) {
+    const mli_pack_fn fast = sizeof(DENSE_W_T) == 1 ? NULL : mli_prv_pack16();
+    const mli_pack8_fn fast8 = sizeof(DENSE_W_T) == 1 ? mli_prv_pack8() : NULL;
+    if (fast || fast8) { /* the same layout, 16x16 blocks transposed in registers */
+        if (fast) fast((const int16_t *)W, row_stride, K, c0, n, dst);
+        else fast8((const int8_t *)W, row_stride, K, c0, n, dst);
+        return;
+    }
     const int pairs = (n + 1) / 2, groups = (K + MLI_DOT_GROUP - 1) / MLI_DOT_GROUP;
     const size_t group_len = (size_t)pairs * 2 * MLI_DOT_GROUP;
     if (K % MLI_DOT_GROUP) /* rows of the last group beyond K stay zero */
@@ -95,11 +102,23 @@ MLIPY_ALWAYS_INLINE int MLI_CAT(MLI_CAT(bias_terms_, DENSE_SFX), _body)(const DE
 MLIPY_MULTIVERSION(int, MLI_CAT(bias_terms_, DENSE_SFX), (const DENSE_W_T *b, int K, int shift, int64_t *out),
                    (b, K, shift, out))
 
+/* Which SIMD form: row by row on W as given when packing would not pay
+ * for itself (long rows, few steps), else packed once per call (or once for
+ * all calls of a caller that reuses its workspace). */
 void MLI_CAT(mli_prv_dense_plan_, DENSE_SFX)(mli_dense_plan *plan, const DENSE_W_T *W, long row_stride, int K,
-                                             int N, int S, const DENSE_W_T *b, mli_dense_shifts sh) {
+                                             int N, int S, const DENSE_W_T *b, mli_dense_shifts sh, long steps) {
     plan->packed = 0;
+    plan->rows = 0;
     if (!mli_prv_workspace_take(plan, K, N, S)) return;
-    if (!mli_prv_workspace_packed(W, row_stride, K, N, S, (int)sizeof(DENSE_W_T))) {
+    const int have_rows = sizeof(DENSE_W_T) == 1 ? mli_prv_dot_rows8() != NULL : mli_prv_dot_rows16() != NULL;
+    /* rows cost ~15 extra cycles per row and step; packing ~1/4 cycle per weight once */
+    if (have_rows && !mli_prv_workspace_reused() && (long)(N + S) > 80 * steps) {
+        plan->rows = 1; /* zero padding for the vector loads past N and S */
+        memset(plan->r_in, 0, ((size_t)N / MLI_DOT_ROW_PAD + 1) * MLI_DOT_ROW_PAD * sizeof(int16_t));
+        memset(plan->rlo_in, 0, ((size_t)N / MLI_DOT_ROW_PAD + 1) * MLI_DOT_ROW_PAD * sizeof(int16_t));
+        memset(plan->r_st, 0, ((size_t)S / MLI_DOT_ROW_PAD + 1) * MLI_DOT_ROW_PAD * sizeof(int16_t));
+        memset(plan->rlo_st, 0, ((size_t)S / MLI_DOT_ROW_PAD + 1) * MLI_DOT_ROW_PAD * sizeof(int16_t));
+    } else if (!mli_prv_workspace_packed(W, row_stride, K, N, S, (int)sizeof(DENSE_W_T))) {
         MLI_CAT(pack_, DENSE_SFX)(W, row_stride, K, 0, N, plan->w_in);
         if (S > 0) MLI_CAT(pack_, DENSE_SFX)(W, row_stride, K, N, S, plan->w_st);
     }
@@ -175,6 +194,11 @@ MLIPY_MULTIVERSION(int, MLI_CAT(epilogue_, DENSE_SFX),
                     int64_t up, DENSE_IO_T *y),
                    (bt, si, ss, K, S, its, os, up, y))
 
+static void MLI_CAT(rows_step_, DENSE_SFX)(const mli_dense_plan *plan, const DENSE_IO_T *x, int N, const DENSE_IO_T *h,
+                                          int S, const DENSE_W_T *W, long row_stride, int K);
+static void MLI_CAT(packed_step_, DENSE_SFX)(const mli_dense_plan *plan, const DENSE_IO_T *x, int N,
+                                            const DENSE_IO_T *h, int S, int shift);
+
 void MLI_CAT(mli_prv_dense_step_, DENSE_SFX)(const mli_dense_plan *plan, const DENSE_IO_T *x, int N,
                                              const DENSE_IO_T *h, int S, const DENSE_W_T *W, long row_stride,
                                              const DENSE_W_T *b, int K, mli_dense_shifts sh, DENSE_IO_T *y) {
@@ -182,14 +206,11 @@ void MLI_CAT(mli_prv_dense_step_, DENSE_SFX)(const mli_dense_plan *plan, const D
         MLI_CAT(mli_prv_dense_, DENSE_SFX)(x, N, h, S, W, row_stride, b, K, sh, y);
         return;
     }
-    const mli_dot_groups_fn dot = mli_prv_dot_groups();
     const int shift = DENSE_SPLIT ? 8 : 0;
-    MLI_CAT(pairs_, DENSE_SFX)(x, N, plan->x_in, plan->xlo_in);
-    dot(plan->w_in, plan->groups, plan->n_pairs, plan->x_in, shift, DENSE_SPLIT ? plan->xlo_in : NULL, plan->s_in);
-    if (S > 0) {
-        MLI_CAT(pairs_, DENSE_SFX)(h, S, plan->x_st, plan->xlo_st);
-        dot(plan->w_st, plan->groups, plan->s_pairs, plan->x_st, shift, DENSE_SPLIT ? plan->xlo_st : NULL,
-            plan->s_st);
+    if (plan->rows) {
+        MLI_CAT(rows_step_, DENSE_SFX)(plan, x, N, h, S, W, row_stride, K);
+    } else {
+        MLI_CAT(packed_step_, DENSE_SFX)(plan, x, N, h, S, shift);
     }
     if (plan->fast_epilogue) {
         MLI_CAT(epilogue_, DENSE_SFX)(plan->bias_term, plan->s_in, plan->s_st, K, S, sh.in_to_state, sh.out_shift,
@@ -198,6 +219,50 @@ void MLI_CAT(mli_prv_dense_step_, DENSE_SFX)(const mli_dense_plan *plan, const D
     }
     for (int k = 0; k < K; k++)
         y[k] = MLI_CAT(dense_out_, DENSE_SFX)(b[k], plan->s_in[k], S > 0 ? plan->s_st[k] : 0, S, sh);
+}
+
+/* The vector as zero-padded int16 (split into high and low bytes with DENSE_SPLIT). */
+static void MLI_CAT(row_vec_, DENSE_SFX)(const DENSE_IO_T *v, int n, int16_t *hi, int16_t *lo) {
+    for (int j = 0; j < n; j++) {
+        if (DENSE_SPLIT) {
+            hi[j] = (int16_t)(v[j] >> 8);
+            lo[j] = (int16_t)(v[j] & 255);
+        } else {
+            hi[j] = (int16_t)v[j];
+        }
+    }
+}
+
+static void MLI_CAT(rows_step_, DENSE_SFX)(const mli_dense_plan *plan, const DENSE_IO_T *x, int N, const DENSE_IO_T *h,
+                                          int S, const DENSE_W_T *W, long row_stride, int K) {
+    const int shift = DENSE_SPLIT ? 8 : 0;
+    MLI_CAT(row_vec_, DENSE_SFX)(x, N, plan->r_in, plan->rlo_in);
+    if (S > 0) MLI_CAT(row_vec_, DENSE_SFX)(h, S, plan->r_st, plan->rlo_st);
+    if (sizeof(DENSE_W_T) == 1) {
+        const mli_dot_rows8_fn dot = mli_prv_dot_rows8();
+        dot((const int8_t *)W, row_stride, K, N, plan->r_in, shift, DENSE_SPLIT ? plan->rlo_in : NULL, plan->s_in);
+        if (S > 0)
+            dot((const int8_t *)W + N, row_stride, K, S, plan->r_st, shift, DENSE_SPLIT ? plan->rlo_st : NULL,
+                plan->s_st);
+    } else {
+        const mli_dot_rows16_fn dot = mli_prv_dot_rows16();
+        dot((const int16_t *)W, row_stride, K, N, plan->r_in, shift, DENSE_SPLIT ? plan->rlo_in : NULL, plan->s_in);
+        if (S > 0)
+            dot((const int16_t *)W + N, row_stride, K, S, plan->r_st, shift, DENSE_SPLIT ? plan->rlo_st : NULL,
+                plan->s_st);
+    }
+}
+
+static void MLI_CAT(packed_step_, DENSE_SFX)(const mli_dense_plan *plan, const DENSE_IO_T *x, int N,
+                                            const DENSE_IO_T *h, int S, int shift) {
+    const mli_dot_groups_fn dot = mli_prv_dot_groups();
+    MLI_CAT(pairs_, DENSE_SFX)(x, N, plan->x_in, plan->xlo_in);
+    dot(plan->w_in, plan->groups, plan->n_pairs, plan->x_in, shift, DENSE_SPLIT ? plan->xlo_in : NULL, plan->s_in);
+    if (S > 0) {
+        MLI_CAT(pairs_, DENSE_SFX)(h, S, plan->x_st, plan->xlo_st);
+        dot(plan->w_st, plan->groups, plan->s_pairs, plan->x_st, shift, DENSE_SPLIT ? plan->xlo_st : NULL,
+            plan->s_st);
+    }
 }
 
 #undef DENSE_SPLIT

@@ -113,6 +113,161 @@ __attribute__((target("avx512f,avx512bw,avx512vnni"))) static void dot_groups_vn
         _mm512_storeu_si512((void *)(sums + g * MLI_DOT_GROUP + 8), s1);
     }
 }
+
+/* ---------------------------------------------------- row-wise versions */
+/* Four rows at a time: eight independent accumulator chains (high and low
+ * parts) share each load of the vector. */
+#define VNNI_ROWS_BODY(LOADW)                                                                               \
+    const __m128i sh = _mm_cvtsi32_si128(x_shift), nosh = _mm_setzero_si128();                              \
+    const int chunk = 2 * MLI_DOT_CHUNK_PAIRS * 16;                                                         \
+    int k = 0;                                                                                              \
+    for (; k < K; k += 4) {                                                                                 \
+        const int R = K - k < 4 ? K - k : 4;                                                                \
+        const char *rows[4];                                                                                \
+        for (int r = 0; r < 4; r++) rows[r] = (const char *)(W + (long)(k + (r < R ? r : 0)) * row_stride); \
+        __m512i s0[4], s1[4];                                                                               \
+        for (int r = 0; r < 4; r++) s0[r] = s1[r] = _mm512_setzero_si512();                                 \
+        for (int j0 = 0; j0 < n; j0 += chunk) {                                                             \
+            const int jend = j0 + chunk < n ? j0 + chunk : n;                                               \
+            __m512i a[4], l[4];                                                                             \
+            for (int r = 0; r < 4; r++) a[r] = l[r] = _mm512_setzero_si512();                               \
+            for (int j = j0; j < jend; j += 32) {                                                           \
+                const int rem = jend - j;                                                                   \
+                const __mmask32 m = rem >= 32 ? 0xFFFFFFFFu : ((1u << rem) - 1u);                            \
+                const __m512i xv = _mm512_loadu_si512((const void *)(x + j));                               \
+                const __m512i lv = xlo ? _mm512_loadu_si512((const void *)(xlo + j)) : xv;                   \
+                for (int r = 0; r < 4; r++) {                                                               \
+                    const __m512i w = LOADW(m, rows[r], j);                                                 \
+                    a[r] = _mm512_dpwssd_epi32(a[r], xv, w);                                                \
+                    if (xlo) l[r] = _mm512_dpwssd_epi32(l[r], lv, w);                                       \
+                }                                                                                           \
+            }                                                                                               \
+            for (int r = 0; r < 4; r++) {                                                                   \
+                VNNI_ROWS_WIDEN(s0[r], s1[r], a[r], sh);                                                    \
+                if (xlo) VNNI_ROWS_WIDEN(s0[r], s1[r], l[r], nosh);                                         \
+            }                                                                                               \
+        }                                                                                                   \
+        for (int r = 0; r < R; r++) sums[k + r] = _mm512_reduce_add_epi64(_mm512_add_epi64(s0[r], s1[r]));  \
+    }
+
+#define VNNI_ROWS_WIDEN(s0, s1, acc, shv)                                                                   \
+    do {                                                                                                    \
+        s0 = _mm512_add_epi64(s0, _mm512_sll_epi64(_mm512_cvtepi32_epi64(_mm512_castsi512_si256(acc)), shv)); \
+        s1 = _mm512_add_epi64(s1, _mm512_sll_epi64(_mm512_cvtepi32_epi64(_mm512_extracti64x4_epi64(acc, 1)), shv)); \
+    } while (0)
+#define LOAD_W16(m, row, j) _mm512_maskz_loadu_epi16(m, (const int16_t *)(row) + (j))
+#define LOAD_W8(m, row, j) _mm512_cvtepi8_epi16(_mm256_maskz_loadu_epi8(m, (const int8_t *)(row) + (j)))
+
+__attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni"))) static void dot_rows16_vnni(
+    const int16_t *W, long row_stride, int K, int n, const int16_t *x, int x_shift, const int16_t *xlo,
+    int64_t *sums) {
+    VNNI_ROWS_BODY(LOAD_W16)
+}
+__attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni"))) static void dot_rows8_vnni(
+    const int8_t *W, long row_stride, int K, int n, const int16_t *x, int x_shift, const int16_t *xlo,
+    int64_t *sums) {
+    VNNI_ROWS_BODY(LOAD_W8)
+}
+
+/* AVX2: 16 columns a step; a last partial block is copied into a zeroed buffer. */
+#define AVX2_ROWS_BODY(WT, LOADW)                                                                           \
+    const __m128i sh = _mm_cvtsi32_si128(x_shift);                                                          \
+    for (int k = 0; k < K; k++) {                                                                           \
+        const WT *row = W + (long)k * row_stride;                                                           \
+        __m256i s0 = _mm256_setzero_si256(), s1 = _mm256_setzero_si256();                                   \
+        for (int j0 = 0; j0 < n; j0 += 2 * MLI_DOT_CHUNK_PAIRS * 8) {                                       \
+            const int jend = j0 + 2 * MLI_DOT_CHUNK_PAIRS * 8 < n ? j0 + 2 * MLI_DOT_CHUNK_PAIRS * 8 : n;    \
+            __m256i a = _mm256_setzero_si256(), l = _mm256_setzero_si256();                                 \
+            for (int j = j0; j < jend; j += 16) {                                                           \
+                WT tail[16] = {0};                                                                          \
+                const WT *src = row + j;                                                                    \
+                if (jend - j < 16) {                                                                        \
+                    for (int e = 0; e < jend - j; e++) tail[e] = src[e];                                    \
+                    src = tail;                                                                             \
+                }                                                                                           \
+                const __m256i w = LOADW(src);                                                               \
+                a = _mm256_add_epi32(a, _mm256_madd_epi16(_mm256_loadu_si256((const __m256i *)(x + j)), w)); \
+                if (xlo) l = _mm256_add_epi32(l, _mm256_madd_epi16(_mm256_loadu_si256((const __m256i *)(xlo + j)), w)); \
+            }                                                                                               \
+            s0 = _mm256_add_epi64(s0, _mm256_sll_epi64(_mm256_cvtepi32_epi64(_mm256_castsi256_si128(a)), sh));  \
+            s1 = _mm256_add_epi64(s1, _mm256_sll_epi64(_mm256_cvtepi32_epi64(_mm256_extracti128_si256(a, 1)), sh)); \
+            if (xlo) {                                                                                      \
+                s0 = _mm256_add_epi64(s0, _mm256_cvtepi32_epi64(_mm256_castsi256_si128(l)));                \
+                s1 = _mm256_add_epi64(s1, _mm256_cvtepi32_epi64(_mm256_extracti128_si256(l, 1)));           \
+            }                                                                                               \
+        }                                                                                                   \
+        int64_t lanes[4];                                                                                   \
+        _mm256_storeu_si256((__m256i *)lanes, _mm256_add_epi64(s0, s1));                                    \
+        sums[k] = lanes[0] + lanes[1] + lanes[2] + lanes[3];                                                \
+    }
+#define AVX2_W16(p) _mm256_loadu_si256((const __m256i *)(p))
+#define AVX2_W8(p) _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)(p)))
+
+__attribute__((target("avx2"))) static void dot_rows16_avx2(const int16_t *W, long row_stride, int K, int n,
+                                                            const int16_t *x, int x_shift, const int16_t *xlo,
+                                                            int64_t *sums) {
+    AVX2_ROWS_BODY(int16_t, AVX2_W16)
+}
+__attribute__((target("avx2"))) static void dot_rows8_avx2(const int8_t *W, long row_stride, int K, int n,
+                                                           const int16_t *x, int x_shift, const int16_t *xlo,
+                                                           int64_t *sums) {
+    AVX2_ROWS_BODY(int8_t, AVX2_W8)
+}
+
+/* ------------------------------------------------------------- packing */
+/* Transpose 16 rows x 16 column pairs (32-bit elements) in registers. */
+__attribute__((target("avx512f,avx512bw,avx512vl"))) static inline void transpose16(__m512i r[16]) {
+    __m512i t[16], u[16];
+    for (int i = 0; i < 8; i++) {
+        t[2 * i] = _mm512_unpacklo_epi32(r[2 * i], r[2 * i + 1]);
+        t[2 * i + 1] = _mm512_unpackhi_epi32(r[2 * i], r[2 * i + 1]);
+    }
+    for (int i = 0; i < 4; i++) { /* rows 4i..4i+3 */
+        u[4 * i + 0] = _mm512_unpacklo_epi64(t[4 * i], t[4 * i + 2]);
+        u[4 * i + 1] = _mm512_unpackhi_epi64(t[4 * i], t[4 * i + 2]);
+        u[4 * i + 2] = _mm512_unpacklo_epi64(t[4 * i + 1], t[4 * i + 3]);
+        u[4 * i + 3] = _mm512_unpackhi_epi64(t[4 * i + 1], t[4 * i + 3]);
+    }
+    for (int q = 0; q < 4; q++) { /* u[q + 4b] lane L holds column 4L+q of rows 4b..4b+3 */
+        const __m512i a = _mm512_shuffle_i32x4(u[q], u[4 + q], 0x44), b = _mm512_shuffle_i32x4(u[q], u[4 + q], 0xEE);
+        const __m512i c = _mm512_shuffle_i32x4(u[8 + q], u[12 + q], 0x44);
+        const __m512i d = _mm512_shuffle_i32x4(u[8 + q], u[12 + q], 0xEE);
+        r[q] = _mm512_shuffle_i32x4(a, c, 0x88);
+        r[q + 4] = _mm512_shuffle_i32x4(a, c, 0xDD);
+        r[q + 8] = _mm512_shuffle_i32x4(b, d, 0x88);
+        r[q + 12] = _mm512_shuffle_i32x4(b, d, 0xDD);
+    }
+}
+
+#define PACK_BODY(LOADROW)                                                                                \
+    const int pairs = (n + 1) / 2, groups = (K + MLI_DOT_GROUP - 1) / MLI_DOT_GROUP;                       \
+    for (int g = 0; g < groups; g++) {                                                                    \
+        int32_t *dg = (int32_t *)(void *)(dst + (size_t)g * (size_t)pairs * 2 * MLI_DOT_GROUP);            \
+        for (int p0 = 0; p0 < pairs; p0 += 16) {                                                          \
+            const int cols = n - 2 * p0 < 32 ? n - 2 * p0 : 32; /* int16 columns in this block */         \
+            const __mmask32 m = cols >= 32 ? 0xFFFFFFFFu : ((1u << cols) - 1u);                            \
+            __m512i r[16];                                                                                \
+            for (int i = 0; i < 16; i++) {                                                                \
+                const int k = g * MLI_DOT_GROUP + i;                                                      \
+                r[i] = k < K ? LOADROW(m, W + (long)k * row_stride + c0 + 2 * p0) : _mm512_setzero_si512(); \
+            }                                                                                             \
+            transpose16(r);                                                                               \
+            const int np = pairs - p0 < 16 ? pairs - p0 : 16;                                            \
+            for (int c = 0; c < np; c++) _mm512_storeu_si512((void *)(dg + (size_t)(p0 + c) * 16), r[c]); \
+        }                                                                                                 \
+    }
+
+#define PACK_ROW16(m, p) _mm512_maskz_loadu_epi16(m, (const void *)(p))
+#define PACK_ROW8(m, p) _mm512_cvtepi8_epi16(_mm256_maskz_loadu_epi8(m, (const void *)(p)))
+
+__attribute__((target("avx512f,avx512bw,avx512vl"))) static void pack16_avx512(const int16_t *W, long row_stride,
+                                                                             int K, int c0, int n, int16_t *dst) {
+    PACK_BODY(PACK_ROW16)
+}
+__attribute__((target("avx512f,avx512bw,avx512vl"))) static void pack8_avx512(const int8_t *W, long row_stride,
+                                                                            int K, int c0, int n, int16_t *dst) {
+    PACK_BODY(PACK_ROW8)
+}
 #endif
 
 /* ------------------------------------------------------------ dispatch */
@@ -170,4 +325,38 @@ mli_dot_groups_fn mli_prv_dot_groups(void) {
 #endif
     default: return dot_groups_scalar;
     }
+}
+
+mli_dot_rows16_fn mli_prv_dot_rows16(void) {
+    switch (mlipy_get_isa()) {
+#ifdef MLIPY_X86_SIMD
+    case MLIPY_ISA_AVX512_VNNI: return dot_rows16_vnni;
+    case MLIPY_ISA_AVX2: return dot_rows16_avx2;
+#endif
+    default: return NULL;
+    }
+}
+
+mli_dot_rows8_fn mli_prv_dot_rows8(void) {
+    switch (mlipy_get_isa()) {
+#ifdef MLIPY_X86_SIMD
+    case MLIPY_ISA_AVX512_VNNI: return dot_rows8_vnni;
+    case MLIPY_ISA_AVX2: return dot_rows8_avx2;
+#endif
+    default: return NULL;
+    }
+}
+
+mli_pack_fn mli_prv_pack16(void) {
+#ifdef MLIPY_X86_SIMD
+    if (mlipy_get_isa() == MLIPY_ISA_AVX512_VNNI) return pack16_avx512;
+#endif
+    return NULL;
+}
+
+mli_pack8_fn mli_prv_pack8(void) {
+#ifdef MLIPY_X86_SIMD
+    if (mlipy_get_isa() == MLIPY_ISA_AVX512_VNNI) return pack8_avx512;
+#endif
+    return NULL;
 }

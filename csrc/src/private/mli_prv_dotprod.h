@@ -26,6 +26,25 @@
 typedef void (*mli_dot_groups_fn)(const int16_t *w, int groups, int pairs, const int32_t *x, int x_shift,
                                   const int32_t *xlo, int64_t *sums);
 
+/* Row-wise form, with no packing: sums[k] = sum_{j<n} x[j] * W[k*row_stride + j]
+ * for k < K.  x is int16, zero-padded to a multiple of MLI_DOT_ROW_PAD; with
+ * xlo (the low bytes of a split vector) the sums are x . w * 2^x_shift + xlo . w.
+ * The same exactness rule holds (|x| <= 2^8 or |w| <= 2^7 per product). */
+#define MLI_DOT_ROW_PAD 32
+typedef void (*mli_dot_rows16_fn)(const int16_t *W, long row_stride, int K, int n, const int16_t *x, int x_shift,
+                                  const int16_t *xlo, int64_t *sums);
+typedef void (*mli_dot_rows8_fn)(const int8_t *W, long row_stride, int K, int n, const int16_t *x, int x_shift,
+                                 const int16_t *xlo, int64_t *sums);
+mli_dot_rows16_fn mli_prv_dot_rows16(void); /* NULL on the scalar path */
+mli_dot_rows8_fn mli_prv_dot_rows8(void);
+
+/* Packing into the group/pair layout (see mli_prv_dense_impl.h for the plain
+ * C version): columns [c0, c0+n) of K rows; NULL where no faster version exists. */
+typedef void (*mli_pack_fn)(const int16_t *W, long row_stride, int K, int c0, int n, int16_t *dst);
+typedef void (*mli_pack8_fn)(const int8_t *W, long row_stride, int K, int c0, int n, int16_t *dst);
+mli_pack_fn mli_prv_pack16(void);
+mli_pack8_fn mli_prv_pack8(void);
+
 typedef enum { MLIPY_ISA_SCALAR = 0, MLIPY_ISA_AVX2 = 1, MLIPY_ISA_AVX512_VNNI = 2 } mlipy_isa_id;
 
 mli_dot_groups_fn mli_prv_dot_groups(void);
