@@ -9,9 +9,14 @@
 
 Strictness: a document with a DOCTYPE or ENTITY declaration, a dangling edge,
 a cycle, an unconnected input port, Const data outside the ``.bin``, an
-unknown op, op version, attribute or element type raises :class:`IRError`
+unknown op, op version, attribute or element type, a layer with the wrong
+number of ports for its op (a Result without its input, ...), or TI/Loop
+bodies nested more than :data:`MAX_BODY_DEPTH` deep raises :class:`IRError`
 (unsupported features raise its subclass :class:`IRUnsupportedError`) naming
-the layer id, name and type.  Nothing is silently approximated: ops compute
+the layer id, name and type.  Every layer is parsed and compiled under one
+guard (:func:`_about`), so malformed structure that slips past the explicit
+checks still gives an IRError naming the layer, never an ``IndexError``,
+``KeyError``, ``AttributeError`` or ``TypeError``.  Nothing is silently approximated: ops compute
 in the element type the IR declares and every op result is checked against
 the declared output element type.
 
@@ -42,6 +47,7 @@ import heapq
 import math
 import re
 import xml.etree.ElementTree as ET
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -51,7 +57,11 @@ from .graph import (BackEdge, ConcatOutput, CurrentIteration, GraphError, Invari
                     IRBody, LastIterationOutput, Loop, MergedInput, SlicedInput, TensorIterator)
 
 __all__ = ["IRError", "IRUnsupportedError", "read_graph", "read_model", "Graph", "Layer", "Port",
-           "Edge", "PortMapEntry", "Model", "ELEMENT_TYPES", "SUPPORTED_OPS"]
+           "Edge", "PortMapEntry", "Model", "ELEMENT_TYPES", "SUPPORTED_OPS", "MAX_BODY_DEPTH"]
+
+#: deepest nesting of TensorIterator/Loop bodies (each level costs Python stack
+#: frames when parsing, compiling and running; real models nest 1 or 2 deep)
+MAX_BODY_DEPTH = 32
 
 
 class IRError(ValueError):
@@ -253,13 +263,18 @@ class Graph:
 
     def producer(self, layer_id: int, port_id: int) -> tuple[Layer, Port]:
         """``(layer, output port)`` feeding input port ``port_id`` of layer ``layer_id``."""
-        src, sp = self._producer[(layer_id, port_id)]
+        try:
+            src, sp = self._producer[(layer_id, port_id)]
+        except KeyError:
+            raise IRError(f"{self.layer(layer_id)}: input port {port_id} is not connected") from None
         src = self._by_id[src]
         return src, src.output_port(sp)
 
     def input_layer(self, layer: Layer | int, index: int) -> Layer:
         """Layer feeding the ``index``-th input (in port order) of ``layer``."""
         layer = self.layer(layer) if isinstance(layer, int) else layer
+        if not -len(layer.inputs) <= index < len(layer.inputs):
+            raise IRError(f"{layer}: no input {index} (it has {len(layer.inputs)})")
         return self.producer(layer.id, layer.inputs[index].id)[0]
 
     def consumers(self, layer_id: int, port_id: int) -> list[tuple[Layer, Port]]:
@@ -294,6 +309,54 @@ class Graph:
 
 def _ctx(where):
     return f"{where}: " if where else ""
+
+
+def _located(layer, msg, cls=None):
+    """An IRError (or `cls`) whose message starts with the layer's id, name
+    and type; ``located`` tells the guards not to prefix it again."""
+    err = (cls or IRError)(f"{layer}: {msg}")
+    err.located = True
+    return err
+
+
+# What malformed structure can make reader or builder code raise besides IRError.
+_FOREIGN = (IndexError, KeyError, AttributeError, TypeError, ValueError, ArithmeticError)
+
+
+@contextmanager
+def _about(layer, prefix_ir_errors=True):
+    """Guard the parsing or compiling of one layer: an error escaping the
+    block names `layer` (id, name, type).  IRError/GraphError messages get
+    the layer prefixed unless already located (or ``prefix_ir_errors`` is
+    false, for parse code whose messages start with the layer); any other
+    failure on malformed structure becomes an IRError naming the layer
+    (the original exception chained)."""
+    try:
+        yield
+    except (IRError, GraphError) as e:
+        if not prefix_ir_errors or getattr(e, "located", False):
+            raise
+        raise _wrap(e, layer) from None
+    except _FOREIGN as e:
+        raise _located(layer, f"malformed or inconsistent layer ({type(e).__name__}: {e})") from e
+
+
+def _count_text(n, kind):
+    if n is None:
+        return f"any number of {kind} ports"
+    n = n if isinstance(n, tuple) else (n,)
+    return f"{' or '.join(map(str, n))} {kind} port{'' if n == (1,) else 's'}"
+
+
+def _expect_ports(layer, n_in, n_out):
+    """IRError naming `layer` unless it has `n_in` input and `n_out` output
+    ports (an int, a tuple of accepted counts, or None for any number)."""
+    def ok(n, have):
+        return n is None or have in (n if isinstance(n, tuple) else (n,))
+    if not ok(n_in, len(layer.inputs)) or not ok(n_out, len(layer.outputs)):
+        raise _located(layer, f"a {layer.type} has {_count_text(n_in, 'input')} and "
+                              f"{_count_text(n_out, 'output')}; this one has {len(layer.inputs)} and "
+                              f"{len(layer.outputs)}")
 
 
 # ---------------------------------------------------------------------------- parsing
@@ -387,12 +450,18 @@ def _parse_port(el, what):
 _LAYER_CHILDREN = {"data", "input", "output", "port_map", "back_edges", "body", "rt_info"}
 
 
-def _parse_layer(el, binf, where):
+def _parse_layer(el, binf, where, depth=0):
     lid = _int(el.get("id"), f"{_ctx(where)}layer id")
     name, typ, ver = el.get("name", ""), el.get("type"), el.get("version", "")
     if not typ:
         raise IRError(f"{_ctx(where)}layer {lid} {name!r} has no type")
     stub = Layer(lid, name, typ, ver, {}, (), (), where=where)
+    with _about(stub, prefix_ir_errors=False):  # parse messages name the layer already
+        return _parse_layer_body(el, binf, where, depth, stub)
+
+
+def _parse_layer_body(el, binf, where, depth, stub):
+    lid, name, typ, ver = stub.id, stub.name, stub.type, stub.version
     for child in el:
         if child.tag not in _LAYER_CHILDREN:
             raise IRUnsupportedError(f"{stub}: unexpected element <{child.tag}>")
@@ -412,11 +481,15 @@ def _parse_layer(el, binf, where):
         _parse_const(layer, binf)
     elif typ == "Parameter":
         _parse_parameter(layer)
+    elif typ == "Result":
+        _expect_ports(layer, 1, 0)
     body = el.find("body")
     if typ in ("TensorIterator", "Loop"):
         if body is None:
             raise IRError(f"{layer}: missing <body>")
-        layer.body = _parse_graph(body, binf, f"body of {layer}")
+        if depth >= MAX_BODY_DEPTH:
+            raise _located(layer, f"TensorIterator/Loop bodies nested more than {MAX_BODY_DEPTH} deep")
+        layer.body = _parse_graph(body, binf, f"body of {layer}", depth + 1)
         layer.port_map = _parse_port_map(el.find("port_map"), layer)
         layer.back_edges = tuple(
             (_int(e.get("from-layer"), f"{layer}: back edge"), _int(e.get("to-layer"),
@@ -437,8 +510,7 @@ def _parse_const(layer, binf):
             raise IRError(f"{layer}: Const without {k!r}")
     et = _element_type(a["element_type"], str(layer))
     shape = _shape_attr(a["shape"], str(layer), allow_dynamic=False)
-    if len(layer.outputs) != 1 or layer.inputs:
-        raise IRError(f"{layer}: a Const has one output port and no inputs")
+    _expect_ports(layer, 0, 1)
     _check_port(layer, layer.outputs[0], et, shape)
     layer.data = binf.read(layer, et, shape, _int(a["offset"], f"{layer}: offset"),
                            _int(a["size"], f"{layer}: size"))
@@ -453,8 +525,7 @@ def _parse_parameter(layer):
         raise IRError(f"{layer}: Parameter needs element_type and shape")
     et = _element_type(a["element_type"], str(layer))
     shape = _shape_attr(a["shape"], str(layer), allow_dynamic=True)
-    if len(layer.outputs) != 1 or layer.inputs:
-        raise IRError(f"{layer}: a Parameter has one output port and no inputs")
+    _expect_ports(layer, 0, 1)
     _check_port(layer, layer.outputs[0], et, shape)
 
 
@@ -498,11 +569,11 @@ def _parse_port_map(el, layer):
     return tuple(entries)
 
 
-def _parse_graph(el, binf, where=""):
+def _parse_graph(el, binf, where="", depth=0):
     layers_el = el.find("layers")
     if layers_el is None:
         raise IRError(f"{_ctx(where)}missing <layers>")
-    layers = [_parse_layer(l, binf, where) for l in layers_el.findall("layer")]
+    layers = [_parse_layer(l, binf, where, depth) for l in layers_el.findall("layer")]
     edges = []
     edges_el = el.find("edges")
     for e in (edges_el.findall("edge") if edges_el is not None else ()):
@@ -582,15 +653,10 @@ class _Program:
             elif layer.type == "Const":
                 template[slot(layer.id, layer.outputs[0].id)] = layer.data
             elif layer.type == "Result":
-                if len(layer.inputs) != 1 or layer.outputs:
-                    raise IRError(f"{layer}: a Result has one input port and no outputs")
+                _expect_ports(layer, 1, 0)  # checked when parsing; a Graph may be built by hand
             else:
-                try:
+                with _about(layer):
                     fn = _build(layer, graph)
-                except (IRError, GraphError) as e:
-                    if getattr(e, "located", False):
-                        raise
-                    raise _wrap(e, layer) from None
                 ins = [slot(*graph._producer[(layer.id, p.id)]) for p in layer.inputs]
                 outs = [slot(layer.id, p.id) for p in layer.outputs]
                 steps.append((fn, ins, outs, [p.dtype for p in layer.outputs], layer))
@@ -660,12 +726,7 @@ def _build(layer, graph):
             raise IRError(f"missing required attribute {key!r}")
         else:
             attrs[key] = default
-    n_in = getattr(builder, "n_inputs", None)
-    if n_in is not None and len(layer.inputs) not in (n_in if isinstance(n_in, tuple) else (n_in,)):
-        raise IRError(f"expects {n_in} inputs, has {len(layer.inputs)}")
-    n_out = getattr(builder, "n_outputs", 1)
-    if n_out is not None and len(layer.outputs) != n_out:
-        raise IRError(f"expects {n_out} output ports, has {len(layer.outputs)}")
+    _expect_ports(layer, getattr(builder, "n_inputs", None), getattr(builder, "n_outputs", 1))
     return builder(layer, attrs, graph)
 
 

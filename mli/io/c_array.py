@@ -21,6 +21,19 @@ Reading understands what firmware sources hold::
 * ``//`` and ``/* */`` comments; preprocessor lines are otherwise ignored
   (all branches of an ``#if`` are seen: a name defined twice is an error).
 
+Limits, so that a hostile file gives a :class:`CParseError` (a
+``ValueError``) naming the array instead of exhausting the stack or the
+memory: expressions (parentheses, unary operators, casts, macro arguments
+and ``#define`` expansions together) nest at most :data:`MAX_NESTING` deep;
+integer values have at most :data:`MAX_INT_BITS` bits (C's are 64) and
+shift counts must not be negative; an array declares at most
+:data:`MAX_ELEMENTS` elements (2**26: C zero-fills a declared size beyond the
+initializers, so ``a[1000] = {0}`` is legal and allocates; a declared size
+is therefore not compared with the initializer count, only capped, far above
+any microcontroller's memory).  A declared size must be a non-negative
+integer; one that names an identifier this file does not define is not
+applied (the values stay flat).
+
 Writing (:func:`format_c_array`) gives a plain, compilable definition.
 """
 
@@ -33,7 +46,16 @@ from typing import Optional
 import numpy as np
 
 __all__ = ["CArray", "qmn", "list_c_arrays", "read_c_array", "read_c_arrays", "format_c_array",
-           "c_type_of", "C_TYPES"]
+           "c_type_of", "C_TYPES", "MAX_NESTING", "MAX_INT_BITS", "MAX_ELEMENTS"]
+
+#: deepest nesting of one expression (parentheses, unary operators, casts,
+#: macro arguments and #define expansions counted together)
+MAX_NESTING = 100
+#: widest integer value of an expression (C's integer constants have 64 bits)
+MAX_INT_BITS = 128
+#: most elements an array may declare (the zero fill past the initializers
+#: is allocated, so the declared size must be bounded)
+MAX_ELEMENTS = 1 << 26
 
 #: C type spellings -> numpy dtype
 C_TYPES = {
@@ -55,6 +77,14 @@ _QUALIFIERS = {"const", "static", "volatile", "extern", "register", "restrict", 
 class CParseError(ValueError):
     """A C source the reader cannot understand; the message names the file,
     line and array."""
+
+
+class _UnknownName(CParseError):
+    """An identifier or function-like macro the file does not define."""
+
+
+class _TooDeep(CParseError):
+    """An expression nested more than MAX_NESTING deep."""
 
 
 @dataclass
@@ -144,10 +174,12 @@ def _split_preprocessor(text):
     while i < len(lines):
         if lines[i].lstrip().startswith("#"):
             start = i
-            logical = lines[i]
-            while logical.endswith("\\") and i + 1 < len(lines):
+            parts = [lines[i]]
+            while parts[-1].endswith("\\") and i + 1 < len(lines):
                 i += 1
-                logical = logical[:-1] + " " + lines[i]
+                parts[-1] = parts[-1][:-1]
+                parts.append(lines[i])
+            logical = " ".join(parts)
             m = re.match(r"\s*#\s*define\s+([A-Za-z_]\w*)(\(?)(.*)$", logical)
             if m and not m.group(2):
                 defines[m.group(1)] = m.group(3).strip()
@@ -171,6 +203,12 @@ _INT_CASTS = {"int8_t": 8, "int16_t": 16, "int32_t": 32, "int64_t": 64, "q7_t": 
 _UINT_CASTS = {"uint8_t": 8, "uint16_t": 16, "uint32_t": 32, "uint64_t": 64, "unsigned": 32}
 
 
+def _check_int(v, what="integer value"):
+    if isinstance(v, int) and v.bit_length() > MAX_INT_BITS:
+        raise CParseError(f"{what} out of range (more than {MAX_INT_BITS} bits)")
+    return v
+
+
 def _tokens(expr):
     toks = []
     for m in _TOKEN.finditer(expr):
@@ -186,7 +224,11 @@ def _tokens(expr):
             elif len(s) > 1 and s[0] == "0":
                 v = int(s, 8)
             else:
-                v = int(s)
+                try:
+                    v = int(s)
+                except ValueError:  # more digits than int() accepts
+                    raise CParseError(f"integer literal of {len(s)} digits is out of range") from None
+            _check_int(v, "integer literal")
             toks.append(("num", v))
         elif kind == "ident":
             toks.append(("ident", m.group("ident")))
@@ -195,6 +237,12 @@ def _tokens(expr):
         elif kind == "bad":
             raise CParseError(f"unexpected character {m.group('bad')!r}")
     return toks
+
+
+def _trunc_div(v, r):
+    """C integer division (truncates toward zero), exact for any size."""
+    q = abs(v) // abs(r)
+    return q if (v >= 0) == (r >= 0) else -q
 
 
 class _Eval:
@@ -223,45 +271,46 @@ class _Eval:
             raise CParseError(f"unexpected {self._show(self.peek())}")
         return v
 
-    def expr(self):
-        v = self.shift()
-        return v
+    # binary operators by precedence (higher binds tighter); all left-associative
+    _BINARY = {"<<": 0, ">>": 0, "+": 1, "-": 1, "*": 2, "/": 2, "%": 2}
 
-    def shift(self):
-        v = self.add()
-        while self.peek() in (("op", "<<"), ("op", ">>")):
-            op = self.take()[1]
-            r = self.add()
+    def expr(self, min_prec=0):
+        """Precedence climbing (one Python frame per nesting level, not one
+        per grammar level)."""
+        v = self.unary()
+        while True:
+            tok = self.peek()
+            prec = self._BINARY.get(tok[1]) if tok[0] == "op" else None
+            if prec is None or prec < min_prec:
+                return v
+            self.take()
+            v = self._binary(tok[1], v, self.expr(prec + 1))
+
+    @staticmethod
+    def _binary(op, v, r):
+        if op in ("<<", ">>"):
             if not isinstance(v, int) or not isinstance(r, int):
                 raise CParseError("shift of a non-integer")
-            v = v << r if op == "<<" else v >> r
-        return v
-
-    def add(self):
-        v = self.mul()
-        while self.peek() in (("op", "+"), ("op", "-")):
-            op = self.take()[1]
-            r = self.mul()
-            v = v + r if op == "+" else v - r
-        return v
-
-    def mul(self):
-        v = self.unary()
-        while self.peek() in (("op", "*"), ("op", "/"), ("op", "%")):
-            op = self.take()[1]
-            r = self.unary()
-            if op == "*":
-                v = v * r
-            elif r == 0:
-                raise CParseError("division by zero")
-            elif op == "/":
-                v = (abs(v) // abs(r)) * (1 if (v >= 0) == (r >= 0) else -1) \
-                    if isinstance(v, int) and isinstance(r, int) else v / r
-            else:
-                if not isinstance(v, int) or not isinstance(r, int):
-                    raise CParseError("% of a non-integer")
-                v = v - r * int(v / r)
-        return v
+            if r < 0:
+                raise CParseError(f"negative shift count {r}")
+            if op == ">>":
+                return v >> r
+            if v and r > MAX_INT_BITS:
+                raise CParseError(f"shift count {r} out of range")
+            return _check_int(v << r)
+        if op == "+":
+            return _check_int(v + r)
+        if op == "-":
+            return _check_int(v - r)
+        if op == "*":
+            return _check_int(v * r)
+        if r == 0:
+            raise CParseError("division by zero")
+        if op == "/":
+            return _trunc_div(v, r) if isinstance(v, int) and isinstance(r, int) else v / r
+        if not isinstance(v, int) or not isinstance(r, int):
+            raise CParseError("% of a non-integer")
+        return v - r * _trunc_div(v, r)  # C: the sign of the dividend
 
     def _cast_type(self):
         """The words of a cast ``(type words)`` at the cursor, or None."""
@@ -281,30 +330,39 @@ class _Eval:
         return words, j
 
     def unary(self):
-        tok = self.peek()
-        if tok == ("op", "-"):
-            self.take()
-            return -self.unary()
-        if tok == ("op", "+"):
-            self.take()
-            return +self.unary()
-        if tok == ("op", "~"):
-            self.take()
-            v = self.unary()
-            if not isinstance(v, int):
-                raise CParseError("~ of a non-integer")
-            return ~v
-        if tok == ("op", "("):
-            cast = self._cast_type()
-            if cast is not None:
-                words, j = cast
-                self.i = j + 1
-                return self._cast(words, self.unary())
-            self.take()
-            v = self.expr()
-            self.take(")")
-            return v
-        return self.primary()
+        # every nesting (parentheses, unary operators, casts, macro arguments,
+        # #define expansions) passes here: count it against MAX_NESTING
+        ctx = self.ctx
+        if ctx.depth >= MAX_NESTING:
+            raise _TooDeep(f"expression nested more than {MAX_NESTING} deep")
+        ctx.depth += 1
+        try:
+            tok = self.peek()
+            if tok == ("op", "-"):
+                self.take()
+                return -self.unary()
+            if tok == ("op", "+"):
+                self.take()
+                return +self.unary()
+            if tok == ("op", "~"):
+                self.take()
+                v = self.unary()
+                if not isinstance(v, int):
+                    raise CParseError("~ of a non-integer")
+                return ~v
+            if tok == ("op", "("):
+                cast = self._cast_type()
+                if cast is not None:
+                    words, j = cast
+                    self.i = j + 1
+                    return self._cast(words, self.unary())
+                self.take()
+                v = self.expr()
+                self.take(")")
+                return v
+            return self.primary()
+        finally:
+            ctx.depth -= 1
 
     def _cast(self, words, v):
         name = " ".join(w for w in words if w not in ("const", "volatile", "signed"))
@@ -312,6 +370,8 @@ class _Eval:
             name = "int"
         if name in ("float", "double"):
             return float(np.float32(v)) if name == "float" else float(v)
+        if isinstance(v, float) and not math.isfinite(v):
+            raise CParseError(f"({name}) of {v}: it has no integer value")
         bits, signed = None, True
         if name in _INT_CASTS:
             bits = _INT_CASTS[name]
@@ -334,8 +394,8 @@ class _Eval:
             if self.peek() == ("op", "("):
                 if name in self.ctx.macros:
                     return self.ctx.call_macro(name, self._args())
-                raise CParseError(f"unknown macro {name}(...): name it as the quantization macro "
-                                  "(macro=...) if it quantizes a float")
+                raise _UnknownName(f"unknown macro {name}(...): name it as the quantization macro "
+                                   "(macro=...) if it quantizes a float")
             return self.ctx.constant(name)
         raise CParseError(f"unexpected {self._show(tok)}")
 
@@ -367,18 +427,25 @@ class _Context:
         self.macros = set(macros)
         self.frac_bits, self.dtype, self.arg_roles = frac_bits, dtype, arg_roles
         self.quantized = False
+        self.depth = 0           # current expression nesting (see MAX_NESTING)
         self._busy = set()
+        self._values = {}        # #define values: each is evaluated once
 
     def constant(self, name):
+        if name in self._values:
+            return self._values[name]
         if name in self.defines and name not in self._busy:
             self._busy.add(name)
             try:
-                return _Eval(_tokens(self.defines[name]), self).run()
+                v = self._values[name] = _Eval(_tokens(self.defines[name]), self).run()
+                return v
             except CParseError as e:
-                raise CParseError(f"#define {name}: {e}") from None
+                msg = str(e)  # a chain of defines reads "#define A -> B -> C: problem"
+                msg = f"#define {name} -> {msg[8:]}" if msg.startswith("#define ") else f"#define {name}: {msg}"
+                raise type(e)(msg) from None
             finally:
                 self._busy.discard(name)
-        raise CParseError(f"unknown identifier {name!r}")
+        raise _UnknownName(f"unknown identifier {name!r}")
 
     def eval_tokens(self, toks):
         return _Eval(toks, self).run()
@@ -409,11 +476,16 @@ class _Context:
         if self.dtype is None:
             raise CParseError(f"{name}(...): the container type is unknown; give dtype= (int8 or int16)")
         self.quantized = True
-        return int(qmn(np.float64(value), frac, self.dtype))
+        try:
+            return int(qmn(np.float64(value), frac, self.dtype))
+        except ValueError as e:  # NaN / infinity, frac bits out of range
+            raise CParseError(f"{name}(...): {e}") from None
 
 
 # --------------------------------------------------------- declarations
-_DECL = re.compile(r"([A-Za-z_]\w*)\s*((?:\[[^\[\]]*\]\s*)+)(?:__attribute__\s*\(\(.*?\)\)\s*)?=\s*\{")
+# (?<!\w): a match starts at the beginning of an identifier only (without it,
+# searching a long identifier is quadratic)
+_DECL = re.compile(r"(?<!\w)([A-Za-z_]\w*)\s*((?:\[[^\[\]]*\]\s*)+)(?:__attribute__\s*\(\(.*?\)\)\s*)?=\s*\{")
 
 
 @dataclass
@@ -428,6 +500,7 @@ class _Decl:
 def _find_decls(clean):
     decls = []
     pos = 0
+    line, line_pos = 1, 0  # line number at line_pos (counted incrementally)
     while True:
         m = _DECL.search(clean, pos)
         if not m:
@@ -442,7 +515,8 @@ def _find_decls(clean):
                 if depth == 0:
                     break
             j += 1
-        line = clean.count("\n", 0, m.start()) + 1
+        line += clean.count("\n", line_pos, m.start())
+        line_pos = m.start()
         if depth:
             raise CParseError(f"line {line}: array {m.group(1)}: unterminated initializer")
         prefix_start = max(clean.rfind(";", 0, m.start()), clean.rfind("}", 0, m.start()),
@@ -498,6 +572,47 @@ def list_c_arrays(source):
     return [d.name for d in _prepare(source)[2]]
 
 
+def _eval_text(ctx, text):
+    """The value of one expression text.  MAX_NESTING keeps the recursion
+    far below Python's limit; a caller already deep in its own stack still
+    gets a CParseError, not a RecursionError."""
+    ctx.depth = 0
+    try:
+        return ctx.eval_tokens(_tokens(text))
+    except RecursionError:
+        raise _TooDeep("expression nested too deeply for the Python stack") from None
+
+
+def _declared_dims(what, d, ctx):
+    """The declared dims (None for ``[]``), or None when one names an
+    identifier the file does not define.  A size that is not a non-negative
+    integer, or dims of more than MAX_ELEMENTS elements in all, raise."""
+    where = f"{what}:{d.line}: array {d.name}[{']['.join(d.dims)}]"
+    dims = []
+    for x in d.dims:
+        if not x.strip():
+            dims.append(None)
+            continue
+        try:
+            v = _eval_text(ctx, x)
+        except _UnknownName:
+            return None  # e.g. a size defined in another header: keep the values flat
+        except CParseError as e:
+            raise CParseError(f"{where}: size [{x.strip()[:60]}]: {e}") from None
+        except OverflowError:
+            raise CParseError(f"{where}: size [{x.strip()[:60]}] is out of range") from None
+        if not isinstance(v, int):
+            raise CParseError(f"{where}: size [{x.strip()[:60]}] = {v!r} is not an integer")
+        if v < 0:
+            raise CParseError(f"{where}: size [{x.strip()[:60]}] = {v} is negative")
+        dims.append(v)
+    known = math.prod(v for v in dims if v is not None)
+    if known > MAX_ELEMENTS:
+        raise CParseError(f"{where}: declares {known} elements, more than the {MAX_ELEMENTS} (2**26) "
+                          "this reader accepts")
+    return tuple(dims)
+
+
 def _evaluate(what, defines, d, macro, frac_bits, dtype, arg_roles):
     declared = c_type_of(d.c_type)
     target = np.dtype(dtype) if dtype is not None else declared
@@ -507,7 +622,7 @@ def _evaluate(what, defines, d, macro, frac_bits, dtype, arg_roles):
     vals = []
     for k, e in enumerate(_elements(d.body)):
         try:
-            vals.append(ctx.eval_tokens(_tokens(e)))
+            vals.append(_eval_text(ctx, e))
         except CParseError as err:
             raise CParseError(f"{what}:{d.line}: array {d.name}, element {k} ({e[:60]!r}): {err}") from None
         except OverflowError:
@@ -527,15 +642,11 @@ def _evaluate(what, defines, d, macro, frac_bits, dtype, arg_roles):
         arr = np.array(vals, dtype=target)
     else:
         arr = np.array([float(v) for v in vals], dtype=np.float64).astype(target)
-    dims = None
-    try:
-        dims = tuple(int(ctx.eval_tokens(_tokens(x))) if x.strip() else -1 for x in d.dims)
-    except (CParseError, TypeError, ValueError):
-        dims = None
+    dims = _declared_dims(what, d, ctx)
     if dims is not None:
-        if -1 in dims[1:]:
+        if None in dims[1:]:
             dims = None
-        elif dims[0] == -1:
+        elif dims[0] is None:
             rest = math.prod(dims[1:])
             dims = (arr.size // rest,) + dims[1:] if rest and arr.size % rest == 0 else None
         total = math.prod(dims) if dims else None
