@@ -23,6 +23,7 @@ import os
 import struct
 import sys
 import tokenize
+import warnings
 import zipfile
 import zlib
 
@@ -85,7 +86,9 @@ def _read_npy_stream(f, nbytes):
     file), which holds at most `nbytes` bytes from there on.  Checks the
     header against `nbytes` before numpy allocates anything."""
     start = f.tell()
-    shape, dtype = _npy_header(f)
+    with warnings.catch_warnings():  # numpy's read_array below warns about Python-2 headers once
+        warnings.simplefilter("ignore", UserWarning)
+        shape, dtype = _npy_header(f)
     if dtype.hasobject:
         raise ValueError("holds Python objects (pickles are never loaded)")
     if dtype.names is not None:
