@@ -14,11 +14,12 @@ number of ports for its op (a Result without its input, ...), or TI/Loop
 bodies nested more than :data:`MAX_BODY_DEPTH` deep raises :class:`IRError`
 (unsupported features raise its subclass :class:`IRUnsupportedError`) naming
 the layer id, name and type.  Every layer is parsed and compiled under one
-guard (:func:`_about`), so malformed structure that slips past the explicit
-checks still gives an IRError naming the layer, never an ``IndexError``,
-``KeyError``, ``AttributeError`` or ``TypeError``.  Nothing is silently approximated: ops compute
-in the element type the IR declares and every op result is checked against
-the declared output element type.
+guard, so malformed structure that slips past the explicit checks still
+gives an IRError naming the layer (the original exception chained), never
+an ``IndexError``, ``KeyError``, ``AttributeError`` or ``TypeError``.
+Nothing is silently approximated: ops compute in the element type the IR
+declares and every op result is checked against the declared output element
+type.
 
 TensorIterator and Loop layers run through :mod:`mli.graph`.  Where OpenVINO
 components disagree, the reader follows the OpenVINO CPU plugin (see
@@ -266,7 +267,7 @@ class Graph:
         try:
             src, sp = self._producer[(layer_id, port_id)]
         except KeyError:
-            raise IRError(f"{self.layer(layer_id)}: input port {port_id} is not connected") from None
+            raise IRError(f"{self.layer(layer_id)}: no connected input port {port_id}") from None
         src = self._by_id[src]
         return src, src.output_port(sp)
 
@@ -311,10 +312,10 @@ def _ctx(where):
     return f"{where}: " if where else ""
 
 
-def _located(layer, msg, cls=None):
-    """An IRError (or `cls`) whose message starts with the layer's id, name
-    and type; ``located`` tells the guards not to prefix it again."""
-    err = (cls or IRError)(f"{layer}: {msg}")
+def _located(layer, msg):
+    """An IRError whose message starts with the layer's id, name and type;
+    ``located`` tells the guards not to prefix it again."""
+    err = IRError(f"{layer}: {msg}")
     err.located = True
     return err
 
@@ -354,7 +355,7 @@ def _expect_ports(layer, n_in, n_out):
     def ok(n, have):
         return n is None or have in (n if isinstance(n, tuple) else (n,))
     if not ok(n_in, len(layer.inputs)) or not ok(n_out, len(layer.outputs)):
-        raise _located(layer, f"a {layer.type} has {_count_text(n_in, 'input')} and "
+        raise _located(layer, f"a layer of type {layer.type} has {_count_text(n_in, 'input')} and "
                               f"{_count_text(n_out, 'output')}; this one has {len(layer.inputs)} and "
                               f"{len(layer.outputs)}")
 
@@ -648,18 +649,19 @@ class _Program:
 
         template, steps = {}, []
         for layer in graph.order:
-            if layer.type == "Parameter":
-                slot(layer.id, layer.outputs[0].id)
-            elif layer.type == "Const":
-                template[slot(layer.id, layer.outputs[0].id)] = layer.data
-            elif layer.type == "Result":
-                _expect_ports(layer, 1, 0)  # checked when parsing; a Graph may be built by hand
-            else:
-                with _about(layer):
+            with _about(layer):
+                if layer.type in ("Parameter", "Const", "Result"):
+                    # port counts are checked when parsing; a Graph may also be built by hand
+                    _expect_ports(layer, *((1, 0) if layer.type == "Result" else (0, 1)))
+                if layer.type == "Parameter":
+                    slot(layer.id, layer.outputs[0].id)
+                elif layer.type == "Const":
+                    template[slot(layer.id, layer.outputs[0].id)] = layer.data
+                elif layer.type != "Result":
                     fn = _build(layer, graph)
-                ins = [slot(*graph._producer[(layer.id, p.id)]) for p in layer.inputs]
-                outs = [slot(layer.id, p.id) for p in layer.outputs]
-                steps.append((fn, ins, outs, [p.dtype for p in layer.outputs], layer))
+                    ins = [slot(*graph._producer[(layer.id, p.id)]) for p in layer.inputs]
+                    outs = [slot(layer.id, p.id) for p in layer.outputs]
+                    steps.append((fn, ins, outs, [p.dtype for p in layer.outputs], layer))
         self.template = [template.get(i) for i in range(len(slots))]
         self.steps = steps
         self.param_slots = [slots[(p.id, p.outputs[0].id)] for p in graph.parameters]
@@ -1329,6 +1331,7 @@ class Model:
         self.graph = graph
         self.path = path
         self.version = getattr(graph, "version", None)
+        self._program = graph.program()  # first: it checks the structure the rest relies on
         self.inputs, self.outputs = [], []
         for p in graph.parameters:
             port = p.outputs[0]
@@ -1347,7 +1350,6 @@ class Model:
         for k, t in enumerate(self.inputs):
             for n in t.names:
                 self._alias.setdefault(n, k)
-        self._program = graph.program()
 
     def _arrays(self, inputs):
         if isinstance(inputs, dict):

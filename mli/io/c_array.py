@@ -587,9 +587,10 @@ def _declared_dims(what, d, ctx):
     """The declared dims (None for ``[]``), or None when one names an
     identifier the file does not define.  A size that is not a non-negative
     integer, or dims of more than MAX_ELEMENTS elements in all, raise."""
-    where = f"{what}:{d.line}: array {d.name}[{']['.join(d.dims)}]"
+    short = [x.strip() if len(x.strip()) <= 40 else x.strip()[:40] + "..." for x in d.dims]
+    where = f"{what}:{d.line}: array {d.name}[{']['.join(short)}]"
     dims = []
-    for x in d.dims:
+    for x, sx in zip(d.dims, short):
         if not x.strip():
             dims.append(None)
             continue
@@ -598,13 +599,13 @@ def _declared_dims(what, d, ctx):
         except _UnknownName:
             return None  # e.g. a size defined in another header: keep the values flat
         except CParseError as e:
-            raise CParseError(f"{where}: size [{x.strip()[:60]}]: {e}") from None
+            raise CParseError(f"{where}: size [{sx}]: {e}") from None
         except OverflowError:
-            raise CParseError(f"{where}: size [{x.strip()[:60]}] is out of range") from None
+            raise CParseError(f"{where}: size [{sx}] is out of range") from None
         if not isinstance(v, int):
-            raise CParseError(f"{where}: size [{x.strip()[:60]}] = {v!r} is not an integer")
+            raise CParseError(f"{where}: size [{sx}] = {v!r} is not an integer")
         if v < 0:
-            raise CParseError(f"{where}: size [{x.strip()[:60]}] = {v} is negative")
+            raise CParseError(f"{where}: size [{sx}] = {v} is negative")
         dims.append(v)
     known = math.prod(v for v in dims if v is not None)
     if known > MAX_ELEMENTS:

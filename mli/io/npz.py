@@ -42,10 +42,11 @@ _MAX_DEFLATE_RATIO = 1032
 _DEFLATE_SLACK = 1 << 16
 
 # What numpy's .npy reader, zipfile and zlib raise on damaged bytes besides
-# ValueError (UnicodeDecodeError is one): all become our ValueError.
+# ValueError (UnicodeDecodeError is one): all become our ValueError.  RuntimeError
+# covers RecursionError (numpy's header parser), NotImplementedError (an unknown
+# compression method) and zipfile's "encrypted, password required".
 _DAMAGE = (ValueError, TypeError, EOFError, OSError, zipfile.BadZipFile, zlib.error, struct.error, SyntaxError,
-           tokenize.TokenError, RuntimeError, OverflowError, IndexError, KeyError)  # RuntimeError: RecursionError,
-# NotImplementedError (compression method), encrypted entries
+           tokenize.TokenError, RuntimeError, OverflowError, IndexError, KeyError)
 
 
 def _problem(e):
