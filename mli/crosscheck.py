@@ -60,7 +60,7 @@ import numpy as np
 
 from . import kernels as K
 from ._status import MliError
-from .enums import ReluType, RnnActivation, RnnMode
+from .enums import ReluType, RnnActivation, RnnMode, parse_enum
 from .io.c_array import qmn
 from .io.load import parse_spec, read_spec
 from .io.npz import npz_frac_bits
@@ -163,24 +163,10 @@ def _weight_dtype(kind):
 
 
 def _enum(value, enum, where, prefixes):
-    if isinstance(value, bool):
-        raise CaseError(f"{where}: expected a name, got {value!r}")
-    if isinstance(value, int):
-        try:
-            return enum(value)
-        except ValueError:
-            pass
-    elif isinstance(value, str):
-        key = value.strip().upper().replace("-", "_")
-        for p in prefixes:
-            if key.startswith(p):
-                key = key[len(p):]
-        aliases = {"GENERAL": "GEN", "1": "RELU_1", "6": "RELU_6", "SIGMOID": "SIGM"}
-        key = aliases.get(key, key)
-        if key in enum.__members__:
-            return enum[key]
-    names = ", ".join(n.lower() for n in enum.__members__)
-    raise CaseError(f"{where}: unknown value {value!r} (use one of {names})")
+    try:
+        return parse_enum(value, enum, prefixes)
+    except ValueError as e:
+        raise CaseError(f"{where}: {e}") from None
 
 
 def _frac(value, where, required=True):

@@ -8,7 +8,7 @@ import numpy as np
 
 from . import kernels as K
 from .enums import RnnActivation, RnnMode
-from .metrics_sn import sn_db
+from .metrics import sn_db
 from .tensor import Tensor, frac_bits_for
 
 KIND_TYPES = {"fx8": ("fx8", "fx8"), "fx16": ("fx16", "fx16"), "fx8w16d": ("fx16", "fx8")}

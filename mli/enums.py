@@ -1,6 +1,8 @@
 """Enumerations of the MLI 1.1 C API (values and names as in C)."""
 from enum import IntEnum
 
+import numpy as np
+
 
 class ElementType(IntEnum):
     """`mli_element_type`."""
@@ -49,3 +51,26 @@ KINDS = {
 }
 #: kind name -> variant index of the bridge
 VARIANT = {"fx8": 0, "fx16": 1, "fx8w16d": 2}
+
+
+_ALIASES = {"GENERAL": "GEN", "1": "RELU_1", "6": "RELU_6", "SIGMOID": "SIGM"}
+
+
+def parse_enum(value, enum, prefixes=()):
+    """The member of `enum` that `value` names: a member, its integer, or
+    its name in any case, with or without its C prefix (``"RNN_ACT_TANH"``,
+    ``"tanh"``).  ValueError naming the choices otherwise."""
+    if isinstance(value, (int, np.integer)) and not isinstance(value, bool):
+        try:
+            return enum(int(value))
+        except ValueError:
+            pass
+    elif isinstance(value, str):
+        key = value.strip().upper().replace("-", "_")
+        for p in prefixes:
+            if key.startswith(p):
+                key = key[len(p):]
+        key = _ALIASES.get(key, key)
+        if key in enum.__members__:
+            return enum[key]
+    raise ValueError(f"unknown value {value!r} (use one of {', '.join(n.lower() for n in enum.__members__)})")

@@ -30,7 +30,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .enums import RnnActivation, RnnMode
+from .enums import RnnActivation, RnnMode, parse_enum
 from .io.c_array import format_c_array, qmn
 from .io.load import parse_spec, read_spec
 from .io.npz import npz_frac_bits, read_npz
@@ -176,21 +176,10 @@ def make_rnn_cfg(name, mode, act, ir_elements, *, el_type="fx16"):
 
 
 def _enum(value, enum, what, prefixes):
-    if isinstance(value, enum):
-        return value
-    if isinstance(value, (int, np.integer)) and not isinstance(value, bool):
-        try:
-            return enum(int(value))
-        except ValueError:
-            pass
-    if isinstance(value, str):
-        key = value.strip().upper().replace("-", "_")
-        for p in prefixes:
-            if key.startswith(p):
-                key = key[len(p):]
-        if key in enum.__members__:
-            return enum[key]
-    raise ExportError(f"{what}: unknown value {value!r} (use one of {', '.join(n.lower() for n in enum.__members__)})")
+    try:
+        return parse_enum(value, enum, prefixes)
+    except ValueError as e:
+        raise ExportError(f"{what}: {e}") from None
 
 
 def _c_enum(member, prefix):

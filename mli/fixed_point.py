@@ -60,7 +60,7 @@ import numpy as np
 from . import ir
 from .enums import KINDS, ElementType
 from .graph.kernel_body import KernelBody
-from .metrics_sn import sn_db
+from .metrics import sn_db
 from .tensor import Tensor, frac_bits_for
 
 __all__ = ["to_fixed_point", "FixedPointModel", "QuantizedCell", "FixedPointError", "main"]

@@ -32,6 +32,14 @@ def snr_db(signal_energy, noise_energy):
     return 10.0 * math.log10(s / n)
 
 
+def sn_db(reference, approx):
+    """S/N in dB of `approx` against `reference` (power ratio, float64):
+    10*log10(sum(ref^2) / sum((ref - approx)^2)); inf when identical."""
+    r = np.asarray(reference, np.float64).reshape(-1)
+    a = np.asarray(approx, np.float64).reshape(-1)
+    return snr_db(np.sum(r * r), np.sum((r - a) ** 2))
+
+
 def _jsonable(v):
     if isinstance(v, float):
         return None if not math.isfinite(v) else round(v, 6)

@@ -9,7 +9,7 @@ import pytest
 from mli.fixed_point import FixedPointError, main, to_fixed_point
 from mli.graph import KernelBody
 from mli.ir import IRUnsupportedError, read_model
-from mli.metrics_sn import sn_db
+from mli.metrics import sn_db
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 SHARED = pathlib.Path(os.environ.get("MLI_SHARED", ROOT.parent / "shared"))

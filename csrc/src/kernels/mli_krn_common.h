@@ -11,13 +11,6 @@
 #include "../private/mli_prv_lut.h"
 #include "../private/mli_prv_template.h"
 
-/* Activation of one element in the data's own container: 16-bit data -> Q15,
- * 8-bit data -> Q7 (via the Q15 table value). */
-static inline int16_t mli_prv_act16(const mli_lut *lut, int16_t x, int f) { return mli_prv_lut_q15(lut, x, f); }
-static inline int8_t mli_prv_act8(const mli_lut *lut, int8_t x, int f) {
-    return mli_prv_q15_to_q7(mli_prv_lut_q15(lut, x, f));
-}
-
 /* A vector of activations; y may be x. */
 static inline void mli_prv_act_vec16(const mli_lut *lut, const int16_t *x, long n, int f, int16_t *y) {
     mli_prv_lut_vec16(lut, x, n, f, y);

@@ -114,7 +114,7 @@ const mli_lut mli_prv_sigm_lut = {sigm_data, sigm_data32, sigm_pad192, 180, 90, 
  * AVX-512 runs 32 lanes with the table in registers, AVX2 8 lanes with
  * gathers from the int32 tables; the rounding
  * of diff*frac is READ16's, written (p + 2^(s-1) - 1 + (up | bit s of p)) >> s.
- * Every lane computes the integers of mli_prv_lut_q15. */
+ * Every lane computes the integers of lut_one, the scalar definition. */
 #include "mli_prv_isa.h"
 
 /* the per-call constants of one evaluation */
