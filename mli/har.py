@@ -41,16 +41,38 @@ FRAC_KEYS = ("INPUT", "FC1_OUT", "LSTM2_OUT", "LSTM2_CELL", "LSTM3_OUT", "LSTM3_
 _DT = {"fx8": np.int8, "fx16": np.int16}
 
 
+def _candidate_dirs():
+    """Where the shared HAR folder may be, in the order they are tried."""
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    yield os.path.join(root, "..", "shared", "data", "har")          # in-place build
+    yield os.path.join(os.getcwd(), "..", "shared", "data", "har")   # run from the project root
+    yield os.path.join(os.getcwd(), "shared", "data", "har")         # run beside shared/
+
+
 def default_data_dir():
-    """``$MLI_HAR_DATA``, else ``$MLI_SHARED/data/har``, else
-    ``<project root>/../shared/data/har``."""
+    """``$MLI_HAR_DATA``, else ``$MLI_SHARED/data/har``, else the first of
+    ``<project root>/../shared/data/har`` (in-place build),
+    ``./../shared/data/har`` and ``./shared/data/har`` that exists (an
+    installed package has no project root of its own)."""
     env = os.environ.get("MLI_HAR_DATA")
     if env:
         return env
     if os.environ.get("MLI_SHARED"):
         return os.path.join(os.environ["MLI_SHARED"], "data", "har")
-    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    return os.path.normpath(os.path.join(root, "..", "shared", "data", "har"))
+    cands = [os.path.normpath(c) for c in _candidate_dirs()]
+    for c in cands:
+        if os.path.isdir(c):
+            return c
+    return cands[0]
+
+
+def data_dir_for_case(case_path):
+    """The HAR folder of the ``shared/`` tree a case file sits in
+    (``<shared>/vectors/<set>/<case>.npz`` -> ``<shared>/data/har``), else
+    :func:`default_data_dir`."""
+    d = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(case_path)),
+                                      "..", "..", "data", "har"))
+    return d if os.path.isdir(d) else default_data_dir()
 
 
 def _check_depth(depth):
@@ -362,6 +384,8 @@ def run_har_case(path, meta, arrays, rounding="convergent", har_data=None):
     name = os.path.splitext(os.path.basename(path))[0]
     tags = meta.get("tags", [])
     layer3 = "library" if "layer3_library" in tags else "custom"
+    if har_data is None:
+        har_data = data_dir_for_case(path)
     try:
         model = load_har(har_data, meta["kind"])
         _, ref = load_reference(har_data)

@@ -230,7 +230,7 @@ def main(argv=None):
                     help="run only cases whose name matches (repeatable; the NNNN_ prefix may be left out)")
     ap.add_argument("--rounding", choices=("convergent", "up"), default="convergent",
                     help="DSP rounding mode (cases carry the half-up result where it differs)")
-    ap.add_argument("--har-data", help="HAR model data (default: DIR/../../data/har)")
+    ap.add_argument("--har-data", help="HAR model data (default: DIR/../../data/har, else $MLI_HAR_DATA, $MLI_SHARED/data/har)")
     ap.add_argument("-v", "--verbose", action="store_true", help="print passing cases too")
     args = ap.parse_args(argv)
     passed = failed = 0
@@ -238,9 +238,8 @@ def main(argv=None):
         if not os.path.isdir(d):
             print(f"{d}: not a folder", file=sys.stderr)
             return 2
-        har = args.har_data or os.path.join(d, "..", "..", "data", "har")
         try:
-            results = run_dir(d, args.patterns, args.rounding, har)
+            results = run_dir(d, args.patterns, args.rounding, args.har_data)
         except (OSError, ValueError) as e:
             print(f"{d}: {e}", file=sys.stderr)
             return 2

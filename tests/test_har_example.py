@@ -226,3 +226,29 @@ def test_env_default(monkeypatch):
     monkeypatch.setenv("MLI_HAR_DATA", str(HAR))
     assert har.default_data_dir() == str(HAR)
     assert har.load_har(depth=8).data_dir == str(HAR)
+
+
+def test_case_finds_data_beside_its_shared_tree(monkeypatch, tmp_path):
+    # An installed package has no ../shared of its own: a har_model case must
+    # find the data of the shared tree it sits in, whatever the cwd and env.
+    from mli.vectors import run_case
+    monkeypatch.delenv("MLI_HAR_DATA", raising=False)
+    monkeypatch.delenv("MLI_SHARED", raising=False)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(har, "_candidate_dirs", lambda: iter([str(tmp_path / "nowhere")]))
+    assert har.data_dir_for_case(MLI11 / "0628_har_d16_custom.npz") == os.path.normpath(HAR)
+    r = run_case(str(MLI11 / "0632_har_d8_custom.npz"))
+    assert r.passed, r.message
+
+
+def test_default_search_order(monkeypatch, tmp_path):
+    monkeypatch.delenv("MLI_HAR_DATA", raising=False)
+    monkeypatch.delenv("MLI_SHARED", raising=False)
+    a, b = tmp_path / "a", tmp_path / "b"
+    b.mkdir()
+    monkeypatch.setattr(har, "_candidate_dirs", lambda: iter([str(a), str(b)]))
+    assert har.default_data_dir() == str(b)            # the first that exists
+    b.rmdir()
+    assert har.default_data_dir() == str(a)            # none: the first, for the error message
+    with pytest.raises(FileNotFoundError, match="HAR data folder not found"):
+        har.load_har(depth=16)
