@@ -27,6 +27,15 @@ def test_reference_cases_on_every_path(isa):
 
 def extreme(rng, shape, dt, mode):
     info = np.iinfo(dt)
+    if mode in ("trained", "spike_in", "spike_st"):
+        # heavy-tailed small values, as trained weights are: long int32 chunks
+        # in the direct int16 form; a spike (a -32768 pair on one row) forces
+        # the split form on the input or the state part of the weights
+        v = np.clip(rng.laplace(0, info.max / 40, shape), info.min, info.max).astype(dt)
+        if mode != "trained" and np.ndim(np.empty(shape, np.int8)) == 3 and shape[-1] >= 4:
+            col = 0 if mode == "spike_in" else shape[-1] - 2
+            v[shape[0] - 1, shape[1] // 2, col:col + 2] = info.min
+        return v
     if mode == "min":
         return np.full(shape, info.min, dt)
     if mode == "max":
@@ -38,8 +47,9 @@ def extreme(rng, shape, dt, mode):
 
 @pytest.mark.skipif(len(PATHS) < 2, reason="this CPU has only the scalar path")
 @pytest.mark.parametrize("kind", ["fx8", "fx16", "fx8w16d"])
-@pytest.mark.parametrize("mode", ["min", "max", "edges", "random"])
-@pytest.mark.parametrize("shape", [(1, 1, 3), (33, 17, 5), (300, 100, 3), (9, 257, 2), (37, 45, 1), (5, 30, 1)])
+@pytest.mark.parametrize("mode", ["min", "max", "edges", "random", "trained", "spike_in", "spike_st"])
+@pytest.mark.parametrize("shape", [(1, 1, 3), (33, 17, 5), (300, 100, 3), (9, 257, 2), (37, 45, 1), (5, 30, 1),
+                                   (40, 24, 75)])
 @pytest.mark.parametrize("rounding", ["convergent", "up"])
 def test_paths_agree(kind, mode, shape, rounding):
     N, M, T = shape
@@ -74,3 +84,39 @@ def test_set_isa_rejects_unknown():
     with pytest.raises(ValueError, match="expected one of"):
         mli.set_isa("sse9")
     assert mli.isa() in PATHS
+
+
+@pytest.mark.skipif(len(PATHS) < 2, reason="this CPU has only the scalar path")
+@pytest.mark.parametrize("kind", ["fx16", "fx8w16d", "fx8"])
+@pytest.mark.parametrize("mode", ["trained", "spike_in", "spike_st", "edges"])
+def test_prepared_reuse_agrees(kind, mode):
+    # a prepared call keeps its packed weights and chunk tables across calls
+    N, M, T = 21, 19, 40
+    rng = np.random.default_rng(7)
+    dt = np.int8 if kind == "fx8" else np.int16
+    wt = np.int16 if kind == "fx16" else np.int8
+    q = 7 if kind == "fx8" else 15
+    w4, b4 = extreme(rng, (4, M, N + M), wt, mode), extreme(rng, (4, M), wt, "trained")
+    W, B = mli.Tensor(w4, q), mli.Tensor(b4, q)
+    xs = [extreme(rng, (T, N), dt, "random") for _ in range(3)]
+    h0, c0 = extreme(rng, M, dt, "random"), extreme(rng, M, dt, "random")
+    want = []
+    with mli.use_isa("scalar"):
+        for x in xs:
+            y, c = mli.lstm_cell(mli.Tensor(x, q - 3), mli.Tensor(h0, q), W, B,
+                                 mli.RnnCellConfig(mode=1, act=1), mli.Tensor(c0, q - 4))
+            want.append((y.numpy().copy(), c.numpy().copy()))
+    for isa in PATHS[1:]:
+        with mli.use_isa(isa):
+            xt = mli.Tensor(np.zeros((T, N), dt), q - 3)
+            y = mli.Tensor(np.zeros((T, M), dt), 0)
+            c = mli.Tensor(np.zeros(M, dt), q - 4)
+            ir = mli.Tensor(np.zeros((4, M), dt), 0)
+            call = mli.prepare(getattr(mli, f"lstm_cell_{kind}"), xt, mli.Tensor(h0, q), W, B,
+                               mli.RnnCellConfig(mode=1, act=1, ir=ir), c, out=y)
+            for x, (wy, wc) in zip(xs, want):
+                xt.numpy()[...] = x
+                c.numpy()[...] = c0
+                call()
+                np.testing.assert_array_equal(y.numpy(), wy, err_msg=isa)
+                np.testing.assert_array_equal(c.numpy(), wc, err_msg=isa)

@@ -121,7 +121,8 @@ mli_status MLI_CAT(mli_krn_lstm_cell_, KRN_SFX)(const mli_tensor *in, const mli_
     MLI_CAT(mli_prv_dense_plan_, KRN_SFX)(&plan, W, N + M, 4 * M, N, M, b, sh, batch);
     for (long t = 0; t < batch; t++) {
         KRN_IO_T *h_out = mode == RNN_BATCH_TO_BATCH ? y + t * M : y;
-        MLI_CAT(mli_prv_dense_step_, KRN_SFX)(&plan, x + t * N, N, h, M, W, N + M, b, 4 * M, sh, gates);
+        MLI_CAT(mli_prv_dense_step_, KRN_SFX)(&plan, x + t * N, N, h, M, W, N + M, b, 4 * M, sh,
+                                              MLI_CAT(mli_prv_dense_ready_, KRN_SFX)(&plan, x, N, t, batch), gates);
         MLI_CAT(mlipy_lstm_gates_, KRN_SFX)(gates, M, f_ir);
         MLI_CAT(mlipy_lstm_cell_update_, KRN_SFX)(gates, M, c, ir_shift);
         MLI_CAT(mlipy_lstm_hidden_, KRN_SFX)(gates, M, c, f_c, act, mshift, h_out);

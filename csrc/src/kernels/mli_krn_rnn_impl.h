@@ -40,7 +40,8 @@ mli_status MLI_CAT(mli_krn_basic_rnn_cell_, KRN_SFX)(const mli_tensor *in, const
         else if (mode == RNN_ONE_TO_ONE) dense_out = y;
         else if (act != RNN_ACT_NONE) dense_out = ir;
         else dense_out = ((batch - 1 - t) % 2 == 0) ? y : ir; /* ping-pong so the last step lands in out */
-        MLI_CAT(mli_prv_dense_step_, KRN_SFX)(&plan, x + t * N, N, h, M, W, N + M, b, K, sh, dense_out);
+        MLI_CAT(mli_prv_dense_step_, KRN_SFX)(&plan, x + t * N, N, h, M, W, N + M, b, K, sh,
+                                              MLI_CAT(mli_prv_dense_ready_, KRN_SFX)(&plan, x, N, t, batch), dense_out);
         KRN_IO_T *step_out = dense_out;
         if (act != RNN_ACT_NONE) {
             step_out = mode == RNN_BATCH_TO_LAST ? y : dense_out;

@@ -61,7 +61,10 @@ size_t mli_prv_dense_workspace_size(int K, int N, int S) {
     return 64 + align64(sizeof(mli_pack_header)) + 2 * align64(pad_n * sizeof(int16_t)) +
            2 * align64(pad_s * sizeof(int16_t)) + align64(groups * np * 2 * MLI_DOT_GROUP * sizeof(int16_t)) +
            align64(groups * sp * 2 * MLI_DOT_GROUP * sizeof(int16_t)) + 2 * align64(np * sizeof(int32_t)) +
-           2 * align64(sp * sizeof(int32_t)) + 3 * align64(groups * MLI_DOT_GROUP * sizeof(int64_t));
+           2 * align64(sp * sizeof(int32_t)) + 3 * align64(groups * MLI_DOT_GROUP * sizeof(int64_t)) +
+           align64(groups * (np + 1) * sizeof(int32_t)) + align64(groups * (sp + 1) * sizeof(int32_t)) +
+           align64(MLI_DENSE_HOIST_STEPS * np * sizeof(int32_t)) +
+           align64(MLI_DENSE_HOIST_STEPS * groups * MLI_DOT_GROUP * sizeof(int64_t));
 }
 
 size_t mlipy_workspace_size(int K, int N, int S) {
@@ -97,6 +100,10 @@ static int mli_prv_workspace_take(mli_dense_plan *plan, int K, int N, int S) {
     TAKE(rlo_in, int16_t, pad_n);
     TAKE(r_st, int16_t, pad_s);
     TAKE(rlo_st, int16_t, pad_s);
+    TAKE(chunk_in, int32_t, g * ((size_t)plan->n_pairs + 1));
+    TAKE(chunk_st, int32_t, g * ((size_t)plan->s_pairs + 1));
+    TAKE(x_all, int32_t, MLI_DENSE_HOIST_STEPS * (size_t)plan->n_pairs);
+    TAKE(s_all, int64_t, MLI_DENSE_HOIST_STEPS * g * MLI_DOT_GROUP);
 #undef TAKE
     return 1;
 }

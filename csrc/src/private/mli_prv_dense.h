@@ -13,6 +13,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include "mli_prv_dotprod.h"
 
 typedef struct {
     int bias_shift;  /* f_in + f_w - f_b */
@@ -31,7 +32,17 @@ typedef struct {
     int fast_epilogue;       /* the shifts suit the branch-free read-out */
     int rows;                /* dot products row by row on W as given (no packing) */
     int16_t *r_in, *rlo_in, *r_st, *rlo_st; /* the step's vectors as zero-padded int16 (rows) */
+    int32_t *chunk_in, *chunk_st; /* chunk tables of the direct int16 x int16 form */
+    int direct_in, direct_st;     /* 1: that part uses the direct form (else the split) */
+    int hoist;                    /* 1: input sums computed MLI_DENSE_HOIST_STEPS steps at a time */
+    int32_t *x_all;               /* those steps' input vectors as int32 pairs */
+    int64_t *s_all;               /* their exact input sums, groups * 16 per step */
 } mli_dense_plan;
+
+/* A sequence's input part x_t . W[k][0:N] does not depend on the state, so
+ * it is computed for this many steps at once, each weight load serving every
+ * step (the sums are exact integers: the order does not change them). */
+#define MLI_DENSE_HOIST_STEPS 32
 
 size_t mli_prv_dense_workspace_size(int K, int N, int S);
 
@@ -40,11 +51,29 @@ size_t mli_prv_dense_workspace_size(int K, int N, int S);
                              long row_stride, const w_t *b, int K, mli_dense_shifts sh, io_t *y);  \
     void mli_prv_dense_plan_##sfx(mli_dense_plan *plan, const w_t *W, long row_stride, int K, int N, \
                                   int S, const w_t *b, mli_dense_shifts sh, long steps);           \
+    void mli_prv_dense_hoist_##sfx(const mli_dense_plan *plan, const io_t *x, int N, int count);    \
     void mli_prv_dense_step_##sfx(const mli_dense_plan *plan, const io_t *x, int N, const io_t *h,  \
                                   int S, const w_t *W, long row_stride, const w_t *b, int K,       \
-                                  mli_dense_shifts sh, io_t *y);
+                                  mli_dense_shifts sh, const int64_t *s_in_ready, io_t *y);
+
+/* The ready input sums of step t of a `steps`-step sequence (NULL when the
+ * plan does not hoist): computed for the next block of steps at each block start. */
+#define MLI_DENSE_READY(sfx, io_t)                                                                          \
+    static inline const int64_t *mli_prv_dense_ready_##sfx(const mli_dense_plan *plan, const io_t *x, int N, \
+                                                           long t, long steps) {                            \
+        if (!plan->hoist) return NULL;                                                                      \
+        const long j = t % MLI_DENSE_HOIST_STEPS;                                                           \
+        if (j == 0)                                                                                         \
+            mli_prv_dense_hoist_##sfx(plan, x + t * N, N,                                                   \
+                                      (int)(steps - t < MLI_DENSE_HOIST_STEPS ? steps - t : MLI_DENSE_HOIST_STEPS)); \
+        return plan->s_all + j * plan->groups * MLI_DOT_GROUP;                                         \
+    }
+
 MLI_DENSE_DECL(fx8, int8_t, int8_t)
 MLI_DENSE_DECL(fx16, int16_t, int16_t)
 MLI_DENSE_DECL(fx8w16d, int16_t, int8_t)
+MLI_DENSE_READY(fx8, int8_t)
+MLI_DENSE_READY(fx16, int16_t)
+MLI_DENSE_READY(fx8w16d, int16_t)
 
 #endif

@@ -48,11 +48,12 @@ void MLI_CAT(mli_prv_dense_, DENSE_SFX)(const DENSE_IO_T *x, int N, const DENSE_
 
 /* Pack columns [c0, c0+n) of every row into the group/pair layout:
  * rows are read in order, each element written once. */
-static void MLI_CAT(pack_, DENSE_SFX)(const DENSE_W_T *W, long row_stride, int K, int c0, int n, int16_t *dst) {
+static void MLI_CAT(pack_, DENSE_SFX)(const DENSE_W_T *W, long row_stride, int K, int c0, int n, int16_t *dst,
+                                     int32_t *chunks) {
     const mli_pack_fn fast = sizeof(DENSE_W_T) == 1 ? NULL : mli_prv_pack16();
     const mli_pack8_fn fast8 = sizeof(DENSE_W_T) == 1 ? mli_prv_pack8() : NULL;
     if (fast || fast8) { /* the same layout, 16x16 blocks transposed in registers */
-        if (fast) fast((const int16_t *)W, row_stride, K, c0, n, dst);
+        if (fast) fast((const int16_t *)W, row_stride, K, c0, n, dst, chunks);
         else fast8((const int8_t *)W, row_stride, K, c0, n, dst);
         return;
     }
@@ -72,6 +73,7 @@ static void MLI_CAT(pack_, DENSE_SFX)(const DENSE_W_T *W, long row_stride, int K
             d[(size_t)(pairs - 1) * 2 * MLI_DOT_GROUP + 1] = 0;
         }
     }
+    if (chunks) mli_prv_chunks16()(dst, groups, pairs, chunks);
 }
 
 /* The bias term of the accumulator, once per call: b << bias_shift in the
@@ -102,6 +104,10 @@ MLIPY_ALWAYS_INLINE int MLI_CAT(MLI_CAT(bias_terms_, DENSE_SFX), _body)(const DE
 MLIPY_MULTIVERSION(int, MLI_CAT(bias_terms_, DENSE_SFX), (const DENSE_W_T *b, int K, int shift, int64_t *out),
                    (b, K, shift, out))
 
+/* int16 data times int16 weights: the direct form over chunks where the
+ * weights allow it, else the high/low byte split. */
+#define DENSE_SPLIT (sizeof(DENSE_IO_T) == 2 && sizeof(DENSE_W_T) == 2)
+
 /* Which SIMD form: row by row on W as given when packing would not pay
  * for itself (long rows, few steps), else packed once per call (or once for
  * all calls of a caller that reuses its workspace). */
@@ -109,6 +115,7 @@ void MLI_CAT(mli_prv_dense_plan_, DENSE_SFX)(mli_dense_plan *plan, const DENSE_W
                                              int N, int S, const DENSE_W_T *b, mli_dense_shifts sh, long steps) {
     plan->packed = 0;
     plan->rows = 0;
+    plan->hoist = 0;
     if (!mli_prv_workspace_take(plan, K, N, S)) return;
     const int have_rows = sizeof(DENSE_W_T) == 1 ? mli_prv_dot_rows8() != NULL : mli_prv_dot_rows16() != NULL;
     /* rows cost ~15 extra cycles per row and step; packing ~1/4 cycle per weight once */
@@ -119,9 +126,13 @@ void MLI_CAT(mli_prv_dense_plan_, DENSE_SFX)(mli_dense_plan *plan, const DENSE_W
         memset(plan->r_st, 0, ((size_t)S / MLI_DOT_ROW_PAD + 1) * MLI_DOT_ROW_PAD * sizeof(int16_t));
         memset(plan->rlo_st, 0, ((size_t)S / MLI_DOT_ROW_PAD + 1) * MLI_DOT_ROW_PAD * sizeof(int16_t));
     } else if (!mli_prv_workspace_packed(W, row_stride, K, N, S, (int)sizeof(DENSE_W_T))) {
-        MLI_CAT(pack_, DENSE_SFX)(W, row_stride, K, 0, N, plan->w_in);
-        if (S > 0) MLI_CAT(pack_, DENSE_SFX)(W, row_stride, K, N, S, plan->w_st);
+        /* int16 x int16: the chunk table too; it stays in the workspace with the packed weights */
+        MLI_CAT(pack_, DENSE_SFX)(W, row_stride, K, 0, N, plan->w_in, DENSE_SPLIT ? plan->chunk_in : NULL);
+        if (S > 0) MLI_CAT(pack_, DENSE_SFX)(W, row_stride, K, N, S, plan->w_st, DENSE_SPLIT ? plan->chunk_st : NULL);
     }
+    plan->direct_in = !plan->rows && DENSE_SPLIT && plan->chunk_in[0] >= 0;
+    plan->direct_st = !plan->rows && DENSE_SPLIT && S > 0 && plan->chunk_st[0] >= 0;
+    plan->hoist = plan->direct_in && steps > 1;
     if (sh.bias_shift >= 0 && sh.bias_shift <= 40) {
         MLI_CAT(bias_terms_, DENSE_SFX)(b, K, sh.bias_shift, plan->bias_term);
     } else {
@@ -132,17 +143,17 @@ void MLI_CAT(mli_prv_dense_plan_, DENSE_SFX)(mli_dense_plan *plan, const DENSE_W
     plan->packed = 1;
 }
 
-/* The vector as int32 pairs; with DENSE_SPLIT (int16 data times int16
- * weights) as its high bytes (x >> 8) and low bytes (x & 255) so that every
- * int32 lane of the dot product stays exact (mli_prv_dotprod.h). */
-#define DENSE_SPLIT (sizeof(DENSE_IO_T) == 2 && sizeof(DENSE_W_T) == 2)
+/* The vector as int32 pairs; with `split` (int16 data times int16 weights
+ * the direct form cannot take) as its high bytes (x >> 8) and low bytes
+ * (x & 255) so that every int32 lane of the dot product stays exact
+ * (mli_prv_dotprod.h). */
 static inline uint32_t MLI_CAT(pair_, DENSE_SFX)(int32_t a, int32_t c) {
     return (uint32_t)(uint16_t)a | ((uint32_t)(uint16_t)c << 16);
 }
-static void MLI_CAT(pairs_, DENSE_SFX)(const DENSE_IO_T *v, int n, int32_t *hi, int32_t *lo) {
+static void MLI_CAT(pairs_, DENSE_SFX)(const DENSE_IO_T *v, int n, int split, int32_t *hi, int32_t *lo) {
     for (int p = 0; p < (n + 1) / 2; p++) {
         const int32_t a = v[2 * p], c = 2 * p + 1 < n ? v[2 * p + 1] : 0;
-        if (DENSE_SPLIT) {
+        if (split) {
             hi[p] = (int32_t)MLI_CAT(pair_, DENSE_SFX)(a >> 8, c >> 8);
             lo[p] = (int32_t)MLI_CAT(pair_, DENSE_SFX)(a & 255, c & 255);
         } else {
@@ -199,9 +210,22 @@ static void MLI_CAT(rows_step_, DENSE_SFX)(const mli_dense_plan *plan, const DEN
 static void MLI_CAT(packed_step_, DENSE_SFX)(const mli_dense_plan *plan, const DENSE_IO_T *x, int N,
                                             const DENSE_IO_T *h, int S, int shift);
 
+/* The input sums of `count` (<= MLI_DENSE_HOIST_STEPS) consecutive steps
+ * into plan->s_all (plan->hoist only). */
+void MLI_CAT(mli_prv_dense_hoist_, DENSE_SFX)(const mli_dense_plan *plan, const DENSE_IO_T *x, int N, int count) {
+    const long stride = plan->n_pairs;
+    for (int t = 0; t < count; t++)
+        MLI_CAT(pairs_, DENSE_SFX)(x + (long)t * N, N, 0, plan->x_all + t * stride, NULL);
+    mli_prv_dot_chunked_multi()(plan->w_in, plan->groups, plan->n_pairs, plan->x_all, stride, count, plan->chunk_in,
+                                plan->s_all, (long)plan->groups * MLI_DOT_GROUP);
+}
+
+/* One step; s_in_ready (may be NULL) holds the step's input sums already
+ * (from mli_prv_dense_hoist_*). */
 void MLI_CAT(mli_prv_dense_step_, DENSE_SFX)(const mli_dense_plan *plan, const DENSE_IO_T *x, int N,
                                              const DENSE_IO_T *h, int S, const DENSE_W_T *W, long row_stride,
-                                             const DENSE_W_T *b, int K, mli_dense_shifts sh, DENSE_IO_T *y) {
+                                             const DENSE_W_T *b, int K, mli_dense_shifts sh,
+                                             const int64_t *s_in_ready, DENSE_IO_T *y) {
     if (!plan->packed) {
         MLI_CAT(mli_prv_dense_, DENSE_SFX)(x, N, h, S, W, row_stride, b, K, sh, y);
         return;
@@ -210,15 +234,16 @@ void MLI_CAT(mli_prv_dense_step_, DENSE_SFX)(const mli_dense_plan *plan, const D
     if (plan->rows) {
         MLI_CAT(rows_step_, DENSE_SFX)(plan, x, N, h, S, W, row_stride, K);
     } else {
-        MLI_CAT(packed_step_, DENSE_SFX)(plan, x, N, h, S, shift);
+        MLI_CAT(packed_step_, DENSE_SFX)(plan, s_in_ready ? NULL : x, N, h, S, shift);
     }
+    const int64_t *si = s_in_ready && !plan->rows ? s_in_ready : plan->s_in;
     if (plan->fast_epilogue) {
-        MLI_CAT(epilogue_, DENSE_SFX)(plan->bias_term, plan->s_in, plan->s_st, K, S, sh.in_to_state, sh.out_shift,
+        MLI_CAT(epilogue_, DENSE_SFX)(plan->bias_term, si, plan->s_st, K, S, sh.in_to_state, sh.out_shift,
                                       mlipy_rounding_up, y);
         return;
     }
     for (int k = 0; k < K; k++)
-        y[k] = MLI_CAT(dense_out_, DENSE_SFX)(b[k], plan->s_in[k], S > 0 ? plan->s_st[k] : 0, S, sh);
+        y[k] = MLI_CAT(dense_out_, DENSE_SFX)(b[k], si[k], S > 0 ? plan->s_st[k] : 0, S, sh);
 }
 
 /* The vector as zero-padded int16 (split into high and low bytes with DENSE_SPLIT). */
@@ -256,12 +281,22 @@ static void MLI_CAT(rows_step_, DENSE_SFX)(const mli_dense_plan *plan, const DEN
 static void MLI_CAT(packed_step_, DENSE_SFX)(const mli_dense_plan *plan, const DENSE_IO_T *x, int N,
                                             const DENSE_IO_T *h, int S, int shift) {
     const mli_dot_groups_fn dot = mli_prv_dot_groups();
-    MLI_CAT(pairs_, DENSE_SFX)(x, N, plan->x_in, plan->xlo_in);
-    dot(plan->w_in, plan->groups, plan->n_pairs, plan->x_in, shift, DENSE_SPLIT ? plan->xlo_in : NULL, plan->s_in);
+    const mli_dot_chunked_fn direct = mli_prv_dot_chunked();
+    if (x) { /* NULL: the input sums are ready */
+        MLI_CAT(pairs_, DENSE_SFX)(x, N, DENSE_SPLIT && !plan->direct_in, plan->x_in, plan->xlo_in);
+        if (plan->direct_in)
+            direct(plan->w_in, plan->groups, plan->n_pairs, plan->x_in, plan->chunk_in, plan->s_in);
+        else
+            dot(plan->w_in, plan->groups, plan->n_pairs, plan->x_in, shift, DENSE_SPLIT ? plan->xlo_in : NULL,
+                plan->s_in);
+    }
     if (S > 0) {
-        MLI_CAT(pairs_, DENSE_SFX)(h, S, plan->x_st, plan->xlo_st);
-        dot(plan->w_st, plan->groups, plan->s_pairs, plan->x_st, shift, DENSE_SPLIT ? plan->xlo_st : NULL,
-            plan->s_st);
+        MLI_CAT(pairs_, DENSE_SFX)(h, S, DENSE_SPLIT && !plan->direct_st, plan->x_st, plan->xlo_st);
+        if (plan->direct_st)
+            direct(plan->w_st, plan->groups, plan->s_pairs, plan->x_st, plan->chunk_st, plan->s_st);
+        else
+            dot(plan->w_st, plan->groups, plan->s_pairs, plan->x_st, shift, DENSE_SPLIT ? plan->xlo_st : NULL,
+                plan->s_st);
     }
 }
 

@@ -39,11 +39,36 @@ mli_dot_rows16_fn mli_prv_dot_rows16(void); /* NULL on the scalar path */
 mli_dot_rows8_fn mli_prv_dot_rows8(void);
 
 /* Packing into the group/pair layout (see mli_prv_dense_impl.h for the plain
- * C version): columns [c0, c0+n) of K rows; NULL where no faster version exists. */
-typedef void (*mli_pack_fn)(const int16_t *W, long row_stride, int K, int c0, int n, int16_t *dst);
+ * C version): columns [c0, c0+n) of K rows; NULL where no faster version
+ * exists.  The int16 one also builds the chunk table when `chunks` is given
+ * (returning what mli_chunks16_fn would). */
+typedef int (*mli_pack_fn)(const int16_t *W, long row_stride, int K, int c0, int n, int16_t *dst, int32_t *chunks);
 typedef void (*mli_pack8_fn)(const int8_t *W, long row_stride, int K, int c0, int n, int16_t *dst);
 mli_pack_fn mli_prv_pack16(void);
 mli_pack8_fn mli_prv_pack8(void);
+
+/* Direct form for int16 data times int16 weights, with no high/low split:
+ * the int32 lanes are summed over column-pair chunks chosen from the weights
+ * so that every row's sum of |w| over a chunk is at most 65535; then
+ * |x . w| <= 2^15 * 65535 < 2^31 for any int16 x, and the modular int32 sum
+ * of the chunk is its exact value.  chunks: per group g, at
+ * chunks + g * (pairs + 1), the number of chunks n, then their n end pairs.
+ * mli_chunks16_fn builds that table from packed weights; it returns 0 (and
+ * sets chunks[0] = -1) when some row has a pair with |w0| + |w1| > 65535
+ * (both -32768), which only the split form can take. */
+#define MLI_DOT_CHUNK_MAX_ABS 65535
+typedef void (*mli_dot_chunked_fn)(const int16_t *w, int groups, int pairs, const int32_t *x, const int32_t *chunks,
+                                   int64_t *sums);
+typedef int (*mli_chunks16_fn)(const int16_t *w, int groups, int pairs, int32_t *chunks);
+mli_dot_chunked_fn mli_prv_dot_chunked(void);
+
+/* The direct form for nv vectors at once (the input part of a whole
+ * sequence, hoisted out of the time loop): each weight load serves every
+ * vector.  Vector v is x + v * x_stride; its sums go to sums + v * s_stride. */
+typedef void (*mli_dot_chunked_multi_fn)(const int16_t *w, int groups, int pairs, const int32_t *x, long x_stride,
+                                         int nv, const int32_t *chunks, int64_t *sums, long s_stride);
+mli_dot_chunked_multi_fn mli_prv_dot_chunked_multi(void);
+mli_chunks16_fn mli_prv_chunks16(void);
 
 typedef enum { MLIPY_ISA_SCALAR = 0, MLIPY_ISA_AVX2 = 1, MLIPY_ISA_AVX512_VNNI = 2 } mlipy_isa_id;
 
