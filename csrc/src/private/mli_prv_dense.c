@@ -111,17 +111,20 @@ static int mli_prv_workspace_take(mli_dense_plan *plan, int K, int N, int S) {
 #define DENSE_SFX fx8
 #define DENSE_IO_T int8_t
 #define DENSE_W_T int8_t
+#define DENSE_W_BITS 8
 #define DENSE_ACC40 0
 #include "mli_prv_dense_impl.h"
 
 #define DENSE_SFX fx16
 #define DENSE_IO_T int16_t
 #define DENSE_W_T int16_t
+#define DENSE_W_BITS 16
 #define DENSE_ACC40 1
 #include "mli_prv_dense_impl.h"
 
 #define DENSE_SFX fx8w16d
 #define DENSE_IO_T int16_t
 #define DENSE_W_T int8_t
+#define DENSE_W_BITS 8
 #define DENSE_ACC40 0
 #include "mli_prv_dense_impl.h"

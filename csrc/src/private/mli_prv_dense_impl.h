@@ -1,7 +1,19 @@
 /* Template body of the dense core; see mli_prv_dense.c for the parameters:
  * DENSE_SFX (name suffix), DENSE_IO_T, DENSE_W_T, DENSE_ACC40 (1: fx16). */
-#if !defined(DENSE_SFX) || !defined(DENSE_IO_T) || !defined(DENSE_W_T) || !defined(DENSE_ACC40)
-#error "define DENSE_SFX, DENSE_IO_T, DENSE_W_T and DENSE_ACC40 before including this header"
+#if !defined(DENSE_SFX) || !defined(DENSE_IO_T) || !defined(DENSE_W_T) || !defined(DENSE_ACC40) || \
+    !defined(DENSE_W_BITS)
+#error "define DENSE_SFX, DENSE_IO_T, DENSE_W_T, DENSE_W_BITS and DENSE_ACC40 before including this header"
+#endif
+
+/* Packed weights keep their width: int8 weights stream half the bytes. */
+#if DENSE_W_BITS == 8
+#define DENSE_PK_T int8_t
+#define DENSE_DIRECT mli_prv_dot_chunked8
+#define DENSE_DIRECT_MULTI mli_prv_dot_chunked_multi8
+#else
+#define DENSE_PK_T int16_t
+#define DENSE_DIRECT mli_prv_dot_chunked
+#define DENSE_DIRECT_MULTI mli_prv_dot_chunked_multi
 #endif
 
 /* Exact dot product; |sum| < 2^62 for any length that fits in memory. */
@@ -48,32 +60,41 @@ void MLI_CAT(mli_prv_dense_, DENSE_SFX)(const DENSE_IO_T *x, int N, const DENSE_
 
 /* Pack columns [c0, c0+n) of every row into the group/pair layout:
  * rows are read in order, each element written once. */
-static void MLI_CAT(pack_, DENSE_SFX)(const DENSE_W_T *W, long row_stride, int K, int c0, int n, int16_t *dst,
+static void MLI_CAT(pack_, DENSE_SFX)(const DENSE_W_T *W, long row_stride, int K, int c0, int n, DENSE_PK_T *dst,
                                      int32_t *chunks) {
-    const mli_pack_fn fast = sizeof(DENSE_W_T) == 1 ? NULL : mli_prv_pack16();
-    const mli_pack8_fn fast8 = sizeof(DENSE_W_T) == 1 ? mli_prv_pack8() : NULL;
-    if (fast || fast8) { /* the same layout, 16x16 blocks transposed in registers */
-        if (fast) fast((const int16_t *)W, row_stride, K, c0, n, dst, chunks);
-        else fast8((const int8_t *)W, row_stride, K, c0, n, dst);
+    const int pairs = (n + 1) / 2, groups = (K + MLI_DOT_GROUP - 1) / MLI_DOT_GROUP;
+#if DENSE_W_BITS == 8
+    const mli_pack8_fn fast = mli_prv_pack8();
+    if (chunks) mli_prv_chunks_fixed8(groups, pairs, chunks);
+    if (fast) { /* the same layout, 16x16 blocks transposed in registers */
+        fast((const int8_t *)W, row_stride, K, c0, n, dst);
         return;
     }
-    const int pairs = (n + 1) / 2, groups = (K + MLI_DOT_GROUP - 1) / MLI_DOT_GROUP;
+#else
+    const mli_pack_fn fast = mli_prv_pack16();
+    if (fast) {
+        fast((const int16_t *)W, row_stride, K, c0, n, dst, chunks);
+        return;
+    }
+#endif
     const size_t group_len = (size_t)pairs * 2 * MLI_DOT_GROUP;
     if (K % MLI_DOT_GROUP) /* rows of the last group beyond K stay zero */
-        memset(dst + (size_t)(groups - 1) * group_len, 0, group_len * sizeof(int16_t));
+        memset(dst + (size_t)(groups - 1) * group_len, 0, group_len * sizeof(DENSE_PK_T));
     for (int k = 0; k < K; k++) {
         const DENSE_W_T *row = W + (long)k * row_stride + c0;
-        int16_t *d = dst + (size_t)(k / MLI_DOT_GROUP) * group_len + 2 * (k % MLI_DOT_GROUP);
-        for (int p = 0; p < n / 2; p++) { /* one 32-bit move per pair */
-            const uint32_t pair = (uint32_t)(uint16_t)row[2 * p] | ((uint32_t)(uint16_t)row[2 * p + 1] << 16);
-            memcpy(d + (size_t)p * 2 * MLI_DOT_GROUP, &pair, sizeof pair);
+        DENSE_PK_T *d = dst + (size_t)(k / MLI_DOT_GROUP) * group_len + 2 * (k % MLI_DOT_GROUP);
+        for (int p = 0; p < n / 2; p++) {
+            d[(size_t)p * 2 * MLI_DOT_GROUP] = row[2 * p];
+            d[(size_t)p * 2 * MLI_DOT_GROUP + 1] = row[2 * p + 1];
         }
         if (n % 2) {
             d[(size_t)(pairs - 1) * 2 * MLI_DOT_GROUP] = row[n - 1];
             d[(size_t)(pairs - 1) * 2 * MLI_DOT_GROUP + 1] = 0;
         }
     }
+#if DENSE_W_BITS == 16
     if (chunks) mli_prv_chunks16()(dst, groups, pairs, chunks);
+#endif
 }
 
 /* The bias term of the accumulator, once per call: b << bias_shift in the
@@ -104,8 +125,8 @@ MLIPY_ALWAYS_INLINE int MLI_CAT(MLI_CAT(bias_terms_, DENSE_SFX), _body)(const DE
 MLIPY_MULTIVERSION(int, MLI_CAT(bias_terms_, DENSE_SFX), (const DENSE_W_T *b, int K, int shift, int64_t *out),
                    (b, K, shift, out))
 
-/* int16 data times int16 weights: the direct form over chunks where the
- * weights allow it, else the high/low byte split. */
+/* int16 data times int16 weights: the high/low byte split where the weights
+ * do not allow the direct form over chunks. */
 #define DENSE_SPLIT (sizeof(DENSE_IO_T) == 2 && sizeof(DENSE_W_T) == 2)
 
 /* Which SIMD form: row by row on W as given when packing would not pay
@@ -126,12 +147,13 @@ void MLI_CAT(mli_prv_dense_plan_, DENSE_SFX)(mli_dense_plan *plan, const DENSE_W
         memset(plan->r_st, 0, ((size_t)S / MLI_DOT_ROW_PAD + 1) * MLI_DOT_ROW_PAD * sizeof(int16_t));
         memset(plan->rlo_st, 0, ((size_t)S / MLI_DOT_ROW_PAD + 1) * MLI_DOT_ROW_PAD * sizeof(int16_t));
     } else if (!mli_prv_workspace_packed(W, row_stride, K, N, S, (int)sizeof(DENSE_W_T))) {
-        /* int16 x int16: the chunk table too; it stays in the workspace with the packed weights */
-        MLI_CAT(pack_, DENSE_SFX)(W, row_stride, K, 0, N, plan->w_in, DENSE_SPLIT ? plan->chunk_in : NULL);
-        if (S > 0) MLI_CAT(pack_, DENSE_SFX)(W, row_stride, K, N, S, plan->w_st, DENSE_SPLIT ? plan->chunk_st : NULL);
+        /* and the chunk tables, kept in the workspace with the packed weights */
+        MLI_CAT(pack_, DENSE_SFX)(W, row_stride, K, 0, N, (DENSE_PK_T *)plan->w_in, plan->chunk_in);
+        if (S > 0) MLI_CAT(pack_, DENSE_SFX)(W, row_stride, K, N, S, (DENSE_PK_T *)plan->w_st, plan->chunk_st);
     }
-    plan->direct_in = !plan->rows && DENSE_SPLIT && plan->chunk_in[0] >= 0;
-    plan->direct_st = !plan->rows && DENSE_SPLIT && S > 0 && plan->chunk_st[0] >= 0;
+    /* 8-bit weights always allow the direct form (a pair's |w| sum <= 256) */
+    plan->direct_in = !plan->rows && plan->chunk_in[0] >= 0;
+    plan->direct_st = !plan->rows && S > 0 && plan->chunk_st[0] >= 0;
     plan->hoist = plan->direct_in && steps > 1;
     if (sh.bias_shift >= 0 && sh.bias_shift <= 40) {
         MLI_CAT(bias_terms_, DENSE_SFX)(b, K, sh.bias_shift, plan->bias_term);
@@ -216,8 +238,8 @@ void MLI_CAT(mli_prv_dense_hoist_, DENSE_SFX)(const mli_dense_plan *plan, const 
     const long stride = plan->n_pairs;
     for (int t = 0; t < count; t++)
         MLI_CAT(pairs_, DENSE_SFX)(x + (long)t * N, N, 0, plan->x_all + t * stride, NULL);
-    mli_prv_dot_chunked_multi()(plan->w_in, plan->groups, plan->n_pairs, plan->x_all, stride, count, plan->chunk_in,
-                                plan->s_all, (long)plan->groups * MLI_DOT_GROUP);
+    DENSE_DIRECT_MULTI()((const DENSE_PK_T *)plan->w_in, plan->groups, plan->n_pairs, plan->x_all, stride, count,
+                         plan->chunk_in, plan->s_all, (long)plan->groups * MLI_DOT_GROUP);
 }
 
 /* One step; s_in_ready (may be NULL) holds the step's input sums already
@@ -278,29 +300,40 @@ static void MLI_CAT(rows_step_, DENSE_SFX)(const mli_dense_plan *plan, const DEN
     }
 }
 
+/* The direct form on each part whose weights allow it (always with 8-bit
+ * weights), else the split (int16 weights only). */
 static void MLI_CAT(packed_step_, DENSE_SFX)(const mli_dense_plan *plan, const DENSE_IO_T *x, int N,
                                             const DENSE_IO_T *h, int S, int shift) {
-    const mli_dot_groups_fn dot = mli_prv_dot_groups();
-    const mli_dot_chunked_fn direct = mli_prv_dot_chunked();
+    (void)shift;
     if (x) { /* NULL: the input sums are ready */
         MLI_CAT(pairs_, DENSE_SFX)(x, N, DENSE_SPLIT && !plan->direct_in, plan->x_in, plan->xlo_in);
         if (plan->direct_in)
-            direct(plan->w_in, plan->groups, plan->n_pairs, plan->x_in, plan->chunk_in, plan->s_in);
+            DENSE_DIRECT()((const DENSE_PK_T *)plan->w_in, plan->groups, plan->n_pairs, plan->x_in, plan->chunk_in,
+                           plan->s_in);
+#if DENSE_W_BITS == 16
         else
-            dot(plan->w_in, plan->groups, plan->n_pairs, plan->x_in, shift, DENSE_SPLIT ? plan->xlo_in : NULL,
-                plan->s_in);
+            mli_prv_dot_groups()(plan->w_in, plan->groups, plan->n_pairs, plan->x_in, shift,
+                                 DENSE_SPLIT ? plan->xlo_in : NULL, plan->s_in);
+#endif
     }
     if (S > 0) {
         MLI_CAT(pairs_, DENSE_SFX)(h, S, DENSE_SPLIT && !plan->direct_st, plan->x_st, plan->xlo_st);
         if (plan->direct_st)
-            direct(plan->w_st, plan->groups, plan->s_pairs, plan->x_st, plan->chunk_st, plan->s_st);
+            DENSE_DIRECT()((const DENSE_PK_T *)plan->w_st, plan->groups, plan->s_pairs, plan->x_st, plan->chunk_st,
+                           plan->s_st);
+#if DENSE_W_BITS == 16
         else
-            dot(plan->w_st, plan->groups, plan->s_pairs, plan->x_st, shift, DENSE_SPLIT ? plan->xlo_st : NULL,
-                plan->s_st);
+            mli_prv_dot_groups()(plan->w_st, plan->groups, plan->s_pairs, plan->x_st, shift,
+                                 DENSE_SPLIT ? plan->xlo_st : NULL, plan->s_st);
+#endif
     }
 }
 
 #undef DENSE_SPLIT
+#undef DENSE_PK_T
+#undef DENSE_DIRECT
+#undef DENSE_DIRECT_MULTI
+#undef DENSE_W_BITS
 #undef DENSE_SFX
 #undef DENSE_IO_T
 #undef DENSE_W_T

@@ -51,25 +51,30 @@ static int chunks16_scalar(const int16_t *w, int groups, int pairs, int32_t *chu
     return 1;
 }
 
-static void dot_chunked_scalar(const int16_t *w, int groups, int pairs, const int32_t *x, const int32_t *chunks,
-                               int64_t *sums) {
-    (void)chunks; /* int64 sums are exact without chunks */
-    for (int g = 0; g < groups; g++) {
-        int64_t acc[MLI_DOT_GROUP] = {0};
-        for (int p = 0; p < pairs; p++) {
-            const int16_t *blk = w + ((size_t)g * (size_t)pairs + (size_t)p) * 2 * MLI_DOT_GROUP;
-            const int32_t a0 = (int16_t)(x[p] & 0xFFFF), a1 = (int16_t)((uint32_t)x[p] >> 16);
-            for (int r = 0; r < MLI_DOT_GROUP; r++) acc[r] += (int64_t)a0 * blk[2 * r] + (int64_t)a1 * blk[2 * r + 1];
-        }
-        for (int r = 0; r < MLI_DOT_GROUP; r++) sums[g * MLI_DOT_GROUP + r] = acc[r];
+/* WT: the packed weights' element type (int16, or int8 for 8-bit weights). */
+#define SCALAR_CHUNKED(SFX, WT)                                                                             \
+    static void dot_chunked##SFX##_scalar(const WT *w, int groups, int pairs, const int32_t *x,             \
+                                          const int32_t *chunks, int64_t *sums) {                           \
+        (void)chunks; /* int64 sums are exact without chunks */                                            \
+        for (int g = 0; g < groups; g++) {                                                                  \
+            int64_t acc[MLI_DOT_GROUP] = {0};                                                               \
+            for (int p = 0; p < pairs; p++) {                                                               \
+                const WT *blk = w + ((size_t)g * (size_t)pairs + (size_t)p) * 2 * MLI_DOT_GROUP;             \
+                const int32_t a0 = (int16_t)(x[p] & 0xFFFF), a1 = (int16_t)((uint32_t)x[p] >> 16);         \
+                for (int r = 0; r < MLI_DOT_GROUP; r++)                                                     \
+                    acc[r] += (int64_t)a0 * blk[2 * r] + (int64_t)a1 * blk[2 * r + 1];                      \
+            }                                                                                               \
+            for (int r = 0; r < MLI_DOT_GROUP; r++) sums[g * MLI_DOT_GROUP + r] = acc[r];                   \
+        }                                                                                                   \
+    }                                                                                                       \
+    static void dot_chunked_multi##SFX##_scalar(const WT *w, int groups, int pairs, const int32_t *x,       \
+                                                long x_stride, int nv, const int32_t *chunks, int64_t *sums, \
+                                                long s_stride) {                                            \
+        for (int v = 0; v < nv; v++)                                                                        \
+            dot_chunked##SFX##_scalar(w, groups, pairs, x + v * x_stride, chunks, sums + v * s_stride);     \
     }
-}
-
-static void dot_chunked_multi_scalar(const int16_t *w, int groups, int pairs, const int32_t *x, long x_stride, int nv,
-                                     const int32_t *chunks, int64_t *sums, long s_stride) {
-    for (int v = 0; v < nv; v++)
-        dot_chunked_scalar(w, groups, pairs, x + v * x_stride, chunks, sums + v * s_stride);
-}
+SCALAR_CHUNKED(, int16_t)
+SCALAR_CHUNKED(8, int8_t)
 
 #if (defined(__GNUC__) || defined(__clang__)) && (defined(__x86_64__) || defined(__i386__))
 #define MLIPY_X86_SIMD 1
@@ -298,87 +303,97 @@ __attribute__((target("avx2"))) static int chunks16_avx2(const int16_t *w, int g
     return 1;
 }
 
-__attribute__((target("avx2"))) static void dot_chunked_avx2(const int16_t *w, int groups, int pairs,
-                                                             const int32_t *x, const int32_t *chunks, int64_t *sums) {
-    for (int g = 0; g < groups; g++) {
-        const int32_t *ch = chunks + (size_t)g * ((size_t)pairs + 1);
-        const int16_t *wg = w + (size_t)g * (size_t)pairs * 2 * MLI_DOT_GROUP;
-        __m256i s[4] = {_mm256_setzero_si256(), _mm256_setzero_si256(), _mm256_setzero_si256(),
-                        _mm256_setzero_si256()};
-        int p = 0;
-        for (int c = 1; c <= ch[0]; c++) {
-            const int pend = ch[c];
-            __m256i a0 = _mm256_setzero_si256(), a1 = _mm256_setzero_si256();
-            __m256i b0 = _mm256_setzero_si256(), b1 = _mm256_setzero_si256();
-            for (; p + 1 < pend; p += 2) {
-                const __m256i x0 = _mm256_set1_epi32(x[p]), x1 = _mm256_set1_epi32(x[p + 1]);
-                const int16_t *q = wg + (size_t)p * 32;
-                a0 = _mm256_add_epi32(a0, _mm256_madd_epi16(x0, _mm256_loadu_si256((const __m256i *)q)));
-                a1 = _mm256_add_epi32(a1, _mm256_madd_epi16(x0, _mm256_loadu_si256((const __m256i *)(q + 16))));
-                b0 = _mm256_add_epi32(b0, _mm256_madd_epi16(x1, _mm256_loadu_si256((const __m256i *)(q + 32))));
-                b1 = _mm256_add_epi32(b1, _mm256_madd_epi16(x1, _mm256_loadu_si256((const __m256i *)(q + 48))));
-            }
-            if (p < pend) {
-                const __m256i x0 = _mm256_set1_epi32(x[p]);
-                const int16_t *q = wg + (size_t)p * 32;
-                a0 = _mm256_add_epi32(a0, _mm256_madd_epi16(x0, _mm256_loadu_si256((const __m256i *)q)));
-                a1 = _mm256_add_epi32(a1, _mm256_madd_epi16(x0, _mm256_loadu_si256((const __m256i *)(q + 16))));
-                p = pend;
-            }
-            a0 = _mm256_add_epi32(a0, b0); /* modular: exact for the whole chunk */
-            a1 = _mm256_add_epi32(a1, b1);
-            s[0] = _mm256_add_epi64(s[0], _mm256_cvtepi32_epi64(_mm256_castsi256_si128(a0)));
-            s[1] = _mm256_add_epi64(s[1], _mm256_cvtepi32_epi64(_mm256_extracti128_si256(a0, 1)));
-            s[2] = _mm256_add_epi64(s[2], _mm256_cvtepi32_epi64(_mm256_castsi256_si128(a1)));
-            s[3] = _mm256_add_epi64(s[3], _mm256_cvtepi32_epi64(_mm256_extracti128_si256(a1, 1)));
-        }
-        for (int q = 0; q < 4; q++) _mm256_storeu_si256((__m256i *)(sums + g * MLI_DOT_GROUP + 4 * q), s[q]);
+/* Rows 0-7 / 8-15 of pair q (element pointer) as int16 lanes. */
+#define W16_256(q, half) _mm256_loadu_si256((const __m256i *)((q) + 16 * (half)))
+#define W8_256(q, half) _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)((q) + 16 * (half))))
+#define W16_512(q) _mm512_loadu_si512((const void *)(q))
+#define W8_512(q) _mm512_cvtepi8_epi16(_mm256_loadu_si256((const __m256i *)(q)))
+
+#define AVX2_CHUNKED(SFX, WT, LOADW)                                                                        \
+    __attribute__((target("avx2"))) static void dot_chunked##SFX##_avx2(                                    \
+        const WT *w, int groups, int pairs, const int32_t *x, const int32_t *chunks, int64_t *sums) {        \
+        for (int g = 0; g < groups; g++) {                                                                  \
+            const int32_t *ch = chunks + (size_t)g * ((size_t)pairs + 1);                                   \
+            const WT *wg = w + (size_t)g * (size_t)pairs * 2 * MLI_DOT_GROUP;                                \
+            __m256i s[4] = {_mm256_setzero_si256(), _mm256_setzero_si256(), _mm256_setzero_si256(),         \
+                            _mm256_setzero_si256()};                                                        \
+            int p = 0;                                                                                      \
+            for (int c = 1; c <= ch[0]; c++) {                                                              \
+                const int pend = ch[c];                                                                     \
+                __m256i a0 = _mm256_setzero_si256(), a1 = _mm256_setzero_si256();                           \
+                __m256i b0 = _mm256_setzero_si256(), b1 = _mm256_setzero_si256();                           \
+                for (; p + 1 < pend; p += 2) {                                                              \
+                    const __m256i x0 = _mm256_set1_epi32(x[p]), x1 = _mm256_set1_epi32(x[p + 1]);           \
+                    const WT *q = wg + (size_t)p * 32;                                                      \
+                    a0 = _mm256_add_epi32(a0, _mm256_madd_epi16(x0, LOADW(q, 0)));                          \
+                    a1 = _mm256_add_epi32(a1, _mm256_madd_epi16(x0, LOADW(q, 1)));                          \
+                    b0 = _mm256_add_epi32(b0, _mm256_madd_epi16(x1, LOADW(q + 32, 0)));                     \
+                    b1 = _mm256_add_epi32(b1, _mm256_madd_epi16(x1, LOADW(q + 32, 1)));                     \
+                }                                                                                           \
+                if (p < pend) {                                                                             \
+                    const __m256i x0 = _mm256_set1_epi32(x[p]);                                             \
+                    const WT *q = wg + (size_t)p * 32;                                                      \
+                    a0 = _mm256_add_epi32(a0, _mm256_madd_epi16(x0, LOADW(q, 0)));                          \
+                    a1 = _mm256_add_epi32(a1, _mm256_madd_epi16(x0, LOADW(q, 1)));                          \
+                    p = pend;                                                                               \
+                }                                                                                           \
+                a0 = _mm256_add_epi32(a0, b0); /* modular: exact for the whole chunk */                    \
+                a1 = _mm256_add_epi32(a1, b1);                                                              \
+                s[0] = _mm256_add_epi64(s[0], _mm256_cvtepi32_epi64(_mm256_castsi256_si128(a0)));           \
+                s[1] = _mm256_add_epi64(s[1], _mm256_cvtepi32_epi64(_mm256_extracti128_si256(a0, 1)));      \
+                s[2] = _mm256_add_epi64(s[2], _mm256_cvtepi32_epi64(_mm256_castsi256_si128(a1)));           \
+                s[3] = _mm256_add_epi64(s[3], _mm256_cvtepi32_epi64(_mm256_extracti128_si256(a1, 1)));      \
+            }                                                                                               \
+            for (int q = 0; q < 4; q++) _mm256_storeu_si256((__m256i *)(sums + g * MLI_DOT_GROUP + 4 * q), s[q]); \
+        }                                                                                                   \
+    }                                                                                                       \
+    /* 16 ymm registers hold no block of vectors: one vector at a time */                                  \
+    __attribute__((target("avx2"))) static void dot_chunked_multi##SFX##_avx2(                              \
+        const WT *w, int groups, int pairs, const int32_t *x, long x_stride, int nv, const int32_t *chunks,  \
+        int64_t *sums, long s_stride) {                                                                     \
+        for (int v = 0; v < nv; v++)                                                                        \
+            dot_chunked##SFX##_avx2(w, groups, pairs, x + v * x_stride, chunks, sums + v * s_stride);       \
     }
-}
+AVX2_CHUNKED(, int16_t, W16_256)
+AVX2_CHUNKED(8, int8_t, W8_256)
 
 /* Four accumulator chains hide the latency of vpdpwssd. */
-__attribute__((target("avx512f,avx512bw,avx512vnni"))) static void dot_chunked_vnni(
-    const int16_t *w, int groups, int pairs, const int32_t *x, const int32_t *chunks, int64_t *sums) {
-    for (int g = 0; g < groups; g++) {
-        const int32_t *ch = chunks + (size_t)g * ((size_t)pairs + 1);
-        const int16_t *wg = w + (size_t)g * (size_t)pairs * 2 * MLI_DOT_GROUP;
-        __m512i s0 = _mm512_setzero_si512(), s1 = _mm512_setzero_si512();
-        int p = 0;
-        for (int c = 1; c <= ch[0]; c++) {
-            const int pend = ch[c];
-            __m512i a = _mm512_setzero_si512(), b = _mm512_setzero_si512();
-            __m512i d = _mm512_setzero_si512(), e = _mm512_setzero_si512();
-            for (; p + 3 < pend; p += 4) {
-                const int16_t *q = wg + (size_t)p * 32;
-                a = _mm512_dpwssd_epi32(a, _mm512_set1_epi32(x[p]), _mm512_loadu_si512((const void *)q));
-                b = _mm512_dpwssd_epi32(b, _mm512_set1_epi32(x[p + 1]), _mm512_loadu_si512((const void *)(q + 32)));
-                d = _mm512_dpwssd_epi32(d, _mm512_set1_epi32(x[p + 2]), _mm512_loadu_si512((const void *)(q + 64)));
-                e = _mm512_dpwssd_epi32(e, _mm512_set1_epi32(x[p + 3]), _mm512_loadu_si512((const void *)(q + 96)));
-            }
-            for (; p < pend; p++)
-                a = _mm512_dpwssd_epi32(a, _mm512_set1_epi32(x[p]), _mm512_loadu_si512((const void *)(wg + (size_t)p * 32)));
-            a = _mm512_add_epi32(_mm512_add_epi32(a, b), _mm512_add_epi32(d, e)); /* modular: exact per chunk */
-            s0 = _mm512_add_epi64(s0, _mm512_cvtepi32_epi64(_mm512_castsi512_si256(a)));
-            s1 = _mm512_add_epi64(s1, _mm512_cvtepi32_epi64(_mm512_extracti64x4_epi64(a, 1)));
-        }
-        _mm512_storeu_si512((void *)(sums + g * MLI_DOT_GROUP), s0);
-        _mm512_storeu_si512((void *)(sums + g * MLI_DOT_GROUP + 8), s1);
+#define VNNI_CHUNKED(SFX, WT, LOADW)                                                                        \
+    __attribute__((target("avx512f,avx512bw,avx512vnni"))) static void dot_chunked##SFX##_vnni(             \
+        const WT *w, int groups, int pairs, const int32_t *x, const int32_t *chunks, int64_t *sums) {        \
+        for (int g = 0; g < groups; g++) {                                                                  \
+            const int32_t *ch = chunks + (size_t)g * ((size_t)pairs + 1);                                   \
+            const WT *wg = w + (size_t)g * (size_t)pairs * 2 * MLI_DOT_GROUP;                                \
+            __m512i s0 = _mm512_setzero_si512(), s1 = _mm512_setzero_si512();                               \
+            int p = 0;                                                                                      \
+            for (int c = 1; c <= ch[0]; c++) {                                                              \
+                const int pend = ch[c];                                                                     \
+                __m512i a = _mm512_setzero_si512(), b = _mm512_setzero_si512();                             \
+                __m512i d = _mm512_setzero_si512(), e = _mm512_setzero_si512();                             \
+                for (; p + 3 < pend; p += 4) {                                                              \
+                    const WT *q = wg + (size_t)p * 32;                                                      \
+                    a = _mm512_dpwssd_epi32(a, _mm512_set1_epi32(x[p]), LOADW(q));                          \
+                    b = _mm512_dpwssd_epi32(b, _mm512_set1_epi32(x[p + 1]), LOADW(q + 32));                 \
+                    d = _mm512_dpwssd_epi32(d, _mm512_set1_epi32(x[p + 2]), LOADW(q + 64));                 \
+                    e = _mm512_dpwssd_epi32(e, _mm512_set1_epi32(x[p + 3]), LOADW(q + 96));                 \
+                }                                                                                           \
+                for (; p < pend; p++) a = _mm512_dpwssd_epi32(a, _mm512_set1_epi32(x[p]), LOADW(wg + (size_t)p * 32)); \
+                a = _mm512_add_epi32(_mm512_add_epi32(a, b), _mm512_add_epi32(d, e)); /* modular: exact per chunk */ \
+                s0 = _mm512_add_epi64(s0, _mm512_cvtepi32_epi64(_mm512_castsi512_si256(a)));                \
+                s1 = _mm512_add_epi64(s1, _mm512_cvtepi32_epi64(_mm512_extracti64x4_epi64(a, 1)));          \
+            }                                                                                               \
+            _mm512_storeu_si512((void *)(sums + g * MLI_DOT_GROUP), s0);                                    \
+            _mm512_storeu_si512((void *)(sums + g * MLI_DOT_GROUP + 8), s1);                                \
+        }                                                                                                   \
     }
-}
-
-__attribute__((target("avx2"))) static void dot_chunked_multi_avx2(const int16_t *w, int groups, int pairs,
-                                                                   const int32_t *x, long x_stride, int nv,
-                                                                   const int32_t *chunks, int64_t *sums,
-                                                                   long s_stride) {
-    for (int v = 0; v < nv; v++) /* 16 ymm registers hold no block of vectors */
-        dot_chunked_avx2(w, groups, pairs, x + v * x_stride, chunks, sums + v * s_stride);
-}
+VNNI_CHUNKED(, int16_t, W16_512)
+VNNI_CHUNKED(8, int8_t, W8_512)
 
 /* V vectors of one group: V int32 chains (one per vector) per chunk, widened
  * into 2V int64 sums; V = 8 keeps 24 of the 32 zmm registers busy. */
-#define VNNI_MULTI(V)                                                                                       \
-    __attribute__((target("avx512f,avx512bw,avx512vnni"))) static void dot_multi##V##_vnni(                \
-        const int16_t *wg, const int32_t *ch, const int32_t *x, long xs, int64_t *out, long os) {           \
+#define VNNI_MULTI(SFX, WT, LOADW, V)                                                                       \
+    __attribute__((target("avx512f,avx512bw,avx512vnni"))) static void dot_multi##V##SFX##_vnni(            \
+        const WT *wg, const int32_t *ch, const int32_t *x, long xs, int64_t *out, long os) {                \
         __m512i s0[V], s1[V], a[V];                                                                         \
         for (int v = 0; v < V; v++) s0[v] = s1[v] = _mm512_setzero_si512();                                \
         int p = 0;                                                                                          \
@@ -386,7 +401,7 @@ __attribute__((target("avx2"))) static void dot_chunked_multi_avx2(const int16_t
             const int pend = ch[c];                                                                         \
             for (int v = 0; v < V; v++) a[v] = _mm512_setzero_si512();                                      \
             for (; p < pend; p++) {                                                                         \
-                const __m512i wv = _mm512_loadu_si512((const void *)(wg + (size_t)p * 32));                 \
+                const __m512i wv = LOADW(wg + (size_t)p * 32);                                              \
                 for (int v = 0; v < V; v++) a[v] = _mm512_dpwssd_epi32(a[v], _mm512_set1_epi32(x[v * xs + p]), wv); \
             }                                                                                               \
             for (int v = 0; v < V; v++) {                                                                   \
@@ -399,31 +414,34 @@ __attribute__((target("avx2"))) static void dot_chunked_multi_avx2(const int16_t
             _mm512_storeu_si512((void *)(out + v * os + 8), s1[v]);                                         \
         }                                                                                                   \
     }
-VNNI_MULTI(8)
-VNNI_MULTI(4)
-VNNI_MULTI(2)
-VNNI_MULTI(1)
-
-__attribute__((target("avx512f,avx512bw,avx512vnni"))) static void dot_chunked_multi_vnni(
-    const int16_t *w, int groups, int pairs, const int32_t *x, long x_stride, int nv, const int32_t *chunks,
-    int64_t *sums, long s_stride) {
-    for (int g = 0; g < groups; g++) {
-        const int32_t *ch = chunks + (size_t)g * ((size_t)pairs + 1);
-        const int16_t *wg = w + (size_t)g * (size_t)pairs * 2 * MLI_DOT_GROUP;
-        int64_t *out = sums + g * MLI_DOT_GROUP;
-        int v = 0;
-        for (; v + 8 <= nv; v += 8) dot_multi8_vnni(wg, ch, x + v * x_stride, x_stride, out + v * s_stride, s_stride);
-        if (v + 4 <= nv) {
-            dot_multi4_vnni(wg, ch, x + v * x_stride, x_stride, out + v * s_stride, s_stride);
-            v += 4;
-        }
-        if (v + 2 <= nv) {
-            dot_multi2_vnni(wg, ch, x + v * x_stride, x_stride, out + v * s_stride, s_stride);
-            v += 2;
-        }
-        if (v < nv) dot_multi1_vnni(wg, ch, x + v * x_stride, x_stride, out + v * s_stride, s_stride);
+#define VNNI_MULTI_ALL(SFX, WT, LOADW)                                                                      \
+    VNNI_MULTI(SFX, WT, LOADW, 8)                                                                           \
+    VNNI_MULTI(SFX, WT, LOADW, 4)                                                                           \
+    VNNI_MULTI(SFX, WT, LOADW, 2)                                                                           \
+    VNNI_MULTI(SFX, WT, LOADW, 1)                                                                           \
+    __attribute__((target("avx512f,avx512bw,avx512vnni"))) static void dot_chunked_multi##SFX##_vnni(       \
+        const WT *w, int groups, int pairs, const int32_t *x, long x_stride, int nv, const int32_t *chunks,  \
+        int64_t *sums, long s_stride) {                                                                     \
+        for (int g = 0; g < groups; g++) {                                                                  \
+            const int32_t *ch = chunks + (size_t)g * ((size_t)pairs + 1);                                   \
+            const WT *wg = w + (size_t)g * (size_t)pairs * 2 * MLI_DOT_GROUP;                                \
+            int64_t *out = sums + g * MLI_DOT_GROUP;                                                        \
+            int v = 0;                                                                                      \
+            for (; v + 8 <= nv; v += 8)                                                                     \
+                dot_multi8##SFX##_vnni(wg, ch, x + v * x_stride, x_stride, out + v * s_stride, s_stride);   \
+            if (v + 4 <= nv) {                                                                              \
+                dot_multi4##SFX##_vnni(wg, ch, x + v * x_stride, x_stride, out + v * s_stride, s_stride);   \
+                v += 4;                                                                                     \
+            }                                                                                               \
+            if (v + 2 <= nv) {                                                                              \
+                dot_multi2##SFX##_vnni(wg, ch, x + v * x_stride, x_stride, out + v * s_stride, s_stride);   \
+                v += 2;                                                                                     \
+            }                                                                                               \
+            if (v < nv) dot_multi1##SFX##_vnni(wg, ch, x + v * x_stride, x_stride, out + v * s_stride, s_stride); \
+        }                                                                                                   \
     }
-}
+VNNI_MULTI_ALL(, int16_t, W16_512)
+VNNI_MULTI_ALL(8, int8_t, W8_512)
 
 /* ------------------------------------------------------------- packing */
 /* Transpose 16 rows x 16 column pairs (32-bit elements) in registers. */
@@ -453,13 +471,12 @@ __attribute__((target("avx512f,avx512bw,avx512vl"))) static inline void transpos
 /* With CHUNKS (int16 weights, chunks != NULL) the chunk table of the direct
  * form is built on the way, from the transposed registers: the same greedy
  * rule as chunks16_scalar. */
-#define PACK_BODY(LOADROW, CHUNKS)                                                                        \
+#define PACK_BODY(LOADROW, STORE, CHUNKS)                                                                        \
     const int pairs = (n + 1) / 2, groups = (K + MLI_DOT_GROUP - 1) / MLI_DOT_GROUP;                       \
     const __m512i lo16 = _mm512_set1_epi32(0xFFFF), lim = _mm512_set1_epi32(MLI_DOT_CHUNK_MAX_ABS);         \
     int bad = 0;                                                                                          \
     (void)lo16, (void)lim, (void)bad;                                                                                \
     for (int g = 0; g < groups; g++) {                                                                    \
-        int32_t *dg = (int32_t *)(void *)(dst + (size_t)g * (size_t)pairs * 2 * MLI_DOT_GROUP);            \
         int32_t *ch = CHUNKS ? chunks + (size_t)g * ((size_t)pairs + 1) : NULL;                            \
         __m512i run = _mm512_setzero_si512();                                                             \
         int nch = 0;                                                                                      \
@@ -474,7 +491,7 @@ __attribute__((target("avx512f,avx512bw,avx512vl"))) static inline void transpos
             transpose16(r);                                                                               \
             const int np = pairs - p0 < 16 ? pairs - p0 : 16;                                            \
             for (int c = 0; c < np; c++) {                                                                \
-                _mm512_storeu_si512((void *)(dg + (size_t)(p0 + c) * 16), r[c]);                          \
+                STORE(dst + ((size_t)g * (size_t)pairs + (size_t)(p0 + c)) * 2 * MLI_DOT_GROUP, r[c]);     \
                 if (CHUNKS) {                                                                             \
                     const __m512i a = _mm512_abs_epi16(r[c]);                                             \
                     const __m512i sa = _mm512_add_epi32(_mm512_and_si512(a, lo16), _mm512_srli_epi32(a, 16)); \
@@ -497,6 +514,8 @@ __attribute__((target("avx512f,avx512bw,avx512vl"))) static inline void transpos
     if (CHUNKS && bad) chunks[0] = -1;                                                                    \
     ok = !(CHUNKS && bad);
 
+#define PACK_STORE16(q, v) _mm512_storeu_si512((void *)(q), v)
+#define PACK_STORE8(q, v) _mm256_storeu_si256((__m256i *)(void *)(q), _mm512_cvtepi16_epi8(v))
 #define PACK_ROW16(m, p) _mm512_maskz_loadu_epi16(m, (const void *)(p))
 #define PACK_ROW8(m, p) _mm512_cvtepi8_epi16(_mm256_maskz_loadu_epi8(m, (const void *)(p)))
 
@@ -505,16 +524,17 @@ __attribute__((target("avx512f,avx512bw,avx512vl"))) static int pack16_avx512(co
                                                                             int32_t *chunks) {
     int ok;
     if (chunks) {
-        PACK_BODY(PACK_ROW16, 1)
+        PACK_BODY(PACK_ROW16, PACK_STORE16, 1)
     } else {
-        PACK_BODY(PACK_ROW16, 0)
+        PACK_BODY(PACK_ROW16, PACK_STORE16, 0)
     }
     return ok;
 }
 __attribute__((target("avx512f,avx512bw,avx512vl"))) static void pack8_avx512(const int8_t *W, long row_stride,
-                                                                            int K, int c0, int n, int16_t *dst) {
-    int32_t *chunks = NULL, ok;
-    PACK_BODY(PACK_ROW8, 0)
+                                                                            int K, int c0, int n, int8_t *dst) {
+    int32_t *chunks = NULL;
+    int ok;
+    PACK_BODY(PACK_ROW8, PACK_STORE8, 0)
     (void)ok, (void)chunks;
 }
 #endif
@@ -634,5 +654,37 @@ mli_dot_chunked_multi_fn mli_prv_dot_chunked_multi(void) {
     case MLIPY_ISA_AVX2: return dot_chunked_multi_avx2;
 #endif
     default: return dot_chunked_multi_scalar;
+    }
+}
+
+mli_dot_chunked8_fn mli_prv_dot_chunked8(void) {
+    switch (mlipy_get_isa()) {
+#ifdef MLIPY_X86_SIMD
+    case MLIPY_ISA_AVX512_VNNI: return dot_chunked8_vnni;
+    case MLIPY_ISA_AVX2: return dot_chunked8_avx2;
+#endif
+    default: return dot_chunked8_scalar;
+    }
+}
+
+mli_dot_chunked_multi8_fn mli_prv_dot_chunked_multi8(void) {
+    switch (mlipy_get_isa()) {
+#ifdef MLIPY_X86_SIMD
+    case MLIPY_ISA_AVX512_VNNI: return dot_chunked_multi8_vnni;
+    case MLIPY_ISA_AVX2: return dot_chunked_multi8_avx2;
+#endif
+    default: return dot_chunked_multi8_scalar;
+    }
+}
+
+/* 8-bit weights: |w0| + |w1| <= 256 per pair, so fixed chunks of 255 pairs
+ * (sum of |w| <= 65280) always hold. */
+void mli_prv_chunks_fixed8(int groups, int pairs, int32_t *chunks) {
+    for (int g = 0; g < groups; g++) {
+        int32_t *ch = chunks + (size_t)g * ((size_t)pairs + 1);
+        int n = 0;
+        for (int p = MLI_DOT_CHUNK_PAIRS8; p < pairs; p += MLI_DOT_CHUNK_PAIRS8) ch[1 + n++] = p;
+        ch[1 + n++] = pairs;
+        ch[0] = n;
     }
 }

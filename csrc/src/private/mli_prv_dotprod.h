@@ -41,13 +41,14 @@ mli_dot_rows8_fn mli_prv_dot_rows8(void);
 /* Packing into the group/pair layout (see mli_prv_dense_impl.h for the plain
  * C version): columns [c0, c0+n) of K rows; NULL where no faster version
  * exists.  The int16 one also builds the chunk table when `chunks` is given
- * (returning what mli_chunks16_fn would). */
+ * (returning what mli_chunks16_fn would); 8-bit weights are packed as int8. */
 typedef int (*mli_pack_fn)(const int16_t *W, long row_stride, int K, int c0, int n, int16_t *dst, int32_t *chunks);
-typedef void (*mli_pack8_fn)(const int8_t *W, long row_stride, int K, int c0, int n, int16_t *dst);
+typedef void (*mli_pack8_fn)(const int8_t *W, long row_stride, int K, int c0, int n, int8_t *dst);
 mli_pack_fn mli_prv_pack16(void);
 mli_pack8_fn mli_prv_pack8(void);
 
-/* Direct form for int16 data times int16 weights, with no high/low split:
+/* Direct form (int16 data times int16 weights with no high/low split; any
+ * packed weights, as the 8-bit ones are packed as int16):
  * the int32 lanes are summed over column-pair chunks chosen from the weights
  * so that every row's sum of |w| over a chunk is at most 65535; then
  * |x . w| <= 2^15 * 65535 < 2^31 for any int16 x, and the modular int32 sum
@@ -68,6 +69,17 @@ mli_dot_chunked_fn mli_prv_dot_chunked(void);
 typedef void (*mli_dot_chunked_multi_fn)(const int16_t *w, int groups, int pairs, const int32_t *x, long x_stride,
                                          int nv, const int32_t *chunks, int64_t *sums, long s_stride);
 mli_dot_chunked_multi_fn mli_prv_dot_chunked_multi(void);
+
+/* The same over 8-bit packed weights (the layout with int8 elements), whose
+ * chunk table is fixed: chunks of MLI_DOT_CHUNK_PAIRS8 pairs. */
+#define MLI_DOT_CHUNK_PAIRS8 255
+typedef void (*mli_dot_chunked8_fn)(const int8_t *w, int groups, int pairs, const int32_t *x, const int32_t *chunks,
+                                    int64_t *sums);
+typedef void (*mli_dot_chunked_multi8_fn)(const int8_t *w, int groups, int pairs, const int32_t *x, long x_stride,
+                                          int nv, const int32_t *chunks, int64_t *sums, long s_stride);
+mli_dot_chunked8_fn mli_prv_dot_chunked8(void);
+mli_dot_chunked_multi8_fn mli_prv_dot_chunked_multi8(void);
+void mli_prv_chunks_fixed8(int groups, int pairs, int32_t *chunks);
 mli_chunks16_fn mli_prv_chunks16(void);
 
 typedef enum { MLIPY_ISA_SCALAR = 0, MLIPY_ISA_AVX2 = 1, MLIPY_ISA_AVX512_VNNI = 2 } mlipy_isa_id;
