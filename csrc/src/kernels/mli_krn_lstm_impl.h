@@ -6,6 +6,14 @@
 #error "define KRN_SFX, KRN_IO_T, KRN_W_T, KRN_BITS, KRN_DATA_EL and KRN_W_EL first"
 #endif
 
+/* The width of the branch-free cell update and read-out: 8-bit data keep
+ * every intermediate below 2^31 (0 < shift < 31), 16-bit data need int64. */
+#if KRN_BITS == 8
+#define KRN_WIDE_T int32_t
+#else
+#define KRN_WIDE_T int64_t
+#endif
+
 /* Gate activations in place: i, f, o sigmoid and g tanh of the dense
  * values (frac f_ir) -> Q15 (16-bit data) or Q7 (8-bit data). */
 void MLI_CAT(mlipy_lstm_gates_, KRN_SFX)(KRN_IO_T *gates, int M, int f_ir) {
@@ -22,13 +30,17 @@ MLIPY_ALWAYS_INLINE int MLI_CAT(MLI_CAT(cell_update_, KRN_SFX), _body)(const KRN
                                                                       const KRN_IO_T *f_g, KRN_IO_T *c, int M,
                                                                       int s, int64_t up) {
     const int q = KRN_BITS - 1;
-    const int64_t sbias = ((int64_t)1 << (s - 1)) - 1, qbias = ((int64_t)1 << (q - 1)) - 1;
-    const int64_t cmax = ((int64_t)1 << q) - 1, cmin = -cmax - 1;
+    const KRN_WIDE_T sbias = ((KRN_WIDE_T)1 << (s - 1)) - 1, qbias = ((KRN_WIDE_T)1 << (q - 1)) - 1;
+    const KRN_WIDE_T cmax = ((KRN_WIDE_T)1 << q) - 1, cmin = -cmax - 1, up_ = (KRN_WIDE_T)up;
     for (int m = 0; m < M; m++) {
-        const int64_t p = (int64_t)i_g[m] * g_g[m];
-        const int64_t u = (p + sbias + (up | ((p >> s) & 1))) >> s; /* |p| <= 2^30: no saturation */
-        const int64_t v = (int32_t)(uint32_t)(u + (int64_t)f_g[m] * c[m]);
-        const int64_t r = (v + qbias + (up | ((v >> q) & 1))) >> q;
+        const KRN_WIDE_T p = (KRN_WIDE_T)i_g[m] * g_g[m];
+        const KRN_WIDE_T u = (p + sbias + (up_ | ((p >> s) & 1))) >> s; /* |p| <= 2^30: no saturation */
+#if KRN_BITS == 8
+        const KRN_WIDE_T v = u + (KRN_WIDE_T)f_g[m] * c[m]; /* |v| < 2^15: no wrap */
+#else
+        const KRN_WIDE_T v = (int32_t)(uint32_t)(u + (KRN_WIDE_T)f_g[m] * c[m]);
+#endif
+        const KRN_WIDE_T r = (v + qbias + (up_ | ((v >> q) & 1))) >> q;
         c[m] = (KRN_IO_T)(r < cmin ? cmin : (r > cmax ? cmax : r));
     }
     return 0;
@@ -55,11 +67,11 @@ void MLI_CAT(mlipy_lstm_cell_update_, KRN_SFX)(const KRN_IO_T *gates, int M, KRN
  * activation is evaluated into h first, then scaled in place). */
 MLIPY_ALWAYS_INLINE int MLI_CAT(MLI_CAT(hidden_, KRN_SFX), _body)(const KRN_IO_T *p, const KRN_IO_T *o, int M, int s,
                                                                  int64_t up, KRN_IO_T *h) {
-    const int64_t bias = ((int64_t)1 << (s - 1)) - 1;
-    const int64_t hmax = ((int64_t)1 << (KRN_BITS - 1)) - 1, hmin = -hmax - 1;
+    const KRN_WIDE_T bias = ((KRN_WIDE_T)1 << (s - 1)) - 1, up_ = (KRN_WIDE_T)up;
+    const KRN_WIDE_T hmax = ((KRN_WIDE_T)1 << (KRN_BITS - 1)) - 1, hmin = -hmax - 1;
     for (int m = 0; m < M; m++) {
-        const int64_t v = (int64_t)p[m] * o[m];
-        const int64_t r = (v + bias + (up | ((v >> s) & 1))) >> s;
+        const KRN_WIDE_T v = (KRN_WIDE_T)p[m] * o[m];
+        const KRN_WIDE_T r = (v + bias + (up_ | ((v >> s) & 1))) >> s;
         h[m] = (KRN_IO_T)(r < hmin ? hmin : (r > hmax ? hmax : r));
     }
     return 0;
@@ -148,3 +160,4 @@ mli_status MLI_CAT(mli_krn_lstm_cell_, KRN_SFX)(const mli_tensor *in, const mli_
 #undef KRN_DATA_EL
 #undef KRN_W_EL
 #undef KRN_BITS
+#undef KRN_WIDE_T

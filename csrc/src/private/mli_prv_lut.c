@@ -248,25 +248,6 @@ __attribute__((target("avx512f,avx512bw"))) static long lut_vec16_avx512p(const 
     return i;
 }
 
-__attribute__((target("avx512f,avx512bw"))) static long lut_vec8_avx512p(const mli_lut *lut, const lut_setup *c,
-                                                                        const int8_t *x, long n, int8_t *y) {
-    lut_regs r;
-    long i = 0;
-    if (n < 32) return 0;
-    lut_load_regs(lut, &r);
-    const __m512i k127 = _mm512_set1_epi32(127), one = _mm512_set1_epi32(1), up = _mm512_set1_epi32(c->up);
-    for (; i + 32 <= n; i += 32) {
-        __m512i v[2];
-        lut32_avx512(&r, c, _mm512_cvtepi8_epi16(_mm256_loadu_si256((const __m256i *)(x + i))), &v[0], &v[1]);
-        for (int h = 0; h < 2; h++) {
-            const __m512i odd = _mm512_or_si512(up, _mm512_and_si512(_mm512_srai_epi32(v[h], 8), one));
-            const __m512i q = _mm512_srai_epi32(_mm512_add_epi32(_mm512_add_epi32(v[h], k127), odd), 8);
-            _mm_storeu_si128((__m128i *)(y + i + 16 * h), _mm512_cvtsepi32_epi8(q)); /* saturates to int8 */
-        }
-    }
-    return i;
-}
-
 /* 8 lanes */
 __attribute__((target("avx2"))) static inline __m256i lut8_avx2(const mli_lut *lut, const lut_setup *c, __m256i xv) {
     if (c->direct) {
@@ -303,19 +284,6 @@ __attribute__((target("avx2"))) static long lut_vec16_avx2(const mli_lut *lut, c
     return i;
 }
 
-__attribute__((target("avx2"))) static long lut_vec8_avx2(const mli_lut *lut, const lut_setup *c, const int8_t *x,
-                                                          long n, int8_t *y) {
-    long i = 0;
-    const __m256i k127 = _mm256_set1_epi32(127), one = _mm256_set1_epi32(1), up = _mm256_set1_epi32(c->up);
-    for (; i + 8 <= n; i += 8) {
-        const __m256i r = lut8_avx2(lut, c, _mm256_cvtepi8_epi32(_mm_loadl_epi64((const __m128i *)(x + i))));
-        const __m256i odd = _mm256_or_si256(up, _mm256_and_si256(_mm256_srai_epi32(r, 8), one));
-        const __m256i q = _mm256_srai_epi32(_mm256_add_epi32(_mm256_add_epi32(r, k127), odd), 8);
-        const __m128i q16 = _mm_packs_epi32(_mm256_castsi256_si128(q), _mm256_extracti128_si256(q, 1));
-        _mm_storel_epi64((__m128i *)(y + i), _mm_packs_epi16(q16, q16)); /* saturates to int8 */
-    }
-    return i;
-}
 #endif
 
 void mli_prv_lut_vec16(const mli_lut *lut, const int16_t *x, long n, int frac_in, int16_t *y) {
@@ -330,14 +298,69 @@ void mli_prv_lut_vec16(const mli_lut *lut, const int16_t *x, long n, int frac_in
     for (; i < n; i++) y[i] = (int16_t)lut_one(lut, &c, x[i]);
 }
 
+#ifdef MLIPY_X86_TARGETS
+/* An 8-bit input takes only 256 values: on the SIMD paths the results for
+ * one (table, frac_in, rounding) are tabulated once per thread from the
+ * scalar definition and then looked up.  A few keys are kept: a recurrent
+ * cell uses up to three. */
+typedef struct {
+    const mli_lut *lut;
+    int frac_in, up, valid;
+    int16_t r[256]; /* result for input x at r[x + 128] */
+} lut8_table;
+#define LUT8_CACHE 4
+static MLIPY_THREAD_LOCAL lut8_table lut8_cache[LUT8_CACHE];
+static MLIPY_THREAD_LOCAL unsigned lut8_next;
+
+static const lut8_table *lut8_table_for(const mli_lut *lut, const lut_setup *c, int frac_in) {
+    for (int k = 0; k < LUT8_CACHE; k++) {
+        const lut8_table *t = &lut8_cache[k];
+        if (t->valid && t->lut == lut && t->frac_in == frac_in && t->up == c->up) return t;
+    }
+    lut8_table *t = &lut8_cache[lut8_next++ % LUT8_CACHE];
+    for (int v = -128; v < 128; v++) t->r[v + 128] = (int16_t)lut_q7(lut_one(lut, c, v), c->up);
+    t->lut = lut;
+    t->frac_in = frac_in;
+    t->up = c->up;
+    t->valid = 1;
+    return t;
+}
+
+/* 32 lookups a step: four vpermt2w cover the 256 entries. */
+__attribute__((target("avx512f,avx512bw"))) static long lut8_tab_avx512(const lut8_table *t, const int8_t *x, long n,
+                                                                       int8_t *y) {
+    long i = 0;
+    if (n < 32) return 0;
+    __m512i r[8];
+    for (int k = 0; k < 8; k++) r[k] = _mm512_loadu_si512((const void *)(t->r + 32 * k));
+    for (; i + 32 <= n; i += 32) {
+        const __m512i idx = _mm512_add_epi16(_mm512_cvtepi8_epi16(_mm256_loadu_si256((const __m256i *)(x + i))),
+                                             _mm512_set1_epi16(128));
+        const __m512i a = _mm512_permutex2var_epi16(r[0], idx, r[1]);
+        const __m512i b = _mm512_permutex2var_epi16(r[2], idx, r[3]);
+        const __m512i c = _mm512_permutex2var_epi16(r[4], idx, r[5]);
+        const __m512i d = _mm512_permutex2var_epi16(r[6], idx, r[7]);
+        const __mmask32 b6 = _mm512_test_epi16_mask(idx, _mm512_set1_epi16(64));
+        const __mmask32 b7 = _mm512_test_epi16_mask(idx, _mm512_set1_epi16(128));
+        const __m512i v = _mm512_mask_blend_epi16(b7, _mm512_mask_blend_epi16(b6, a, b), _mm512_mask_blend_epi16(b6, c, d));
+        _mm256_storeu_si256((__m256i *)(y + i), _mm512_cvtepi16_epi8(v)); /* within int8 */
+    }
+    return i;
+}
+#endif
+
 void mli_prv_lut_vec8(const mli_lut *lut, const int8_t *x, long n, int frac_in, int8_t *y) {
     lut_setup c;
     long i = 0;
     lut_prepare(lut, frac_in, &c);
 #ifdef MLIPY_X86_TARGETS
     const int isa = mlipy_get_isa();
-    if (isa == 2) i = lut_vec8_avx512p(lut, &c, x, n, y);
-    if (isa >= 1) i += lut_vec8_avx2(lut, &c, x + i, n - i, y + i);
+    if (isa >= 1) {
+        const lut8_table *t = lut8_table_for(lut, &c, frac_in);
+        if (isa == 2) i = lut8_tab_avx512(t, x, n, y);
+        for (; i < n; i++) y[i] = (int8_t)t->r[x[i] + 128];
+        return;
+    }
 #endif
     for (; i < n; i++) y[i] = (int8_t)lut_q7(lut_one(lut, &c, x[i]), c.up);
 }
