@@ -100,6 +100,8 @@ def test_fused_equals_stepped(cell, kind, in_stride, out_stride, amp, calls):
     assert n_fused == [(stepped_body._fname, mli.RNN_BATCH_TO_BATCH)] * B   # one call per row
     assert calls == [(stepped_body._fname, mli.RNN_ONE_TO_ONE)] * (B * T)
     assert fused[0].shape == (B, T, M) and fused[2].shape == (B * T, M)
+    for i, u in enumerate(fused):                           # separate arrays, as stepping gives
+        assert all(not np.shares_memory(u, v) for v in fused[i + 1:])
     if out_stride < 0:      # reversed output: value of iteration k lands at position T-1-k
         np.testing.assert_array_equal(fused[0][:, 0], fused[1])
     else:

@@ -70,6 +70,7 @@ from ..kernels import RnnCellConfig
 from ..tensor import Tensor, frac_bits_for
 from .body import Body
 from .ports import ConcatOutput, LastIterationOutput, MergedInput, SlicedInput
+from .tensor_iterator import _Stacked
 
 __all__ = ["KernelBody"]
 
@@ -416,10 +417,10 @@ class KernelBody(Body):
         y = res[0]                                             # [n, B, M]
         y_shape = chunk.shape[:-1] + (self.state_size,)
         h_shape = np.shape(h0)
-        per_iter = {0: [y[k].reshape(y_shape) for k in range(n)],
-                    1: [y[k].reshape(h_shape) for k in range(n)]}
-        scans = [per_iter[q.internal] for q in ti._concat]
-        last = [per_iter[0][-1].copy(), per_iter[1][-1].copy()]
+        # every iteration's result at once: the TI concatenates them with one reshape
+        stacked = {0: _Stacked(y.reshape((n,) + y_shape)), 1: _Stacked(y.reshape((n,) + h_shape))}
+        scans = [stacked[q.internal] for q in ti._concat]
+        last = [y[-1].reshape(y_shape).copy(), y[-1].reshape(h_shape).copy()]
         if lstm:
             last.append(res[2].reshape(np.shape(body_in[2])))
         return ti._finish(arrays, n, scans, last)

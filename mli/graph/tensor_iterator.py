@@ -13,6 +13,20 @@ from .ports import (INPUT_PORTS, OUTPUT_PORTS, BackEdge, ConcatOutput, CurrentIt
 __all__ = ["TensorIterator"]
 
 
+class _Stacked:
+    """All iterations' values of one concatenated output at once, stacked on
+    a new leading axis (a fused body's whole-sequence result), in place of a
+    list of per-iteration arrays."""
+
+    __slots__ = ("array",)
+
+    def __init__(self, array):
+        self.array = array
+
+    def __len__(self):
+        return self.array.shape[0]
+
+
 class _SubGraphOp:
     """Port-map validation, input slicing and output assembly shared by TI and Loop."""
 
@@ -175,6 +189,8 @@ class _SubGraphOp:
                 raise self._err(f"{what}: zero iterations and the body output shape {tuple(shape)} "
                                 f"is not static")
             return np.empty(shape, dtype)
+        if isinstance(values, _Stacked):
+            return self._concatenate_stacked(p, what, values.array)
         first = values[0]
         for k, v in enumerate(values):
             if v.shape != first.shape or v.dtype != first.dtype:
@@ -192,6 +208,24 @@ class _SubGraphOp:
             raise self._err(f"{what} has size {first.shape[axis]} on axis {axis}, expected "
                             f"part_size {p.part_size}")
         return np.concatenate(values, axis=axis)
+
+    def _concatenate_stacked(self, p: ConcatOutput, what, stk):
+        """np.concatenate of the iterations stacked in `stk` [n, *shape], as
+        one reshape: the merged axis runs iteration-major, as concatenation does."""
+        shape = stk.shape[1:]
+        if p.stride < 0:
+            stk = stk[::-1]
+        if not shape:
+            p.normalized_axis(1)
+            if p.part_size != 1:
+                raise self._err(f"{what} is rank 0, part_size must be 1")
+            return stk.copy()
+        axis = p.normalized_axis(len(shape))
+        if shape[axis] != p.part_size:
+            raise self._err(f"{what} has size {shape[axis]} on axis {axis}, expected "
+                            f"part_size {p.part_size}")
+        merged = shape[:axis] + (stk.shape[0] * shape[axis],) + shape[axis + 1:]
+        return np.array(np.moveaxis(stk, 0, axis).reshape(merged), copy=True)  # never a view of the body's
 
     def _as_arrays(self, inputs):
         if len(inputs) != self.num_external_inputs:
