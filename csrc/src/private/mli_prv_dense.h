@@ -32,7 +32,7 @@ typedef struct {
     int fast_epilogue;       /* the shifts suit the branch-free read-out */
     int rows;                /* dot products row by row on W as given (no packing) */
     int16_t *r_in, *rlo_in, *r_st, *rlo_st; /* the step's vectors as zero-padded int16 (rows) */
-    int32_t *chunk_in, *chunk_st; /* chunk tables of the direct int16 x int16 form */
+    int32_t *chunk_in, *chunk_st; /* chunk tables of the direct form (mli_prv_dotprod.h) */
     int direct_in, direct_st;     /* 1: that part uses the direct form (else the split) */
     int hoist;                    /* 1: input sums computed MLI_DENSE_HOIST_STEPS steps at a time */
     int32_t *x_all;               /* those steps' input vectors as int32 pairs */

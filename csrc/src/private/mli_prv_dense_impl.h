@@ -300,33 +300,32 @@ static void MLI_CAT(rows_step_, DENSE_SFX)(const mli_dense_plan *plan, const DEN
     }
 }
 
-/* The direct form on each part whose weights allow it (always with 8-bit
+/* One part of a packed step (the input or the state): the vector as pairs,
+ * then the direct form where the weights allow it (always with 8-bit
  * weights), else the split (int16 weights only). */
+static void MLI_CAT(packed_part_, DENSE_SFX)(const int16_t *w, int groups, int pairs, const DENSE_IO_T *v, int n,
+                                            int direct, const int32_t *chunks, int32_t *xv, int32_t *xlo, int shift,
+                                            int64_t *sums) {
+    MLI_CAT(pairs_, DENSE_SFX)(v, n, DENSE_SPLIT && !direct, xv, xlo);
+    if (direct) {
+        DENSE_DIRECT()((const DENSE_PK_T *)w, groups, pairs, xv, chunks, sums);
+        return;
+    }
+#if DENSE_W_BITS == 16
+    mli_prv_dot_groups()(w, groups, pairs, xv, shift, DENSE_SPLIT ? xlo : NULL, sums);
+#else
+    (void)shift;
+#endif
+}
+
 static void MLI_CAT(packed_step_, DENSE_SFX)(const mli_dense_plan *plan, const DENSE_IO_T *x, int N,
                                             const DENSE_IO_T *h, int S, int shift) {
-    (void)shift;
-    if (x) { /* NULL: the input sums are ready */
-        MLI_CAT(pairs_, DENSE_SFX)(x, N, DENSE_SPLIT && !plan->direct_in, plan->x_in, plan->xlo_in);
-        if (plan->direct_in)
-            DENSE_DIRECT()((const DENSE_PK_T *)plan->w_in, plan->groups, plan->n_pairs, plan->x_in, plan->chunk_in,
-                           plan->s_in);
-#if DENSE_W_BITS == 16
-        else
-            mli_prv_dot_groups()(plan->w_in, plan->groups, plan->n_pairs, plan->x_in, shift,
-                                 DENSE_SPLIT ? plan->xlo_in : NULL, plan->s_in);
-#endif
-    }
-    if (S > 0) {
-        MLI_CAT(pairs_, DENSE_SFX)(h, S, DENSE_SPLIT && !plan->direct_st, plan->x_st, plan->xlo_st);
-        if (plan->direct_st)
-            DENSE_DIRECT()((const DENSE_PK_T *)plan->w_st, plan->groups, plan->s_pairs, plan->x_st, plan->chunk_st,
-                           plan->s_st);
-#if DENSE_W_BITS == 16
-        else
-            mli_prv_dot_groups()(plan->w_st, plan->groups, plan->s_pairs, plan->x_st, shift,
-                                 DENSE_SPLIT ? plan->xlo_st : NULL, plan->s_st);
-#endif
-    }
+    if (x) /* NULL: the input sums are ready */
+        MLI_CAT(packed_part_, DENSE_SFX)(plan->w_in, plan->groups, plan->n_pairs, x, N, plan->direct_in,
+                                         plan->chunk_in, plan->x_in, plan->xlo_in, shift, plan->s_in);
+    if (S > 0)
+        MLI_CAT(packed_part_, DENSE_SFX)(plan->w_st, plan->groups, plan->s_pairs, h, S, plan->direct_st,
+                                         plan->chunk_st, plan->x_st, plan->xlo_st, shift, plan->s_st);
 }
 
 #undef DENSE_SPLIT

@@ -47,8 +47,7 @@ typedef void (*mli_pack8_fn)(const int8_t *W, long row_stride, int K, int c0, in
 mli_pack_fn mli_prv_pack16(void);
 mli_pack8_fn mli_prv_pack8(void);
 
-/* Direct form (int16 data times int16 weights with no high/low split; any
- * packed weights, as the 8-bit ones are packed as int16):
+/* Direct form (int16 data times int16 weights with no high/low split):
  * the int32 lanes are summed over column-pair chunks chosen from the weights
  * so that every row's sum of |w| over a chunk is at most 65535; then
  * |x . w| <= 2^15 * 65535 < 2^31 for any int16 x, and the modular int32 sum
@@ -56,7 +55,8 @@ mli_pack8_fn mli_prv_pack8(void);
  * chunks + g * (pairs + 1), the number of chunks n, then their n end pairs.
  * mli_chunks16_fn builds that table from packed weights; it returns 0 (and
  * sets chunks[0] = -1) when some row has a pair with |w0| + |w1| > 65535
- * (both -32768), which only the split form can take. */
+ * (both -32768), which only the split form can take.  8-bit weights have
+ * their own versions below. */
 #define MLI_DOT_CHUNK_MAX_ABS 65535
 typedef void (*mli_dot_chunked_fn)(const int16_t *w, int groups, int pairs, const int32_t *x, const int32_t *chunks,
                                    int64_t *sums);
