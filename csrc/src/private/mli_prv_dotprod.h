@@ -20,7 +20,8 @@
 #define MLI_DOT_GROUP 16
 #define MLI_DOT_CHUNK_PAIRS 64
 
-/* sums[16*g + r] = sum_p (x-pair p) . (row r, pair p) of group g, for all
+/* The split form (int16 weights the direct form below cannot take):
+ * sums[16*g + r] = sum_p (x-pair p) . (row r, pair p) of group g, for all
  * `groups` groups of `pairs` pairs; xlo (may be NULL) is a second vector
  * whose sums are added unscaled while x's sums are scaled by 2^x_shift. */
 typedef void (*mli_dot_groups_fn)(const int16_t *w, int groups, int pairs, const int32_t *x, int x_shift,
@@ -60,6 +61,9 @@ mli_pack8_fn mli_prv_pack8(void);
 #define MLI_DOT_CHUNK_MAX_ABS 65535
 typedef void (*mli_dot_chunked_fn)(const int16_t *w, int groups, int pairs, const int32_t *x, const int32_t *chunks,
                                    int64_t *sums);
+/* (the scalar table builder is the definition; an AVX2 one serves the plain
+ * C packing of the SIMD paths, where a scalar pass costs a third of a
+ * 512x256 sequence; the AVX-512 packing builds the table on the way) */
 typedef int (*mli_chunks16_fn)(const int16_t *w, int groups, int pairs, int32_t *chunks);
 mli_dot_chunked_fn mli_prv_dot_chunked(void);
 
