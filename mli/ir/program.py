@@ -1,0 +1,259 @@
+"""The compiled program of a graph and the callable :class:`Model`."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from .errors import IRError, _about, _expect_ports, _wrap
+from .graph import Graph, Layer
+from .reader import read_graph
+from .registry import build as _build, check_supported
+
+_F16, _F32 = np.dtype(np.float16), np.dtype(np.float32)
+
+
+def compute_dtype(dt):
+    """The dtype values of IR element type ``dt`` are computed in: f16 is computed in f32
+    (as OpenVINO's CPU plugin does: f16 constants are decompressed, f16 ports run in f32);
+    every other type as declared."""
+    return _F32 if dt == _F16 else dt
+
+
+def variables(graph) -> dict:
+    """The ReadValue/Assign variable store of the model ``graph`` belongs to (kept on
+    the top-level graph, shared by its TensorIterator/Loop bodies)."""
+    while getattr(graph, "parent", None) is not None:
+        graph = graph.parent
+    store = getattr(graph, "_variables", None)
+    if store is None:
+        store = graph._variables = {}
+    return store
+
+
+class _Program:
+    """A graph compiled into a flat list of steps over numbered value slots.
+
+    f16 values are held in f32 (:func:`compute_dtype`): f16 Const data is widened when
+    compiling, f16 Parameters receive f32 arrays, and every op result is checked against
+    the compute dtype of the element type the IR declares for it.
+    """
+
+    def __init__(self, graph: Graph):
+        self.graph = graph
+        slots = {}
+
+        def slot(lid, pid):
+            return slots.setdefault((lid, pid), len(slots))
+
+        template, steps = {}, []
+        for layer in graph.order:
+            with _about(layer):
+                if layer.type in ("Parameter", "Const", "Result"):
+                    # port counts are checked when parsing; a Graph may also be built by hand
+                    _expect_ports(layer, *((1, 0) if layer.type == "Result" else (0, 1)))
+                if layer.type == "Parameter":
+                    slot(layer.id, layer.outputs[0].id)
+                elif layer.type == "Const":
+                    data = layer.data
+                    if data is not None and data.dtype == _F16:
+                        data = data.astype(_F32)
+                        data.flags.writeable = False
+                    template[slot(layer.id, layer.outputs[0].id)] = data
+                elif layer.type != "Result":
+                    fn = _build(layer, graph)
+                    ins = [slot(*graph._producer[(layer.id, p.id)]) for p in layer.inputs]
+                    outs = [slot(layer.id, p.id) for p in layer.outputs]
+                    dts = [None if p.dtype is None else compute_dtype(p.dtype)
+                           for p in layer.outputs]
+                    steps.append((fn, ins, outs, dts, layer))
+        self.template = [template.get(i) for i in range(len(slots))]
+        self.steps = steps
+        self.param_slots = [slots[(p.id, p.outputs[0].id)] for p in graph.parameters]
+        self.result_slots = [slots[graph._producer[(r.id, r.inputs[0].id)]]
+                             for r in graph.results]
+
+    def run(self, inputs):
+        """Evaluate the graph on Parameter values (in Parameter order)."""
+        vals = self.template.copy()
+        for s, x in zip(self.param_slots, inputs):
+            if x.dtype == _F16:
+                x = x.astype(_F32)
+            vals[s] = x
+        for fn, ins, outs, dtypes, layer in self.steps:
+            try:
+                r = fn(*[vals[i] for i in ins])
+            except Exception as e:  # every failure gets the (innermost) layer's name
+                if getattr(e, "located", False):
+                    raise
+                raise _wrap(e, layer) from e
+            if len(outs) == 1:
+                r = (r,)
+            for s, v, dt in zip(outs, r, dtypes):
+                if type(v) is not np.ndarray:
+                    v = np.asarray(v)
+                if dt is not None and v.dtype != dt:
+                    raise IRError(f"{layer}: produced {v.dtype}, the IR declares {dt}")
+                vals[s] = v
+        return [vals[s] for s in self.result_slots]
+
+
+@dataclass(frozen=True)
+class TensorInfo:
+    """Name, aliases, dtype and dims (``None`` = dynamic) of a model input/output."""
+
+    name: str
+    names: tuple
+    dtype: np.dtype
+    dims: tuple
+    layer: Layer = field(repr=False, compare=False)
+
+
+class Model:
+    """A compiled IR model, callable on numpy arrays.
+
+    Attributes
+    ----------
+    graph : Graph
+        The parsed structure.
+    inputs, outputs : list of TensorInfo
+        In Parameter / Result order.
+    input_names, output_names : list of str
+    """
+
+    def __init__(self, graph: Graph, path=None):
+        self.graph = graph
+        self.path = path
+        self.version = getattr(graph, "version", None)
+        check_supported(graph)  # every unknown op of the model at once
+        self._program = graph.program()  # first: it checks the structure the rest relies on
+        self.inputs, self.outputs = [], []
+        for p in graph.parameters:
+            port = p.outputs[0]
+            names = port.names + ((p.name,) if p.name not in port.names else ())
+            self.inputs.append(TensorInfo(names[0], names, port.dtype, port.dims, p))
+        for r in graph.results:
+            src, sport = graph.producer(r.id, r.inputs[0].id)
+            names = sport.names or r.output_names or (r.name,)
+            dtype = r.inputs[0].dtype or sport.dtype
+            self.outputs.append(TensorInfo(names[0], names, dtype, r.inputs[0].dims, r))
+        self.input_names = [t.name for t in self.inputs]
+        self.output_names = [t.name for t in self.outputs]
+        if len(set(self.output_names)) != len(self.output_names):
+            raise IRError(f"duplicate output names {self.output_names}")
+        self._alias = {}
+        for k, t in enumerate(self.inputs):
+            for n in t.names:
+                self._alias.setdefault(n, k)
+
+    def _arrays(self, inputs):
+        if isinstance(inputs, dict):
+            vals = [None] * len(self.inputs)
+            for key, x in inputs.items():
+                if key not in self._alias:
+                    raise IRError(f"unknown model input {key!r} (inputs: {self.input_names})")
+                k = self._alias[key]
+                if vals[k] is not None:
+                    raise IRError(f"model input {self.input_names[k]!r} given twice")
+                vals[k] = x
+            missing = [self.input_names[k] for k, v in enumerate(vals) if v is None]
+            if missing:
+                raise IRError(f"missing model input(s) {missing}")
+        else:
+            vals = list(inputs)
+            if len(vals) != len(self.inputs):
+                raise IRError(f"expected {len(self.inputs)} inputs {self.input_names}, "
+                              f"got {len(vals)}")
+        out = []
+        for t, x in zip(self.inputs, vals):
+            x = np.asarray(x)
+            if x.dtype != t.dtype and not (t.dtype == _F16 and x.dtype == _F32):
+                raise IRError(f"model input {t.name!r} must be {t.dtype}"
+                              + (" (or float32)" if t.dtype == _F16 else "")
+                              + f", got {x.dtype}")
+            if x.ndim != len(t.dims) or any(d is not None and d != s
+                                            for d, s in zip(t.dims, x.shape)):
+                raise IRError(f"model input {t.name!r} must have shape "
+                              f"{['?' if d is None else d for d in t.dims]}, got {list(x.shape)}")
+            out.append(x)
+        return out
+
+    def __call__(self, inputs=None, /, **named):
+        """Run the model.
+
+        Parameters
+        ----------
+        inputs : dict or sequence, optional
+            ``{name: array}`` (tensor name or Parameter name) or arrays in
+            Parameter order.  Keyword arguments are merged into the dict.
+
+        Returns
+        -------
+        dict of str to numpy.ndarray
+            Outputs keyed by tensor name, in Result order, with the IR's dtypes.
+
+        Raises
+        ------
+        IRError
+            Wrong input names, dtypes (no implicit casts) or shapes, or a
+            run-time failure of a layer (the message names the layer).
+        mli.graph.GraphError
+            A TensorIterator/Loop run-time error (message names the layer).
+        """
+        if inputs is None or named:
+            inputs = {**(inputs or {}), **named}
+        arrays = self._arrays(inputs)
+        results = self._program.run(arrays)
+        out = {}
+        for t, v in zip(self.outputs, results):
+            if any(np.may_share_memory(v, x) for x in arrays):
+                v = v.copy()
+            if t.dtype == _F16 and v.dtype == _F32:
+                v = v.astype(_F16)        # an f16 output computed in f32
+            out[t.name] = v
+        return out
+
+    def reset_state(self):
+        """Forget the values of every ReadValue/Assign variable (like an OpenVINO infer
+        request's ``reset_state``): the next call starts from the initial values."""
+        variables(self.graph).clear()
+
+    @property
+    def state(self) -> dict:
+        """``{variable_id: array}``: the current ReadValue/Assign variable values
+        (copies); empty before the first call and after :meth:`reset_state`."""
+        return {k: v.copy() for k, v in variables(self.graph).items()}
+
+    def __repr__(self):
+        return (f"<Model {getattr(self.graph, 'name', '')!r} IR v{self.version}: "
+                f"inputs {self.input_names}, outputs {self.output_names}>")
+
+
+def read_model(xml_path, bin_path=None) -> Model:
+    """Read and compile an OpenVINO IR v10/v11 model.
+
+    Parameters
+    ----------
+    xml_path : str or os.PathLike
+        The ``.xml`` file.
+    bin_path : str or os.PathLike, optional
+        The weights file (default: ``xml_path`` with suffix ``.bin``).
+
+    Returns
+    -------
+    Model
+        ``model({"X": x, ...}) -> {"Y": y, ...}``; ``model.graph`` is the
+        parsed :class:`Graph`.
+
+    Raises
+    ------
+    IRError
+        Malformed or inconsistent IR (see :func:`read_graph`).
+    IRUnsupportedError
+        An op, op version, attribute, element type or port-map form that is
+        not supported; the message names the layer id, name and type.
+    """
+    return Model(read_graph(xml_path, bin_path), Path(xml_path))
+
