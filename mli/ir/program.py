@@ -22,14 +22,30 @@ def compute_dtype(dt):
     return _F32 if dt == _F16 else dt
 
 
-def variables(graph) -> dict:
+class Variables:
+    """ReadValue/Assign state: ``values`` (committed) and ``pending`` (assigned during
+    the current call, committed when it succeeds)."""
+
+    def __init__(self):
+        self.values, self.pending = {}, {}
+
+    def commit(self):
+        self.values.update(self.pending)
+        self.pending.clear()
+
+    def clear(self):
+        self.values.clear()
+        self.pending.clear()
+
+
+def variables(graph) -> Variables:
     """The ReadValue/Assign variable store of the model ``graph`` belongs to (kept on
     the top-level graph, shared by its TensorIterator/Loop bodies)."""
     while getattr(graph, "parent", None) is not None:
         graph = graph.parent
     store = getattr(graph, "_variables", None)
     if store is None:
-        store = graph._variables = {}
+        store = graph._variables = Variables()
     return store
 
 
@@ -205,7 +221,13 @@ class Model:
         if inputs is None or named:
             inputs = {**(inputs or {}), **named}
         arrays = self._arrays(inputs)
-        results = self._program.run(arrays)
+        store = variables(self.graph)
+        store.pending.clear()
+        try:
+            results = self._program.run(arrays)
+        finally:
+            pending, store.pending = store.pending, {}
+        store.values.update(pending)
         out = {}
         for t, v in zip(self.outputs, results):
             if any(np.may_share_memory(v, x) for x in arrays):
@@ -224,7 +246,7 @@ class Model:
     def state(self) -> dict:
         """``{variable_id: array}``: the current ReadValue/Assign variable values
         (copies); empty before the first call and after :meth:`reset_state`."""
-        return {k: v.copy() for k, v in variables(self.graph).items()}
+        return {k: v.copy() for k, v in variables(self.graph).values.items()}
 
     def __repr__(self):
         return (f"<Model {getattr(self.graph, 'name', '')!r} IR v{self.version}: "

@@ -108,3 +108,105 @@ def _convert(layer, a, graph):
     return fn
 
 
+
+
+# --- division, modulo and other arithmetic
+def _int_div(x, y, floor):
+    if np.any(y == 0):
+        raise IRError("integer division by zero")
+    q = np.floor_divide(x, y)
+    if not floor:     # truncate toward zero: one less where the floored quotient went below
+        q = q + ((q < 0) & (q * y != x)).astype(q.dtype)
+    return q
+
+
+@register("Divide", {"opset1"}, m_pythondiv=(parse_bool, True), **BROADCAST)
+@ports(2)
+def _divide(layer, a, graph):
+    """Divide-1: true division for floats; for integers the floored quotient
+    (``m_pythondiv``, the default) or the quotient truncated toward zero."""
+    floor = a["m_pythondiv"]
+
+    def fn(x, y):
+        _same(x, y, a)
+        if x.dtype.kind in "iu":
+            return arr(_int_div(x, y, floor))
+        return arr(np.true_divide(x, y).astype(x.dtype, copy=False))
+    return fn
+
+
+def _same(x, y, a):
+    if x.dtype != y.dtype:
+        raise IRError(f"inputs differ in type: {x.dtype} and {y.dtype}")
+    if a["auto_broadcast"] == "none" and x.shape != y.shape:
+        raise IRError(f"auto_broadcast=none needs equal shapes, got {list(x.shape)} and "
+                      f"{list(y.shape)}")
+
+
+@register("Mod", {"opset1"}, **BROADCAST)
+@ports(2)
+def _mod(layer, a, graph):
+    """Mod-1: remainder of the truncated division (sign of the dividend), like C's fmod."""
+    def fn(x, y):
+        _same(x, y, a)
+        if x.dtype.kind in "iu" and np.any(y == 0):
+            raise IRError("integer modulo by zero")
+        return arr(np.fmod(x, y))
+    return fn
+
+
+@register("FloorMod", {"opset1"}, **BROADCAST)
+@ports(2)
+def _floor_mod(layer, a, graph):
+    """FloorMod-1: remainder of the floored division (sign of the divisor)."""
+    def fn(x, y):
+        _same(x, y, a)
+        if x.dtype.kind in "iu" and np.any(y == 0):
+            raise IRError("integer modulo by zero")
+        return arr(np.mod(x, y))
+    return fn
+
+
+@register("Power", {"opset1"}, **BROADCAST)
+@ports(2)
+def _power(layer, a, graph):
+    def fn(x, y):
+        _same(x, y, a)
+        if x.dtype.kind in "iu" and np.any(y < 0):
+            raise IRError("integer Power with a negative exponent")
+        return arr(np.power(x, y))
+    return fn
+
+
+@register("SquaredDifference", {"opset1"}, **BROADCAST)
+@ports(2)
+def _squared_difference(layer, a, graph):
+    def fn(x, y):
+        _same(x, y, a)
+        d = np.subtract(x, y)
+        return arr(d * d)
+    return fn
+
+
+register("Sqrt", {"opset1"})(ports(1)(lambda l, a, g: _float_only(np.sqrt)))
+register("Log", {"opset1"})(ports(1)(lambda l, a, g: _float_only(np.log)))
+register("Floor", {"opset1"})(ports(1)(lambda l, a, g: lambda x: arr(np.floor(x))
+                                       if x.dtype.kind == "f" else x))
+register("Ceiling", {"opset1"})(ports(1)(lambda l, a, g: lambda x: arr(np.ceil(x))
+                                         if x.dtype.kind == "f" else x))
+register("Sign", {"opset1"})(ports(1)(lambda l, a, g: lambda x: arr(np.sign(x))))
+
+
+@register("Clamp", {"opset1"}, min=(float, REQUIRED), max=(float, REQUIRED))
+@ports(1)
+def _clamp(layer, a, graph):
+    """Clamp-1: ``min(max(x, min), max)``; for integers the bounds are rounded inward."""
+    lo, hi = a["min"], a["max"]
+    if lo > hi:
+        raise IRError(f"Clamp min {lo} > max {hi}")
+
+    def fn(x):
+        if x.dtype.kind in "iu":
+            return arr(np.clip(x, math.ceil(lo), math.floor(hi)).astype(x.dtype))
+        return arr(np.clip(x, x.dtype.type(lo), x.dtype.type(hi)))
+    return fn

@@ -12,27 +12,76 @@ from ..registry import (BROADCAST, REQUIRED, arr, choice, element_type, ints, pa
 from ..registry import axis as norm_axis
 from .elementwise import _relu, _sigmoid
 
-_ACTIVATIONS = {"sigmoid": _sigmoid, "tanh": np.tanh, "relu": _relu}
+def _scalar(f):
+    return lambda x: f(x).astype(x.dtype, copy=False)
+
+
+def _affine(al, be):
+    return lambda x: (al * x + be).astype(x.dtype, copy=False)
+
+
+def _hardsigmoid(al, be):
+    return lambda x: np.clip(al * x + be, 0, 1).astype(x.dtype, copy=False)
+
+
+def _leakyrelu(al, be):
+    return lambda x: np.where(x >= 0, x, al * x).astype(x.dtype, copy=False)
+
+
+def _thresholdedrelu(al, be):
+    return lambda x: np.where(x > al, x, 0).astype(x.dtype, copy=False)
+
+
+def _scaledtanh(al, be):
+    return lambda x: (al * np.tanh(be * x)).astype(x.dtype, copy=False)
+
+
+def _elu(al, be):
+    return lambda x: np.where(x >= 0, x, al * np.expm1(np.minimum(x, 0))).astype(x.dtype,
+                                                                                copy=False)
+
+
+#: activation name -> (factory(alpha, beta), default alpha, default beta).  sigmoid, tanh and
+#: relu (the OpenVINO opset's) ignore alpha/beta; the others are ONNX's RNN activations.
+ACTIVATIONS = {
+    "sigmoid": (lambda al, be: _sigmoid, None, None),
+    "tanh": (lambda al, be: np.tanh, None, None),
+    "relu": (lambda al, be: _relu, None, None),
+    "hardsigmoid": (_hardsigmoid, 0.2, 0.5),
+    "affine": (_affine, 1.0, 0.0),
+    "leakyrelu": (_leakyrelu, 0.01, None),
+    "thresholdedrelu": (_thresholdedrelu, 1.0, None),
+    "scaledtanh": (_scaledtanh, 1.0, 1.0),
+    "elu": (_elu, 1.0, None),
+    "softsign": (lambda al, be: _scalar(lambda x: x / (1 + np.abs(x))), None, None),
+    "softplus": (lambda al, be: _scalar(lambda x: np.logaddexp(0, x)), None, None),
+}
 
 
 def _cell_spec(default_acts, extra=None):
     spec = {"hidden_size": (int, REQUIRED), "activations": (parse_strlist, default_acts),
-            "activations_alpha": (parse_strlist, []), "activations_beta": (parse_strlist, []),
+            "activations_alpha": (parse_floats, []), "activations_beta": (parse_floats, []),
             "clip": (float, 0.0)}
     spec.update(extra or {})
     return spec
 
 
 def _cell_setup(layer, a, n_acts):
-    acts = a["activations"]
-    if len(acts) != n_acts or any(x not in _ACTIVATIONS for x in acts):
-        raise IRUnsupportedError(f"activations {acts} not supported (need {n_acts} of "
-                                 f"{sorted(_ACTIVATIONS)})")
-    if a["activations_alpha"] or a["activations_beta"]:
-        raise IRUnsupportedError("activations_alpha/activations_beta are not supported")
+    """(activation functions, clip, hidden_size).  ``activations_alpha[k]`` /
+    ``activations_beta[k]`` parameterise the k-th activation (OpenVINO's convention:
+    by position); where absent, the activation's default (ONNX's) applies."""
+    acts = [x.lower() for x in a["activations"]]
+    if len(acts) < n_acts or any(x not in ACTIVATIONS for x in acts):
+        raise IRUnsupportedError(f"activations {a['activations']} not supported (need {n_acts} "
+                                 f"of {sorted(ACTIVATIONS)})")
     if a["clip"] < 0 or a["hidden_size"] <= 0:
         raise IRError(f"invalid clip {a['clip']} or hidden_size {a['hidden_size']}")
-    return [_ACTIVATIONS[x] for x in acts], a["clip"], a["hidden_size"]
+    al, be = a["activations_alpha"], a["activations_beta"]
+    fns = []
+    for k, name in enumerate(acts[:n_acts]):
+        make, da, db = ACTIVATIONS[name]
+        fns.append(make(al[k] if k < len(al) else da, be[k] if k < len(be) else db))
+    return fns, a["clip"], a["hidden_size"]
 
 
 def _check_cell(hs, gates, x, h, w, r, b, nb=None):
@@ -50,51 +99,204 @@ def _gates(x, h, w, r, b, clip):
     return np.clip(g, -clip, clip) if clip > 0 else g
 
 
-@register("LSTMCell", {"opset4"}, **_cell_spec(["sigmoid", "tanh", "tanh"]))
-@ports(6, n_outputs=2)
-def _lstm_cell(layer, a, graph):
-    (f, g, hact), clip, hs = _cell_setup(layer, a, 3)
+def _clipper(clip):
+    return (lambda v: np.clip(v, -clip, clip)) if clip > 0 else (lambda v: v)
 
-    def fn(x, h, c, w, r, b):
+
+# --- one step of each cell (x [B, N], h [B, M]; weights as the Cell ops take them)
+def lstm_step(acts, clip, hs, x, h, c, w, r, b, p=None):
+    """LSTM step, gates f, i, c, o (OpenVINO order); ``p``: peepholes [3M] (i, o, f)."""
+    f, g, hact = acts
+    z = _gates(x, h, w, r, b, clip)
+    ft, it, ct, ot = (z[:, k * hs:(k + 1) * hs] for k in range(4))
+    if p is not None:
+        cl = _clipper(clip)
+        it = cl(it + p[:hs] * c)
+        ft = cl(ft + p[2 * hs:] * c)
+    c_new = f(ft) * c + f(it) * g(ct)
+    if p is not None:
+        ot = _clipper(clip)(ot + p[hs:2 * hs] * c_new)
+    return f(ot) * hact(c_new), c_new
+
+
+def gru_step(acts, clip, hs, lbr, x, h, w, r, b):
+    """GRU step, gates z, r, h (OpenVINO order); ``lbr``: linear_before_reset."""
+    f, g = acts
+    cl = _clipper(clip)
+    xw, hr = x @ w.T, h @ r.T
+    zt = f(cl(xw[:, :hs] + hr[:, :hs] + b[:hs]))
+    rt = f(cl(xw[:, hs:2 * hs] + hr[:, hs:2 * hs] + b[hs:2 * hs]))
+    if lbr:
+        ht = g(cl(xw[:, 2 * hs:] + rt * (hr[:, 2 * hs:] + b[3 * hs:]) + b[2 * hs:3 * hs]))
+    else:
+        ht = g(cl(xw[:, 2 * hs:] + (rt * h) @ r[2 * hs:].T + b[2 * hs:]))
+    return (1 - zt) * ht + zt * h
+
+
+def rnn_step(acts, clip, hs, x, h, w, r, b):
+    return acts[0](_gates(x, h, w, r, b, clip))
+
+
+@register("LSTMCell", {"opset1", "opset4"},
+          _spec=lambda l: _cell_spec(["sigmoid", "tanh", "tanh"],
+                                     {"input_forget": (parse_bool, False)}
+                                     if l.version == "opset1" else None))
+@ports((6, 7), n_outputs=2)
+def _lstm_cell(layer, a, graph):
+    acts, clip, hs = _cell_setup(layer, a, 3)
+    if a.get("input_forget"):
+        raise IRUnsupportedError("LSTMCell-1 with input_forget=true is not supported")
+    if layer.version == "opset4" and len(layer.inputs) != 6:
+        raise IRError("LSTMCell-4 has 6 inputs")
+
+    def fn(x, h, c, w, r, b, p=None):
         _check_cell(hs, 4, x, h, w, r, b)
         if c.shape != h.shape or c.dtype != h.dtype:
             raise IRError(f"cell state {c.dtype}{list(c.shape)} does not match H")
-        z = _gates(x, h, w, r, b, clip)
-        ft, it, ct, ot = (z[:, k * hs:(k + 1) * hs] for k in range(4))
-        c_new = f(ft) * c + f(it) * g(ct)
-        return arr(f(ot) * hact(c_new)), arr(c_new)
+        if p is not None and (p.shape != (3 * hs,) or p.dtype != x.dtype):
+            raise IRError(f"peepholes P must be {x.dtype}[{3 * hs}], got {p.dtype}{list(p.shape)}")
+        h_new, c_new = lstm_step(acts, clip, hs, x, h, c, w, r, b, p)
+        return arr(h_new), arr(c_new)
     return fn
 
 
 @register("GRUCell", {"opset3"}, **_cell_spec(["sigmoid", "tanh"],
-                                         {"linear_before_reset": (parse_bool, False)}))
+                                              {"linear_before_reset": (parse_bool, False)}))
 @ports(5)
 def _gru_cell(layer, a, graph):
-    (f, g), clip, hs = _cell_setup(layer, a, 2)
+    acts, clip, hs = _cell_setup(layer, a, 2)
     lbr = a["linear_before_reset"]
 
     def fn(x, h, w, r, b):
         _check_cell(hs, 3, x, h, w, r, b, 4 if lbr else 3)
-        cl = (lambda v: np.clip(v, -clip, clip)) if clip > 0 else (lambda v: v)
-        xw, hr = x @ w.T, h @ r.T
-        zt = f(cl(xw[:, :hs] + hr[:, :hs] + b[:hs]))
-        rt = f(cl(xw[:, hs:2 * hs] + hr[:, hs:2 * hs] + b[hs:2 * hs]))
-        if lbr:
-            ht = g(cl(xw[:, 2 * hs:] + rt * (hr[:, 2 * hs:] + b[3 * hs:]) + b[2 * hs:3 * hs]))
-        else:
-            ht = g(cl(xw[:, 2 * hs:] + (rt * h) @ r[2 * hs:].T + b[2 * hs:]))
-        return arr((1 - zt) * ht + zt * h)
+        return arr(gru_step(acts, clip, hs, lbr, x, h, w, r, b))
     return fn
 
 
 @register("RNNCell", {"opset1"}, **_cell_spec(["tanh"]))
 @ports(5)
 def _rnn_cell(layer, a, graph):
-    (f,), clip, hs = _cell_setup(layer, a, 1)
+    acts, clip, hs = _cell_setup(layer, a, 1)
 
     def fn(x, h, w, r, b):
         _check_cell(hs, 1, x, h, w, r, b)
-        return arr(f(_gates(x, h, w, r, b, clip)))
+        return arr(rnn_step(acts, clip, hs, x, h, w, r, b))
     return fn
 
 
+# --- sequences
+_DIRECTION = {"direction": (choice("forward", "reverse", "bidirectional"), REQUIRED)}
+
+
+def step_order(lengths, T, reverse):
+    """``idx [B, T]``: the time index each row reads/writes at step k, and ``valid [B, T]``.
+
+    Forward: step k is time k; reverse: step k is time ``len-1-k`` (the valid part read
+    backwards, as ReverseSequence would); steps ``k >= len`` are padding (state kept,
+    output 0)."""
+    k = np.arange(T)[None, :]
+    lens = np.asarray(lengths, np.int64)[:, None]
+    valid = k < lens
+    idx = np.where(valid, lens - 1 - k, k) if reverse else np.broadcast_to(k, valid.shape)
+    return idx, valid
+
+
+def run_sequence(step, x, states, lengths, reverse):
+    """Run ``step(x_t [B, N], *states) -> new states (h first)`` over ``x [B, T, N]``.
+
+    Returns ``(y [B, T, M], final states)``: y is 0 beyond each row's length, the final
+    states are those after the row's last valid step (the initial ones for length 0)."""
+    B, T = x.shape[:2]
+    idx, valid = step_order(lengths, T, reverse)
+    rows = np.arange(B)
+    y = np.zeros((B, T, states[0].shape[-1]), x.dtype)
+    states = list(states)
+    for k in range(T):
+        new = step(x[rows, idx[:, k]], *states)
+        new = new if isinstance(new, tuple) else (new,)
+        v = valid[:, k]
+        if v.all():
+            states = list(new)
+        else:
+            states = [np.where(v[:, None], n, s) for n, s in zip(new, states)]
+        y[rows[v], idx[v, k]] = states[0][v]
+    return y, states
+
+
+def _seq_lengths(lengths, B, T):
+    if lengths.dtype.kind not in "iu" or lengths.shape != (B,):
+        raise IRError(f"sequence_lengths must be an integer [{B}] tensor, got "
+                      f"{lengths.dtype}{list(lengths.shape)}")
+    if lengths.size and (lengths.min() < 0 or lengths.max() > T):
+        raise IRError(f"sequence_lengths {lengths.tolist()} outside [0, {T}]")
+    return lengths
+
+
+def _check_seq(hs, gates, nd, x, hstates, w, r, b, nb=None):
+    nb = gates if nb is None else nb
+    if x.ndim != 3:
+        raise IRError(f"X must be [batch, seq, input], got {list(x.shape)}")
+    B, T, N = x.shape
+    for h in hstates:
+        if h.shape != (B, nd, hs):
+            raise IRError(f"initial state {list(h.shape)} must be [{B}, {nd}, {hs}]")
+    if w.shape != (nd, gates * hs, N) or r.shape != (nd, gates * hs, hs) \
+            or b.shape != (nd, nb * hs):
+        raise IRError(f"inconsistent sequence shapes: X{list(x.shape)} W{list(w.shape)} "
+                      f"R{list(r.shape)} B{list(b.shape)} (hidden_size {hs}, {nd} directions)")
+    if len({v.dtype for v in (x, *hstates, w, r, b)}) != 1 or x.dtype.kind != "f":
+        raise IRError("sequence inputs must share one floating-point type")
+    return B, T
+
+
+def _directions(a):
+    d = a["direction"]
+    return [False, True] if d == "bidirectional" else [d == "reverse"]
+
+
+def _sequence(layer, a, n_acts, gates, n_states, make_step, nb=None):
+    """Builder of a Sequence op: inputs X, initial states, sequence_lengths, W, R, B;
+    outputs Y [B, dirs, T, M] and the final states [B, dirs, M]."""
+    acts, clip, hs = _cell_setup(layer, a, n_acts)
+    dirs = _directions(a)
+    nd = len(dirs)
+
+    def fn(x, *rest):
+        hstates, (lengths, w, r, b) = rest[:n_states], rest[n_states:]
+        B, T = _check_seq(hs, gates, nd, x, hstates, w, r, b, nb)
+        lengths = _seq_lengths(lengths, B, T)
+        ys, finals = [], [[] for _ in range(n_states)]
+        for d, reverse in enumerate(dirs):
+            step = make_step(acts, clip, hs, w[d], r[d], b[d])
+            y, st = run_sequence(step, x, [h[:, d] for h in hstates], lengths, reverse)
+            ys.append(y)
+            for lst, s_ in zip(finals, st):
+                lst.append(s_)
+        out = [np.stack(ys, axis=1)] + [np.stack(f, axis=1) for f in finals]
+        return tuple(arr(o.astype(x.dtype, copy=False)) for o in out)
+    return fn
+
+
+@register("LSTMSequence", {"opset5"}, **_cell_spec(["sigmoid", "tanh", "tanh"], _DIRECTION))
+@ports(7, n_outputs=3)
+def _lstm_sequence(layer, a, graph):
+    return _sequence(layer, a, 3, 4, 2, lambda acts, clip, hs, w, r, b:
+                     lambda x, h, c: lstm_step(acts, clip, hs, x, h, c, w, r, b))
+
+
+@register("GRUSequence", {"opset5"},
+          **_cell_spec(["sigmoid", "tanh"], {**_DIRECTION,
+                                             "linear_before_reset": (parse_bool, False)}))
+@ports(6, n_outputs=2)
+def _gru_sequence(layer, a, graph):
+    lbr = a["linear_before_reset"]
+    return _sequence(layer, a, 2, 3, 1, lambda acts, clip, hs, w, r, b:
+                     lambda x, h: gru_step(acts, clip, hs, lbr, x, h, w, r, b),
+                     nb=4 if lbr else 3)
+
+
+@register("RNNSequence", {"opset5"}, **_cell_spec(["tanh"], _DIRECTION))
+@ports(6, n_outputs=2)
+def _rnn_sequence(layer, a, graph):
+    return _sequence(layer, a, 1, 1, 1, lambda acts, clip, hs, w, r, b:
+                     lambda x, h: rnn_step(acts, clip, hs, x, h, w, r, b))

@@ -1,3 +1,85 @@
-"""ReadValue-6 / Assign-6: variables kept between calls of a model."""
+"""ReadValue-3/6 and Assign-3/6: variables kept between calls of a model.
+
+A model's variables live on its top-level graph (:func:`mli.ir.program.variables`),
+like the state of an OpenVINO infer request: ``ReadValue`` returns the variable's value
+from the previous call, or -- on the first call and after
+:meth:`mli.ir.Model.reset_state` -- its initial value (the ``init_value`` input, else
+zeros of ``variable_shape``/``variable_type``).  ``Assign`` stores a new value, which
+calls see from the next one on (the values are committed when a call succeeds; a
+failed call leaves the state as it was).
+"""
 
 from __future__ import annotations
+
+import numpy as np
+
+from ..errors import ELEMENT_TYPES, IRError
+from ..program import compute_dtype, variables
+from ..registry import REQUIRED, element_type, ports, register
+
+
+def _shape(text):
+    text = text.strip().strip("[]").strip()
+    if not text:
+        return ()
+    dims = []
+    for tok in text.split(","):
+        tok = tok.strip()
+        dims.append(None if tok in ("?", "-1") or ".." in tok else int(tok))
+    return tuple(dims)
+
+
+def _check(value, vtype, vshape, vid):
+    if vtype is not None and value.dtype != vtype:
+        raise IRError(f"variable {vid!r} is {vtype}, got {value.dtype}")
+    if vshape is not None and (value.ndim != len(vshape) or any(
+            d is not None and d != s for d, s in zip(vshape, value.shape))):
+        raise IRError(f"variable {vid!r} has shape {['?' if d is None else d for d in vshape]}, "
+                      f"got {list(value.shape)}")
+
+
+def _spec(layer):
+    spec = {"variable_id": (str, REQUIRED)}
+    if layer.version == "opset6" and layer.type == "ReadValue":
+        spec.update(variable_type=(element_type, None), variable_shape=(_shape, None))
+    return spec
+
+
+@register("ReadValue", {"opset3", "opset6"}, _spec=_spec)
+@ports((0, 1))
+def _read_value(layer, a, graph):
+    vid = a["variable_id"]
+    et = a.get("variable_type")
+    vtype = None if et in (None, "dynamic", "undefined") else compute_dtype(ELEMENT_TYPES[et])
+    vshape = a.get("variable_shape")
+    store = variables(graph)
+
+    def fn(init=None):
+        if vid in store.values:
+            return store.values[vid]
+        if init is None:
+            if vtype is None or vshape is None or None in vshape:
+                raise IRError(f"variable {vid!r} has no init_value input and no static "
+                              f"variable_type/variable_shape to start from")
+            return np.zeros(vshape, vtype)
+        _check(init, vtype, vshape, vid)
+        return init
+    return fn
+
+
+@register("Assign", {"opset3", "opset6"}, variable_id=(str, REQUIRED))
+@ports(1, n_outputs=(0, 1))
+def _assign(layer, a, graph):
+    vid = a["variable_id"]
+    store = variables(graph)
+
+    def fn(value):
+        if vid in store.pending:
+            raise IRError(f"variable {vid!r} assigned twice in one call")
+        old = store.values.get(vid)
+        if old is not None and (old.dtype != value.dtype or old.shape != value.shape):
+            raise IRError(f"variable {vid!r} was {old.dtype}{list(old.shape)}, the new value "
+                          f"is {value.dtype}{list(value.shape)}")
+        store.pending[vid] = np.array(value, copy=True)
+        return value if layer.outputs else ()
+    return fn
