@@ -479,3 +479,46 @@ def test_loop_port_map_may_read_trip_count_and_condition():
                 execution_condition=1)
     assert loop.num_external_inputs == 3
     np.testing.assert_array_equal(loop(np.int64(5), True, np.int64(0))[0], 5)
+
+
+# --------------------------------------------------------------------------- Loop limits (issue 10)
+def endless_loop():
+    """acc += 1 while a condition that never turns false; concat of acc and last acc."""
+    body = CallableBody(lambda acc: (acc + 1, np.array(True)), num_inputs=1, num_outputs=2)
+    return Loop(body, inputs=[MergedInput(2, 0)],
+                outputs=[ConcatOutput(0, 0, axis=0), LastIterationOutput(0, 1)],
+                back_edges=[BackEdge(0, 0)], execution_condition=1, name="endless")
+
+
+def test_loop_iteration_limit(monkeypatch):
+    from mli.graph import LoopLimitError, limits
+    monkeypatch.setattr(limits, "MAX_LOOP_ITERATIONS", 50)
+    loop = endless_loop()
+    with pytest.raises(LoopLimitError, match=r"endless: stopped before iteration 51: the limit is "
+                                             r"50 iterations .*MLI_MAX_LOOP_ITERATIONS"):
+        loop(np.int64(-1), np.bool_(True), np.zeros(1, np.float32))
+    assert issubclass(LoopLimitError, ValueError)
+    seq, last = loop(np.int64(50), np.bool_(True), np.zeros(1, np.float32))   # at the limit
+    assert seq.shape == (50,) and float(last[0]) == 50.0
+    monkeypatch.setattr(limits, "MAX_LOOP_ITERATIONS", None)
+    monkeypatch.setenv("MLI_MAX_LOOP_ITERATIONS", "7")
+    with pytest.raises(LoopLimitError, match="the limit is 7 iterations"):
+        loop(np.int64(-1), np.bool_(True), np.zeros(1, np.float32))
+    monkeypatch.setenv("MLI_MAX_LOOP_ITERATIONS", "zero")
+    with pytest.raises(ValueError, match="MLI_MAX_LOOP_ITERATIONS: expected a count > 0"):
+        loop(np.int64(1), np.bool_(True), np.zeros(1, np.float32))
+    monkeypatch.delenv("MLI_MAX_LOOP_ITERATIONS")
+    assert limits.max_loop_iterations() == limits.DEFAULT_MAX_LOOP_ITERATIONS == 1_000_000
+
+
+def test_loop_output_size_limit(monkeypatch):
+    from mli.graph import LoopLimitError, limits
+    monkeypatch.setattr(limits, "MAX_LOOP_OUTPUT_BYTES", 1000)
+    loop = endless_loop()
+    with pytest.raises(LoopLimitError, match=r"the concatenated outputs reach 1004 bytes after "
+                                             r"251 iterations, more than the limit of 1000 bytes"):
+        loop(np.int64(-1), np.bool_(True), np.zeros(1, np.float32))
+    monkeypatch.setattr(limits, "MAX_LOOP_OUTPUT_BYTES", None)
+    monkeypatch.setenv("MLI_MAX_LOOP_OUTPUT_BYTES", "400")
+    with pytest.raises(LoopLimitError, match="more than the limit of 400 bytes"):
+        loop(np.int64(-1), np.bool_(True), np.zeros(1, np.float32))

@@ -787,3 +787,52 @@ def test_loop_in_ti_and_loop_in_loop(tmp_path):
         model({"X": X6, "A0": A0, "trip": np.int64(-1), "cond": np.bool_(True)})
     out = model({"X": X6, "A0": A0, "trip": np.int64(1), "cond": np.bool_(True)})
     np.testing.assert_array_equal(out["Last"], A0 + X6[:, :3].sum(1, keepdims=True))
+
+
+# --------------------------------------------------------------------------- issue 10 findings
+@pytest.mark.parametrize("encoding", ["utf-16", "utf-16-le", "utf-16-be"])
+def test_doctype_refused_in_any_encoding(tmp_path, encoding):
+    """The byte search misses a UTF-16/32 document; expat's declaration handlers do not."""
+    text = ('<?xml version="1.0" encoding="UTF-16"?>\n'
+            '<!DOCTYPE net [<!ENTITY a "aaaa"><!ENTITY b "&a;&a;&a;">]>\n'
+            '<net name="&b;" version="11"><layers/><edges/></net>')
+    raw = text.encode(encoding)
+    if encoding in ("utf-16-le", "utf-16-be"):
+        raw = ("\ufeff" + text).encode(encoding)      # with a byte-order mark
+    assert b"DOCTYPE" not in raw
+    xml = tmp_path / "m.xml"
+    xml.write_bytes(raw)
+    with pytest.raises(IRError, match="DOCTYPE/ENTITY declarations are not allowed"):
+        read_graph(xml)
+    with pytest.raises(IRError, match="DOCTYPE/ENTITY declarations are not allowed"):
+        read_model(xml)
+
+
+def test_utf16_ir_without_declarations_reads(tmp_path):
+    text, w = add_net()
+    xml = tmp_path / "m.xml"
+    xml.write_bytes(text.replace('<?xml version="1.0"?>',
+                                 '<?xml version="1.0" encoding="UTF-16"?>').encode("utf-16"))
+    (tmp_path / "m.bin").write_bytes(bytes(w.blob))
+    x = np.arange(6, dtype=np.float32).reshape(2, 3)
+    np.testing.assert_array_equal(read_model(xml)({"X": x})["Y"],
+                                  x + np.array([1.5, -2.0, 0.25], np.float32))
+
+
+SHARED_TI_LOOP = Path(__import__("os").environ.get("MLI_SHARED")
+                      or Path(__file__).resolve().parents[1].parent / "shared") / "vectors" / \
+    "ov_ti_loop"
+
+
+@pytest.mark.skipif(not (SHARED_TI_LOOP / "loop_cond_false_initial.xml").is_file(),
+                    reason=f"shared TI/Loop cases not found at {SHARED_TI_LOOP} (set MLI_SHARED)")
+def test_loop_with_const_true_condition_and_no_trip_count_is_refused():
+    """issue 10: trip_count -1 and a body condition that is a Const true ran forever."""
+    model = read_model(SHARED_TI_LOOP / "loop_cond_false_initial.xml")
+    inputs = {"X": np.ones((2, 3), np.float32), "A0": np.zeros((2, 3), np.float32),
+              "exec_cond": np.array(True)}
+    with pytest.raises(IRError, match="the Loop would never end: trip_count is -1 and the "
+                                      "body's execution condition is a Const true"):
+        model({**inputs, "trip_count": np.array(-1, np.int64)})
+    out = model({**inputs, "trip_count": np.array(3, np.int64)})     # bounded: runs
+    assert all(isinstance(v, np.ndarray) for v in out.values())

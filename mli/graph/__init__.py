@@ -25,6 +25,7 @@ Running sum over axis 1 with a back edge:
 
 from .body import Body, BodyProtocol, CallableBody, IRBody
 from .kernel_body import KernelBody
+from .limits import LoopLimitError
 from .loop import Loop
 from .ports import (BackEdge, ConcatOutput, CurrentIteration, GraphError, InvariantInput,
                     LastIterationOutput, MergedInput, SlicedInput)
@@ -33,6 +34,6 @@ from .tensor_iterator import TensorIterator
 __all__ = [
     "TensorIterator", "Loop",
     "SlicedInput", "InvariantInput", "MergedInput", "ConcatOutput", "LastIterationOutput",
-    "BackEdge", "CurrentIteration", "GraphError",
+    "BackEdge", "CurrentIteration", "GraphError", "LoopLimitError",
     "Body", "BodyProtocol", "CallableBody", "IRBody", "KernelBody",
 ]

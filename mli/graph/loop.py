@@ -7,6 +7,7 @@ from typing import Sequence
 
 import numpy as np
 
+from . import limits
 from .body import describe_output
 from .ports import CurrentIteration
 from .tensor_iterator import _SubGraphOp
@@ -48,7 +49,10 @@ class Loop(_SubGraphOp):
     After zero iterations, loop-carried outputs (and outputs that forward a
     body input) return the initial value; concatenated outputs are empty on
     their axis.  Sliced inputs give chunk ``i`` to iteration ``i``; running
-    out of chunks raises :class:`GraphError`.
+    out of chunks raises :class:`GraphError`.  A run longer than
+    :func:`mli.graph.limits.max_loop_iterations` iterations, or whose
+    concatenated outputs pass :func:`mli.graph.limits.max_loop_output_bytes`,
+    stops with :class:`mli.graph.limits.LoopLimitError` (see :mod:`mli.graph.limits`).
     """
 
     _kind = "Loop"
@@ -124,7 +128,14 @@ class Loop(_SubGraphOp):
         cond_what = (describe_output(self.body, cond_j) + " (execution_condition)"
                      if cond_j is not None else "")
         out, i = None, 0
+        max_iter, max_bytes = limits.max_loop_iterations(), limits.max_loop_output_bytes()
+        scan_bytes = 0
         while cond and (trip < 0 or i < trip):
+            if i >= max_iter:
+                raise limits.LoopLimitError(
+                    f"{self.name}: stopped before iteration {i + 1}: the limit is {max_iter} "
+                    f"iterations (mli.graph.limits.MAX_LOOP_ITERATIONS or "
+                    f"{limits.ITERATIONS_ENV}); trip_count {trip}, the condition still true")
             for p, n, x, pre, first, step, size in plans:
                 if i >= n:
                     raise self._err(f"{p.label}: iteration {i} needs chunk {i}, but the input "
@@ -136,6 +147,12 @@ class Loop(_SubGraphOp):
             out = run(body_in)
             for lst, j in zip(scans, concat):
                 lst.append(out[j])
+                scan_bytes += out[j].nbytes
+            if scan_bytes > max_bytes:
+                raise limits.LoopLimitError(
+                    f"{self.name}: the concatenated outputs reach {scan_bytes} bytes after "
+                    f"{i + 1} iterations, more than the limit of {max_bytes} bytes "
+                    f"(mli.graph.limits.MAX_LOOP_OUTPUT_BYTES or {limits.OUTPUT_BYTES_ENV})")
             if cond_j is not None:
                 cond = self._cond(out[cond_j], cond_what)
             for j, k in edges:

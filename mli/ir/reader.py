@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 import re
 import xml.etree.ElementTree as ET
+from xml.parsers import expat
 from pathlib import Path
 
 import numpy as np
@@ -240,6 +241,31 @@ def _parse_graph(el, binf, where="", depth=0):
     return graph
 
 
+class _Declaration(Exception):
+    pass
+
+
+def _refuse_declarations(raw, xml_path):
+    """Refuse a DOCTYPE or ENTITY declaration in any encoding: expat decodes the document
+    (UTF-16, UTF-32 with a declaration, ...) and reports each declaration before any
+    entity is expanded; the byte search above only sees ASCII-compatible encodings."""
+    def refuse(*_):
+        raise _Declaration()
+
+    p = expat.ParserCreate()
+    p.StartDoctypeDeclHandler = refuse
+    p.EntityDeclHandler = refuse
+    p.UnparsedEntityDeclHandler = refuse
+    p.ExternalEntityRefHandler = refuse
+    try:
+        p.Parse(raw, True)
+    except _Declaration:
+        raise IRError(f"{xml_path}: DOCTYPE/ENTITY declarations are not allowed in IR "
+                      f"files") from None
+    except expat.ExpatError as e:
+        raise IRError(f"{xml_path}: malformed XML: {e}") from None
+
+
 def read_graph(xml_path, bin_path=None) -> Graph:
     """Parse an OpenVINO IR v10/v11 model into a :class:`Graph` (no compilation).
 
@@ -268,6 +294,7 @@ def read_graph(xml_path, bin_path=None) -> Graph:
     raw = xml_path.read_bytes()
     if _FORBIDDEN.search(raw):
         raise IRError(f"{xml_path}: DOCTYPE/ENTITY declarations are not allowed in IR files")
+    _refuse_declarations(raw, xml_path)
     try:
         root = ET.fromstring(raw)
     except ET.ParseError as e:

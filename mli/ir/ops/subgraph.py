@@ -164,6 +164,25 @@ def _loop(layer, a, graph):
                                      "dynamic output shapes")
         return _outputs_of(layer, lambda *xs: tuple(np.empty(p.dims, p.dtype)
                                                     for p in layer.outputs))
-    return _outputs_of(layer, lambda *xs: _check_static_shapes(layer, loop(*xs)))
+    # a Const true condition with trip_count -1 never ends (a sliced input would stop it
+    # with an error when its chunks run out)
+    endless = _const_true_condition(layer.body, condition) and not any(
+        isinstance(p, SlicedInput) for p in inputs)
+
+    def run(*xs):
+        if endless and xs[0].size == 1 and int(xs[0].reshape(-1)[0]) == -1 \
+                and xs[1].size == 1 and bool(xs[1].reshape(-1)[0]):
+            raise IRError("the Loop would never end: trip_count is -1 and the body's "
+                          "execution condition is a Const true")
+        return _check_static_shapes(layer, loop(*xs))
+    return _outputs_of(layer, run)
+
+
+def _const_true_condition(body, j):
+    """Whether body output ``j`` (the execution condition) is a Const holding true."""
+    result = body.results[j]
+    src, _ = body.producer(result.id, result.inputs[0].id)
+    return src.type == "Const" and src.data is not None and src.data.size == 1 \
+        and bool(src.data.reshape(-1)[0])
 
 
