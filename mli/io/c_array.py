@@ -34,6 +34,15 @@ any microcontroller's memory).  A declared size must be a non-negative
 integer; one that names an identifier this file does not define is not
 applied (the values stay flat).
 
+The bytes the arrays declare are also bounded by the size limit of
+:mod:`mli.io.limits` (1 GiB unless ``MLI_MAX_ARRAY_BYTES`` says otherwise),
+per array and for all arrays read from one file together (forty
+``int16_t a[67108864] = {0};`` are 5 GiB of zero fill): the declared sizes
+of every array are checked before any array is evaluated or allocated, and
+a :class:`~mli.io.limits.SizeLimitError` (a ``ValueError``) names the array
+and the limit.  The source text itself is read up to the same limit (a
+device or pipe is never read to its end).
+
 Writing (:func:`format_c_array`) gives a plain, compilable definition.
 """
 
@@ -44,6 +53,8 @@ from dataclasses import dataclass
 from typing import Optional
 
 import numpy as np
+
+from .limits import SizeLimitError, limit_text, max_array_bytes, read_bounded
 
 __all__ = ["CArray", "qmn", "list_c_arrays", "read_c_array", "read_c_arrays", "format_c_array",
            "c_type_of", "C_TYPES", "MAX_NESTING", "MAX_INT_BITS", "MAX_ELEMENTS"]
@@ -553,7 +564,7 @@ def _load_text(source):
                                            ("{" not in source)):
         path = os.fspath(source)
         with open(path, "rb") as f:
-            return f.read().decode("utf-8", "replace"), path
+            return read_bounded(f, path).decode("utf-8", "replace"), path
     return source, "<C text>"
 
 
@@ -614,12 +625,40 @@ def _declared_dims(what, d, ctx):
     return tuple(dims)
 
 
-def _evaluate(what, defines, d, macro, frac_bits, dtype, arg_roles):
+def _context(defines, d, macro, frac_bits, dtype, arg_roles):
+    """(result dtype or None when the values decide, evaluation context) of one declaration."""
     declared = c_type_of(d.c_type)
     target = np.dtype(dtype) if dtype is not None else declared
     macros = [macro] if isinstance(macro, str) else list(macro or [])
     qdtype = target if target is not None and target.kind in "iu" else None
-    ctx = _Context(defines, macros, frac_bits, qdtype, tuple(arg_roles) if arg_roles else None)
+    return target, _Context(defines, macros, frac_bits, qdtype, tuple(arg_roles) if arg_roles else None)
+
+
+def _check_sizes(what, defines, decls, macro, frac_bits, dtype, arg_roles):
+    """The declared bytes of `decls`, each and all together, against the
+    size limit, before any array is evaluated (its zero fill allocated).  An
+    element of a type the values decide counts 8 bytes (int64 / float64)."""
+    limit = max_array_bytes()
+    total = 0
+    for d in decls:
+        target, ctx = _context(defines, d, macro, frac_bits, dtype, arg_roles)
+        dims = _declared_dims(what, d, ctx)
+        if not dims:
+            continue
+        count = math.prod(v for v in dims if v is not None)
+        nbytes = count * (target.itemsize if target is not None else 8)
+        where = f"{what}:{d.line}: array {d.name}"
+        if nbytes > limit:
+            raise SizeLimitError(f"{where}: declares {count} elements ({nbytes} bytes), more than "
+                                 f"{limit_text(limit)}")
+        total += nbytes
+        if total > limit:
+            raise SizeLimitError(f"{where}: the arrays up to this one declare {total} bytes together, more "
+                                 f"than {limit_text(limit)}")
+
+
+def _evaluate(what, defines, d, macro, frac_bits, dtype, arg_roles):
+    target, ctx = _context(defines, d, macro, frac_bits, dtype, arg_roles)
     vals = []
     for k, e in enumerate(_elements(d.body)):
         try:
@@ -718,12 +757,14 @@ def read_c_array_info(source, name=None, *, macro=None, frac_bits=None, dtype=No
             raise CParseError(f"{what}: array {name} is defined {len(chosen)} times (lines "
                               f"{', '.join(str(d.line) for d in chosen)}), probably in #if branches; "
                               "keep one definition")
+    _check_sizes(what, defines, chosen[:1], macro, frac_bits, dtype, arg_roles)
     return _evaluate(what, defines, chosen[0], macro, frac_bits, dtype, arg_roles)
 
 
 def read_c_arrays(source, *, macro=None, frac_bits=None, dtype=None, arg_roles=None):
     """``{name: values}`` of every array in `source` (same options as :func:`read_c_array`)."""
     what, defines, decls = _prepare(source)
+    _check_sizes(what, defines, decls, macro, frac_bits, dtype, arg_roles)
     out = {}
     for d in decls:
         if d.name in out:

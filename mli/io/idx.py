@@ -13,6 +13,13 @@ type code  dtype
 0x0D       float32
 0x0E       float64
 =========  =========
+
+The data size the header announces is checked against the size limit of
+:mod:`mli.io.limits` (1 GiB unless ``MLI_MAX_ARRAY_BYTES`` says otherwise)
+before anything is read.  A pipe or device is parsed from its header:
+exactly the announced bytes are read, and data after them is reported as
+trailing data (at most one more chunk is read to see it), so an endless
+stream is never read to its end.
 """
 
 import os
@@ -20,6 +27,8 @@ import stat
 import sys
 
 import numpy as np
+
+from .limits import CHUNK, check_size, read_exactly
 
 #: IDX type code -> big-endian numpy dtype.
 TYPE_CODES = {
@@ -53,8 +62,9 @@ def _parse_header(head, what):
     return TYPE_CODES[code], shape, header_len
 
 
-def _data_size(dtype, shape, available, what):
-    """Bytes of element data the header announces, checked against `available`."""
+def _announced(dtype, shape, what, limit=True):
+    """Bytes of element data the header announces (checked against the size limit
+    unless `limit` is false: a file too short for them is better called truncated)."""
     count = 1
     for d in shape:                      # exact Python ints: no overflow possible
         count *= d
@@ -62,13 +72,21 @@ def _data_size(dtype, shape, available, what):
     if count > sys.maxsize // dtype.itemsize:
         raise ValueError(f"{what}: IDX dims {shape} describe {count} elements, "
                          "more than this platform can index")
+    if limit:
+        check_size(nbytes, what, f" (IDX dims {shape} of {dtype.name})")
+    return nbytes
+
+
+def _data_size(dtype, shape, available, what):
+    """Bytes of element data the header announces, checked against `available`."""
+    nbytes = _announced(dtype, shape, what, limit=False)
     if nbytes > available:
         raise ValueError(f"{what}: IDX data truncated: dims {shape} of {dtype.name} need "
                          f"{nbytes} bytes, only {available} present")
     if nbytes < available:
         raise ValueError(f"{what}: {available - nbytes} bytes of trailing data after the "
                          f"{nbytes} bytes that dims {shape} of {dtype.name} describe")
-    return nbytes
+    return _announced(dtype, shape, what)
 
 
 def _decode(dtype, shape, payload):
@@ -105,7 +123,7 @@ def read_idx(source):
     what = os.fspath(source)
     with open(source, "rb") as f:
         if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
-            return read_idx(f.read())
+            return _read_stream(f, what)
         size = os.fstat(f.fileno()).st_size
         head = f.read(4)
         if len(head) == 4:
@@ -115,6 +133,27 @@ def read_idx(source):
         payload = f.read(nbytes)
         if len(payload) != nbytes:           # file shrank while reading
             raise ValueError(f"{what}: IDX data truncated while reading")
+    return _decode(dtype, shape, payload)
+
+
+def _read_stream(f, what):
+    """An IDX array from a pipe or device: the header says how much to read
+    (never read to the end, which may never come)."""
+    head = read_exactly(f, 4)
+    if len(head) == 4:
+        head += read_exactly(f, 4 * head[3])
+    dtype, shape, hlen = _parse_header(head, what)
+    nbytes = _announced(dtype, shape, what)
+    payload = read_exactly(f, nbytes)
+    if len(payload) < nbytes:
+        raise ValueError(f"{what}: IDX data truncated: dims {shape} of {dtype.name} need "
+                         f"{nbytes} bytes, only {len(payload)} present")
+    # one more read (read1: whatever the pipe has, without waiting for a full
+    # chunk) tells whether anything follows; the stream is not read further
+    # (how much follows is unknown: the message gives no count)
+    if f.read1(CHUNK) if hasattr(f, "read1") else f.read(CHUNK):
+        raise ValueError(f"{what}: trailing data after the "
+                         f"{nbytes} bytes that dims {shape} of {dtype.name} describe")
     return _decode(dtype, shape, payload)
 
 

@@ -16,6 +16,16 @@ produce from them (at most 1032 bytes per compressed byte), so a lying
 header or zip directory is refused instead of allocating gigabytes.
 Entries must be stored or deflated (all numpy writes) and not encrypted.
 A missing or unreadable file still raises the ``OSError`` of ``open``.
+
+Size limit: an honest deflate stream still expands about 1000 times (a
+2.4 MB .npz can hold 2.5 GB of zeros), so an array of more than
+:func:`mli.io.limits.max_array_bytes` bytes (1 GiB unless
+``mli.io.limits.MAX_ARRAY_BYTES`` or the environment variable
+``MLI_MAX_ARRAY_BYTES`` sets another byte count) is refused with a
+:class:`~mli.io.limits.SizeLimitError` (a ``ValueError``) naming the entry,
+its size and the limit, checked from the header before anything is
+allocated.  Reading all arrays of a file (``read_npz(path)``) counts them
+against the limit together.
 """
 
 import math
@@ -29,6 +39,8 @@ import zlib
 
 import numpy as np
 from numpy.lib import format as _npy_format
+
+from .limits import SizeLimitError, limit_text, max_array_bytes
 
 FRAC_SUFFIX = ".frac_bits"
 
@@ -82,10 +94,11 @@ def _npy_header(f):
     return shape, dtype
 
 
-def _read_npy_stream(f, nbytes):
+def _read_npy_stream(f, nbytes, budget=None):
     """The array of the .npy stream at the cursor of `f` (a seekable binary
     file), which holds at most `nbytes` bytes from there on.  Checks the
-    header against `nbytes` before numpy allocates anything."""
+    header against `nbytes` and the size limit (or `budget`, what is left of
+    it) before numpy allocates anything."""
     start = f.tell()
     with warnings.catch_warnings():  # numpy's read_array below warns about Python-2 headers once
         warnings.simplefilter("ignore", UserWarning)
@@ -104,6 +117,11 @@ def _read_npy_stream(f, nbytes):
     if need > have:
         raise ValueError(f"the header declares shape {shape} of {dtype} ({need} bytes of data), "
                          f"but at most {max(have, 0)} bytes follow it")
+    limit = max_array_bytes()
+    if need > (limit if budget is None else budget):
+        left = "" if budget is None else f"the {max(budget, 0)} bytes left of "
+        raise SizeLimitError(f"the array is {need} bytes (shape {shape} of {dtype}), more than {left}"
+                             f"{limit_text(limit)}" + (" after the arrays before it" if left else ""))
     f.seek(start)
     return _npy_format.read_array(f, allow_pickle=False)
 
@@ -129,6 +147,8 @@ def read_npy(path):
                 raise ValueError(f"{what}: not a readable .npy file (the file is empty)")
             size = os.fstat(f.fileno()).st_size
             a = _read_npy_stream(f, size)
+        except SizeLimitError as e:
+            raise SizeLimitError(f"{what}: {e}") from None
         except _DAMAGE as e:
             if isinstance(e, ValueError) and str(e).startswith(what):
                 raise
@@ -179,8 +199,9 @@ class _Npz:
         self.close()
         return False
 
-    def read(self, key):
-        """The checked array of entry `key` (one of ``files``)."""
+    def read(self, key, budget=None):
+        """The checked array of entry `key` (one of ``files``); `budget`:
+        bytes left of the size limit (default the whole limit)."""
         info = self._infos[key]
         what = f"{self.what}:{key}"
         try:
@@ -202,7 +223,9 @@ class _Npz:
             with self._zip.open(info) as f:
                 if not _head(f, len(_NPY_MAGIC)).startswith(_NPY_MAGIC):
                     raise ValueError("the entry is not a .npy array")
-                a = _read_npy_stream(f, nbytes)
+                a = _read_npy_stream(f, nbytes, budget)
+        except SizeLimitError as e:
+            raise SizeLimitError(f"{what}: {e}") from None
         except _DAMAGE as e:
             raise ValueError(f"{what}: cannot read entry ({_problem(e)})") from None
         return _check_array(a, what)
@@ -240,7 +263,14 @@ def read_npz(path, key=None):
         if key is None:
             if len(keys) == 1:
                 return z.read(keys[0])
-            return {k: z.read(k) for k in keys}
+            # the arrays together count against the size limit: many entries
+            # each under it must not add up to gigabytes
+            out, limit = {}, max_array_bytes()
+            left = limit
+            for k in keys:
+                out[k] = z.read(k, left if left < limit else None)
+                left -= out[k].nbytes
+            return out
         if key not in z.files:
             raise KeyError(f"{what}: no array {key!r}; the file holds {', '.join(keys) or 'nothing'}")
         return z.read(key)

@@ -16,6 +16,8 @@ import os
 
 import numpy as np
 
+from .limits import SizeLimitError, check_size, limit_text, max_array_bytes, read_bounded, read_exactly
+
 #: dtype names a raw dump may hold.
 DTYPES = {
     "int8": np.dtype(np.int8), "int16": np.dtype(np.int16), "int32": np.dtype(np.int32),
@@ -91,6 +93,12 @@ def _resolve_shape(shape, count, what):
     return shape
 
 
+def _count(count):
+    if isinstance(count, bool) or not isinstance(count, (int, np.integer)) or count < 0:
+        raise ValueError(f"count: expected an element count >= 0, got {count!r}")
+    return int(count)
+
+
 def read_raw(source, dtype, shape=None, *, offset=0, endian="little", count=None):
     """Read a raw dump into a native-byte-order array.
 
@@ -131,16 +139,24 @@ def read_raw(source, dtype, shape=None, *, offset=0, endian="little", count=None
         what = os.fspath(source)
         size = os.path.getsize(source) if os.path.isfile(source) else None
         buf = None
-    if size is None:            # a pipe or device: read it all
+    if size is None:            # a pipe or device: read it, but never more than the limit
+        limit = max_array_bytes()
         with open(source, "rb") as f:
-            buf = memoryview(f.read())
+            if count is None:
+                buf = read_bounded(f, what, limit)
+            else:               # a count bounds what is needed: read only that
+                need = offset + _count(count) * dt.itemsize
+                if need > limit:
+                    raise SizeLimitError(f"{what}: offset {offset} and {count} {dt.name} elements are {need} "
+                                         f"bytes of the stream, more than {limit_text(limit)}")
+                buf = read_exactly(f, need)
+        buf = memoryview(buf)
         size = len(buf)
     if offset > size:
         raise ValueError(f"{what}: offset {offset} is past the end of the {size}-byte dump")
     avail = size - offset
     if count is not None:
-        if isinstance(count, bool) or not isinstance(count, (int, np.integer)) or count < 0:
-            raise ValueError(f"count: expected an element count >= 0, got {count!r}")
+        _count(count)
         nbytes = int(count) * dt.itemsize
         if nbytes > avail:
             raise ValueError(f"{what}: {count} {dt.name} elements need {nbytes} bytes after offset "
@@ -153,6 +169,7 @@ def read_raw(source, dtype, shape=None, *, offset=0, endian="little", count=None
     n = nbytes // dt.itemsize
     final = _resolve_shape(shp, n, what)
     if buf is None:
+        check_size(nbytes, what, f" of {dt.name} data")
         with open(source, "rb") as f:
             f.seek(offset)
             payload = f.read(nbytes)
