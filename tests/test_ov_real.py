@@ -1,0 +1,49 @@
+"""The IRs real converters wrote (shared/vectors/ov_real) through mli.ovcases, and the
+fixed-point conversion of their recurrent ops where the manifest asks for it."""
+
+import json
+import os
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+SHARED = Path(os.environ.get("MLI_SHARED") or Path(__file__).resolve().parents[1].parent / "shared")
+CASES_DIR = SHARED / "vectors" / "ov_real"
+
+if not (CASES_DIR / "manifest.json").is_file():
+    pytest.skip(f"OpenVINO real-converter cases not found at {CASES_DIR} "
+                f"(set MLI_SHARED to the shared folder)", allow_module_level=True)
+
+from mli.ir import read_model  # noqa: E402
+from mli.ovcases import run_case  # noqa: E402
+
+CASES = json.loads((CASES_DIR / "manifest.json").read_text(encoding="utf-8"))["cases"]
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c["name"] for c in CASES])
+def test_case(case):
+    result = run_case(CASES_DIR, case)
+    assert result.name == case["name"] and result.category == case["category"]
+    assert result.passed, result.message
+
+
+def test_lowlatency2_state_kept_and_reset():
+    """ReadValue/Assign: a second call continues from the first's state; reset_state
+    starts again (the expected values are those of one call after a reset)."""
+    case = next(c for c in CASES if "lowlatency2" in c["name"])
+    with np.load(CASES_DIR / f"{case['name']}.npz") as z:
+        inputs = {i["name"]: z[i["npz_key"]] for i in case["inputs"]}
+        expected = {o["name"]: z[o["npz_key"]] for o in case["outputs"]}
+    model = read_model(CASES_DIR / f"{case['name']}.xml")
+    tol = case.get("tolerance") or {"rtol": 1e-4, "atol": 1e-5}
+    first = model(inputs)
+    for k, v in expected.items():
+        np.testing.assert_allclose(first[k], v, **tol)
+    assert model.state
+    second = model(inputs)
+    assert any(not np.allclose(second[k], first[k], **tol) for k in first)
+    model.reset_state()
+    again = model(inputs)
+    for k in first:
+        np.testing.assert_array_equal(again[k], first[k])
