@@ -18,8 +18,19 @@ Conversion of a cell
   B [4M] into [4, M] (RNNCell: [M, N+M] and [M]).
 * Activations must be the defaults (LSTMCell sigmoid, tanh, tanh; RNNCell
   tanh), ``clip`` 0 and no ``activations_alpha/beta``; W, R and B must be
-  Const layers.  Anything else raises :class:`FixedPointError` naming the layer.
-  GRUCell layers stay float (MLI 1.1 has no GRU kernel).
+  constants: a Const, a Const through Convert (f16 compression), Transpose,
+  Reshape, Squeeze, Unsqueeze, Split, VariadicSplit, Concat, Gather, Slice,
+  StridedSlice or a static ShapeOf, or a TensorIterator/Loop invariant input fed
+  by one of those in the outer graph.  Anything else raises
+  :class:`FixedPointError` naming the layer.
+* ``LSTMSequence``-5 / ``RNNSequence``-5: each direction is its own cell (own
+  frac bits, calibrated on that direction's steps) and runs, per batch row, as
+  ONE batch-to-batch MLI call over the row's valid steps (``sequence_lengths``
+  honoured; the reverse direction is fed its valid part backwards); outputs past
+  a row's length are 0 and its final state is that of its last valid step.
+* ``GRUCell`` / ``GRUSequence`` are refused with a :class:`FixedPointError`
+  naming the layer: MLI 1.1 has no GRU kernel and the composition from basic
+  RNN cells is not implemented yet (never a silent float fallback).
 
 Frac bits (per cell, from the float model run on the calibration inputs)
 ------------------------------------------------------------------------
@@ -66,7 +77,14 @@ from .tensor import Tensor, frac_bits_for
 __all__ = ["to_fixed_point", "FixedPointModel", "QuantizedCell", "FixedPointError", "main"]
 
 CELL_TYPES = ("LSTMCell", "RNNCell")
-_DEFAULT_ACTS = {"LSTMCell": ["sigmoid", "tanh", "tanh"], "RNNCell": ["tanh"]}
+SEQUENCE_TYPES = ("LSTMSequence", "RNNSequence")
+GRU_TYPES = ("GRUCell", "GRUSequence")
+RECURRENT_TYPES = CELL_TYPES + SEQUENCE_TYPES + GRU_TYPES
+_DEFAULT_ACTS = {"LSTMCell": ["sigmoid", "tanh", "tanh"], "RNNCell": ["tanh"],
+                 "LSTMSequence": ["sigmoid", "tanh", "tanh"], "RNNSequence": ["tanh"]}
+_WEIGHT_INPUTS = {"LSTMCell": 3, "RNNCell": 2, "LSTMSequence": 4, "RNNSequence": 3}
+_FOLDABLE = ("Convert", "Transpose", "Reshape", "Squeeze", "Unsqueeze", "Split",
+             "VariadicSplit", "Concat", "Gather", "Slice", "StridedSlice", "ShapeOf")
 _OV_TO_MLI = [1, 2, 0, 3]          # OpenVINO f, i, c, o  ->  MLI i, g, f, o
 _EL = {ElementType.FX_8: "fx8", ElementType.FX_16: "fx16"}
 
@@ -135,35 +153,74 @@ class _Stats:
 
 
 # ---------------------------------------------------------------------------- cells
-def _check_cell(layer, graph):
-    """Refuse what MLI cannot do; return the Const layers of W, R, B."""
+def _resolve(site, layer, index, what):
+    """The constant value feeding input ``index`` of ``layer``: a Const, through Convert
+    (f16 compression), Transpose, Reshape, Squeeze, Unsqueeze, Split, VariadicSplit, Concat,
+    Gather, Slice, StridedSlice or ShapeOf of constants, and from a
+    TensorIterator/Loop body Parameter fed by an invariant input back to the outer graph.
+    ``site`` = (graphs from the top level down to the layer's, enclosing TI/Loop layers)."""
+    graphs, path = site
+    depth = len(graphs) - 1
+    g = graphs[depth]
+    src, sport = g.producer(layer.id, layer.inputs[index].id)
+    if src.type == "Const":
+        return src.data
+    if src.type == "ShapeOf" and src.inputs and None not in src.inputs[0].dims \
+            and src.outputs[0].dtype is not None:        # a static shape is a constant
+        return np.array(src.inputs[0].dims, src.outputs[0].dtype)
+    if src.type in _FOLDABLE:
+        args = [_resolve(site, src, k, what) for k in range(len(src.inputs))]
+        try:
+            fn = ir._build(src, g)
+            out = fn(*[a.astype(np.float32) if a.dtype == np.float16 else a for a in args])
+        except (ir.IRError, ValueError) as e:
+            raise FixedPointError(f"{layer}: {what} cannot be folded through {src}: {e}") from None
+        return out[[p.id for p in src.outputs].index(sport.id)] if isinstance(out, tuple) \
+            else out
+    if src.type == "Parameter" and depth > 0:
+        outer = path[depth - 1]
+        back = {to for _, to in outer.back_edges}
+        for e in outer.port_map:
+            if e.kind == "input" and e.internal_layer_id == src.id and e.axis is None \
+                    and e.purpose is None and src.id not in back:
+                k = [p.id for p in outer.inputs].index(e.external_port_id)
+                return _resolve((graphs[:depth], path[:depth - 1]), outer, k, what)
+    raise FixedPointError(f"{layer}: {what} must be a constant (a Const, possibly through "
+                          f"Convert/Transpose/Reshape, or a TensorIterator/Loop invariant input "
+                          f"fed by one) to be quantized; it comes from {src}")
+
+
+def _check_cell(layer, site):
+    """Refuse what MLI cannot do; return the constant W, R, B (per direction for a
+    sequence op: arrays with a leading direction axis)."""
+    if layer.type in GRU_TYPES:
+        raise FixedPointError(f"{layer}: GRU is not converted to fixed point (MLI 1.1 has no "
+                              f"GRU kernel and the composition from basic RNN cells is not "
+                              f"implemented)")
     a = layer.attrs
     acts = [s.strip() for s in a.get("activations", "").split(",") if s.strip()]
-    if acts and acts != _DEFAULT_ACTS[layer.type]:
+    want = _DEFAULT_ACTS[layer.type]
+    if acts and acts[:len(want)] != want:
         raise FixedPointError(f"{layer}: activations {acts} are not supported by the MLI "
-                              f"kernels (only the defaults {_DEFAULT_ACTS[layer.type]})")
+                              f"kernels (only the defaults {want})")
     for k in ("activations_alpha", "activations_beta"):
         if a.get(k, "").strip():
             raise FixedPointError(f"{layer}: {k}={a[k]!r} is not supported by the MLI kernels")
     if float(a.get("clip", "0") or 0) != 0:
         raise FixedPointError(f"{layer}: clip={a['clip']} is not supported by the MLI kernels "
                               f"(gates saturate at +-8 instead)")
-    first = 3 if layer.type == "LSTMCell" else 2
-    consts = []
-    for k, what in zip(range(first, first + 3), ("W", "R", "B")):
-        src = graph.input_layer(layer, k)
-        if src.type != "Const":
-            raise FixedPointError(f"{layer}: {what} must come from a Const layer to be "
-                                  f"quantized, it comes from {src}")
-        consts.append(src.data)
-    return consts
+    if layer.type == "LSTMCell" and len(layer.inputs) > 6:
+        raise FixedPointError(f"{layer}: LSTMCell peepholes are not supported by the MLI kernel")
+    first = _WEIGHT_INPUTS[layer.type]
+    return [np.asarray(_resolve(site, layer, k, what), np.float64)
+            for k, what in zip(range(first, first + 3), ("W", "R", "B"))]
 
 
 def _mli_weights(layer, W, R, B):
     """OpenVINO W, R, B -> MLI weights and bias (float64)."""
     M = int(layer.attrs["hidden_size"])
     W, R, B = (np.asarray(v, np.float64) for v in (W, R, B))
-    if layer.type == "LSTMCell":
+    if layer.type in ("LSTMCell", "LSTMSequence"):
         N = W.shape[1]
         w = np.concatenate([W.reshape(4, M, N)[_OV_TO_MLI], R.reshape(4, M, M)[_OV_TO_MLI]],
                            axis=2)
@@ -178,12 +235,13 @@ def _frac_for(values, el, layer, what):
         raise FixedPointError(f"{layer}: {what} cannot be represented in {el}: {e}") from None
 
 
-def _plan(layer, graph, stats, kind):
-    """Choose the frac bits of one cell and build its KernelBody."""
-    W, R, B = _check_cell(layer, graph)
+def _plan(layer, weights, stats, kind):
+    """Choose the frac bits of one cell (one direction of a sequence op) and build its
+    KernelBody."""
+    W, R, B = weights
     w, b = _mli_weights(layer, W, R, B)
     data_el, w_el = (_EL[e] for e in KINDS[kind])
-    lstm = layer.type == "LSTMCell"
+    lstm = layer.type in ("LSTMCell", "LSTMSequence")
     q = 15 if data_el == "fx16" else 7
     notes = []
     f_x = _frac_for(stats.range("x"), data_el, layer, "the input X")
@@ -265,8 +323,90 @@ def _quantized(layer, qcell):
     return fn
 
 
+def _directions(layer):
+    d = layer.attrs.get("direction", "forward")
+    return [False, True] if d == "bidirectional" else [d == "reverse"]
+
+
+def _record_sequence(layer, float_fn, weights, stats):
+    """The float sequence op, also recording per direction the statistics its cells see
+    (the op's own step formulas, run again on the same inputs)."""
+    from .ir.ops.recurrent import _sigmoid, lstm_step, rnn_step, run_sequence
+    lstm = layer.type == "LSTMSequence"
+    hs = int(layer.attrs["hidden_size"])
+    acts = [_sigmoid, np.tanh, np.tanh] if lstm else [np.tanh]
+
+    def fn(*xs):
+        out = float_fn(*xs)
+        x, states, lengths = xs[0], xs[1:3] if lstm else xs[1:2], xs[3 if lstm else 2]
+        for d, reverse in enumerate(_directions(layer)):
+            W, R, B = (np.asarray(v[d], np.float64) for v in weights)
+            st = stats[d]
+
+            def step(xt, h, c=None):
+                st.add("x", xt)
+                st.add("h_in", h)
+                part = xt @ W.T + B
+                z = part + h @ R.T
+                st.acc_in = max(st.acc_in, float(np.abs(part).max(initial=0)))
+                st.acc = max(st.acc, float(np.abs(z).max(initial=0)))
+                st.gates += z.size
+                st.saturated += int(np.count_nonzero(np.abs(z) > 8))
+                if lstm:
+                    st.add("c_in", c)
+                    h2, c2 = lstm_step(acts, 0.0, hs, xt, h, c, W, R, B)
+                    st.add("c_out", c2)
+                    st.add("h_out", h2)
+                    return h2, c2
+                h2 = rnn_step(acts, 0.0, hs, xt, h, W, R, B)
+                st.add("h_out", h2)
+                return h2
+            run_sequence(step, np.asarray(x, np.float64),
+                         [np.asarray(v[:, d], np.float64) for v in states], lengths, reverse)
+        return out
+    return fn
+
+
+def _quantized_sequence(layer, qcells):
+    """The sequence op on the MLI kernels: per direction and batch row, ONE batch-to-batch
+    call over the row's valid steps (read backwards for the reverse direction); outputs
+    past a row's length are 0 and its final state is that of its last valid step."""
+    lstm = layer.type == "LSTMSequence"
+    dirs = _directions(layer)
+
+    def fn(*xs):
+        x, states, lengths = xs[0], xs[1:3] if lstm else xs[1:2], xs[3 if lstm else 2]
+        if x.ndim != 3:
+            raise ir.IRError(f"X must be [batch, seq, input], got {list(x.shape)}")
+        B_, T = x.shape[:2]
+        lens = np.asarray(lengths).astype(np.int64).reshape(-1)
+        if lens.shape != (B_,) or (lens.size and (lens.min() < 0 or lens.max() > T)):
+            raise ir.IRError(f"sequence_lengths {lens.tolist()} invalid for X {list(x.shape)}")
+        M = qcells[0].body.state_size
+        y = np.zeros((B_, len(dirs), T, M), x.dtype)
+        finals = [np.array(v, copy=True) for v in states]
+        for d, reverse in enumerate(dirs):
+            body = qcells[d].body
+            for b in range(B_):
+                n = int(lens[b])
+                if n == 0:
+                    continue
+                t = np.arange(n)[::-1] if reverse else np.arange(n)
+                ins = [body.quantize(x[b, t][:, None, :], "x"),
+                       body.quantize(states[0][b, d][None], "h")]
+                if lstm:
+                    ins.append(body.quantize(states[1][b, d][None], "c"))
+                res = body.run_sequence(*ins)
+                y[b, d, t] = body.dequantize(res[0][:, 0], "h").astype(x.dtype, copy=False)
+                finals[0][b, d] = body.dequantize(res[1][0], "h")
+                if lstm:
+                    finals[1][b, d] = body.dequantize(res[2][0], "c")
+        return (y, *finals)
+    return fn
+
+
 def _has_cells(graph):
-    return any(l.type in CELL_TYPES for _, l in graph.walk())
+    return any(l.type in CELL_TYPES + SEQUENCE_TYPES for _, l in graph.walk())
 
 
 def _compile(graph, make_cell):
@@ -274,7 +414,7 @@ def _compile(graph, make_cell):
     (recursing into TensorIterator / Loop bodies; the float model is untouched)."""
     prog = ir._Program(graph)
     for k, (fn, ins, outs, dtypes, layer) in enumerate(prog.steps):
-        if layer.type in CELL_TYPES:
+        if layer.type in CELL_TYPES + SEQUENCE_TYPES:
             new = make_cell(layer, graph, fn)
         elif layer.body is not None and _has_cells(layer.body):
             sub = copy.copy(layer.body)
@@ -290,8 +430,10 @@ def _compile(graph, make_cell):
 
 
 def _with_program(model, program):
+    """A copy of ``model`` running ``program``, with its own ReadValue/Assign state."""
     m = copy.copy(model)
     m._program = program
+    m._variables = ir.program.Variables()
     return m
 
 
@@ -335,23 +477,38 @@ def to_fixed_point(model, calibration_inputs, kind="fx16") -> "FixedPointModel":
     """
     if kind not in KINDS:
         raise ValueError(f"kind must be one of 'fx16', 'fx8w16d', 'fx8', got {kind!r}")
-    cells = [(l, (path[-1].body if path else model.graph))
-             for path, l in model.graph.walk() if l.type in CELL_TYPES]
-    if not cells:
-        other = sorted({l.type for _, l in model.graph.walk() if l.type == "GRUCell"})
-        raise FixedPointError(f"{getattr(model.graph, 'name', 'model')!r} has no LSTMCell or "
-                              f"RNNCell layer to convert"
-                              + (" (GRUCell has no MLI kernel)" if other else ""))
-    for layer, graph in cells:                 # refuse early, before calibrating
-        _check_cell(layer, graph)
-    stats = {layer: _Stats() for layer, _ in cells}
-    recorder = _with_program(model, _compile(model.graph,
-                                             lambda l, g, fn: _record(l, fn, stats[l])))
+    found = [(l, ((model.graph,) + tuple(p.body for p in path), path))
+             for path, l in model.graph.walk() if l.type in RECURRENT_TYPES]
+    if not found:
+        raise FixedPointError(f"{getattr(model.graph, 'name', 'model')!r} has no recurrent "
+                              f"op ({', '.join(RECURRENT_TYPES)}) to convert")
+    weights = {layer: _check_cell(layer, site) for layer, site in found}  # refuse early
+    stats = {layer: ([_Stats() for _ in _directions(layer)] if layer.type in SEQUENCE_TYPES
+                     else _Stats()) for layer, _ in found}
+
+    def record(layer, g, fn):
+        if layer.type in SEQUENCE_TYPES:
+            return _record_sequence(layer, fn, weights[layer], stats[layer])
+        return _record(layer, fn, stats[layer])
+    recorder = _with_program(model, _compile(model.graph, record))
     for sample in _samples(calibration_inputs):
         recorder(sample)
-    plans = {layer: _plan(layer, graph, stats[layer], kind) for layer, graph in cells}
-    program = _compile(model.graph, lambda l, g, fn: _quantized(l, plans[l]))
-    return FixedPointModel(model, kind, [plans[l] for l, _ in cells], program)
+    plans, cells = {}, []
+    for layer, _ in found:
+        if layer.type in SEQUENCE_TYPES:
+            plans[layer] = [_plan(layer, [v[d] for v in weights[layer]], st, kind)
+                            for d, st in enumerate(stats[layer])]
+            cells += plans[layer]
+        else:
+            plans[layer] = _plan(layer, weights[layer], stats[layer], kind)
+            cells.append(plans[layer])
+
+    def quantized(layer, g, fn):
+        if layer.type in SEQUENCE_TYPES:
+            return _quantized_sequence(layer, plans[layer])
+        return _quantized(layer, plans[layer])
+    program = _compile(model.graph, quantized)
+    return FixedPointModel(model, kind, cells, program)
 
 
 class FixedPointModel:

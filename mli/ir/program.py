@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextvars
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -38,9 +39,16 @@ class Variables:
         self.pending.clear()
 
 
-def variables(graph) -> Variables:
-    """The ReadValue/Assign variable store of the model ``graph`` belongs to (kept on
-    the top-level graph, shared by its TensorIterator/Loop bodies)."""
+_CURRENT = contextvars.ContextVar("mli_ir_variables", default=None)
+
+
+def variables(graph=None) -> Variables:
+    """The ReadValue/Assign variable store of the model call under way (each
+    :class:`Model` has its own, like an infer request); outside a model call (a
+    program run directly), one kept on the top-level graph."""
+    store = _CURRENT.get()
+    if store is not None:
+        return store
     while getattr(graph, "parent", None) is not None:
         graph = graph.parent
     store = getattr(graph, "_variables", None)
@@ -144,6 +152,7 @@ class Model:
         self.path = path
         self.version = getattr(graph, "version", None)
         check_supported(graph)  # every unknown op of the model at once
+        self._variables = Variables()
         self._program = graph.program()  # first: it checks the structure the rest relies on
         self.inputs, self.outputs = [], []
         for p in graph.parameters:
@@ -221,11 +230,13 @@ class Model:
         if inputs is None or named:
             inputs = {**(inputs or {}), **named}
         arrays = self._arrays(inputs)
-        store = variables(self.graph)
+        store = self._variables
         store.pending.clear()
+        token = _CURRENT.set(store)
         try:
             results = self._program.run(arrays)
         finally:
+            _CURRENT.reset(token)
             pending, store.pending = store.pending, {}
         store.values.update(pending)
         out = {}
@@ -240,13 +251,13 @@ class Model:
     def reset_state(self):
         """Forget the values of every ReadValue/Assign variable (like an OpenVINO infer
         request's ``reset_state``): the next call starts from the initial values."""
-        variables(self.graph).clear()
+        self._variables.clear()
 
     @property
     def state(self) -> dict:
         """``{variable_id: array}``: the current ReadValue/Assign variable values
         (copies); empty before the first call and after :meth:`reset_state`."""
-        return {k: v.copy() for k, v in variables(self.graph).values.items()}
+        return {k: v.copy() for k, v in self._variables.values.items()}
 
     def __repr__(self):
         return (f"<Model {getattr(self.graph, 'name', '')!r} IR v{self.version}: "

@@ -1,7 +1,7 @@
 """ReadValue-3/6 and Assign-3/6: variables kept between calls of a model.
 
-A model's variables live on its top-level graph (:func:`mli.ir.program.variables`),
-like the state of an OpenVINO infer request: ``ReadValue`` returns the variable's value
+Each :class:`mli.ir.Model` keeps its own variables (:func:`mli.ir.program.variables`),
+like an OpenVINO infer request: ``ReadValue`` returns the variable's value
 from the previous call, or -- on the first call and after
 :meth:`mli.ir.Model.reset_state` -- its initial value (the ``init_value`` input, else
 zeros of ``variable_shape``/``variable_type``).  ``Assign`` stores a new value, which
@@ -52,9 +52,9 @@ def _read_value(layer, a, graph):
     et = a.get("variable_type")
     vtype = None if et in (None, "dynamic", "undefined") else compute_dtype(ELEMENT_TYPES[et])
     vshape = a.get("variable_shape")
-    store = variables(graph)
 
     def fn(init=None):
+        store = variables(graph)
         if vid in store.values:
             return store.values[vid]
         if init is None:
@@ -71,9 +71,9 @@ def _read_value(layer, a, graph):
 @ports(1, n_outputs=(0, 1))
 def _assign(layer, a, graph):
     vid = a["variable_id"]
-    store = variables(graph)
 
     def fn(value):
+        store = variables(graph)
         if vid in store.pending:
             raise IRError(f"variable {vid!r} assigned twice in one call")
         old = store.values.get(vid)
