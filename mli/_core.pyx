@@ -261,9 +261,10 @@ cdef int _prep(tuple names, tuple inputs, tuple outputs, bint elementwise, bint 
     return 0
 
 
-def check_call(tuple names, tuple inputs, tuple outputs, bint elementwise=False):
-    """The bridge's memory checks for a call about to be made (raises BridgeError)."""
-    _prep(names, inputs, outputs, elementwise)
+def check_call(tuple names, tuple inputs, tuple outputs, bint elementwise=False, bint scalars=False):
+    """The bridge's memory checks for a call about to be made (raises BridgeError);
+    `scalars`: rank-0 value tensors are accepted (eltwise operands)."""
+    _prep(names, inputs, outputs, elementwise, scalars)
 
 
 def last_error():

@@ -13,32 +13,48 @@ import numpy as np
 
 from . import _core
 from ._status import Status, error, raise_for_status
-from .enums import KINDS, VARIANT, ElementType, ReluType, RnnActivation, RnnMode
+from .enums import KINDS, VARIANT, ElementType, ReluType, RnnActivation, RnnMode, parse_enum
 from .tensor import Tensor
 
 __all__ = ["RnnCellConfig", "kind_of"]
+
+
+def _c_enum(value, enum, field):
+    """The member of `enum` for `value`, or the plain int when it is outside
+    the enum: a C caller can put any int into an enum field, and MLI 1.1
+    never compares cfg.mode or cfg.act with their enums (SPEC 12.3)."""
+    if isinstance(value, str):  # a member's name: "tanh", "RNN_ACT_TANH", "batch_to_batch"
+        try:
+            return parse_enum(value, enum, ("RNN_ACT_", "RNN_"))
+        except ValueError as e:
+            raise error(Status.BAD_FUNC_CFG, "RnnCellConfig", "cfg", field, str(e)) from None
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+        raise TypeError(f"RnnCellConfig: {field} must be an int, a name or an {enum.__name__}, "
+                        f"got {type(value).__name__}")
+    v = int(value)
+    if not -2 ** 31 <= v < 2 ** 31:
+        raise error(Status.BAD_FUNC_CFG, "RnnCellConfig", "cfg", field, f"must fit a C int, got {v}")
+    try:
+        return enum(v)
+    except ValueError:
+        return v
 
 
 @dataclass
 class RnnCellConfig:
     """`mli_rnn_cell_cfg`: ``mode`` (:class:`mli.RnnMode`), ``act``
     (:class:`mli.RnnActivation`) and ``ir`` (the ``ir_tsr`` scratch tensor;
-    allocated per call when None)."""
+    allocated per call when None).  Like the C struct, mode and act may hold
+    any int: values outside the enums reach the kernel, which computes as
+    MLI 1.1 does for them (SPEC 12.3)."""
 
     mode: int = RnnMode.ONE_TO_ONE
     act: int = RnnActivation.TANH
     ir: Optional[Tensor] = None
 
     def __post_init__(self):
-        try:
-            self.mode = RnnMode(self.mode)
-        except ValueError:
-            raise error(Status.BAD_FUNC_CFG, "RnnCellConfig", "cfg", "mode", f"is not an mli_rnn_mode: {self.mode!r}") from None
-        try:
-            self.act = RnnActivation(self.act)
-        except ValueError:
-            raise error(Status.BAD_FUNC_CFG, "RnnCellConfig", "cfg", "act",
-                        f"is not an mli_rnn_out_activation: {self.act!r}") from None
+        self.mode = _c_enum(self.mode, RnnMode, "mode")
+        self.act = _c_enum(self.act, RnnActivation, "act")
         if self.ir is not None and not isinstance(self.ir, Tensor):
             raise TypeError("cfg.ir: expected an mli.Tensor or None")
 
@@ -79,29 +95,52 @@ def _fits(count, *tensors):
     return count if count <= room else 1
 
 
-def _out(name, out, count, kind, frac, fname, inputs=None):
+def _out(name, out, count, kind, fname, inputs=None, elementwise=False, scalars=False):
     """A new output tensor of `count` elements, or the caller's, checked
-    (against aliasing the `inputs`, a dict name -> tensor, first: nothing of
-    the caller's is touched before every check has passed)."""
+    against aliasing the `inputs` (a dict name -> tensor): nothing of the
+    caller's is touched before every check has passed.  NULL data and a
+    short capacity reach C, which answers with MLI's status in MLI's order."""
     el = 1 if kind == "fx8" else 2
     if out is None:
-        t = Tensor(np.zeros(max(count, 1), _dtype(kind)), 0 if frac is None else frac)
+        t = Tensor(np.zeros(max(count, 1), _dtype(kind)), 0)
         t.capacity = count * el
         return t
     _tensor(name, out, fname)
     if inputs:
-        _core.check_call(tuple(inputs) + (name,), tuple(inputs.values()), (out,),
-                         fname.startswith(("tanh", "sigm", "relu", "eltwise")))
-    if out.data_null or out.capacity < count * el:
-        raise error(Status.NOT_ENGH_MEM, fname, name, "capacity", "is too small for the result",
-                    expected=count * el, actual=out.capacity, mlipy_safety=True)
-    if frac is not None:
-        out.frac_bits = frac
+        _core.check_call(tuple(inputs) + (name,), tuple(inputs.values()), (out,), elementwise, scalars)
     return out
 
 
+class _FracFor:
+    """Set an output's frac bits (the format the caller asks for) for one
+    call, and put the caller's value back when the call fails."""
+
+    def __init__(self, out, frac):
+        self.out, self.frac, self.old = out, frac, out.frac_bits
+
+    def __enter__(self):
+        if self.frac is not None:
+            self.out.frac_bits = self.frac
+        return self.out
+
+    def __exit__(self, exc_type, exc, tb):
+        if exc_type is not None and self.frac is not None:
+            self.out.frac_bits = self.old
+        return False
+
+
+def _raise_if_skipped(fname):
+    """A basic RNN whose out is too short for its steps: MLI 1.1 returns OK
+    and writes past out's end; the C core writes nothing and flags it."""
+    st, _, argument, field, reason, expected, actual, has_values, safety = _core.last_error()
+    if st == 0 and safety:
+        raise error(Status.NOT_ENGH_MEM, "mli_krn_" + fname, argument, field, reason, mlipy_safety=True)
+
+
 def _batch(x, mode):
-    return 1 if mode == RnnMode.ONE_TO_ONE or x.rank < 2 else x.shape[0]
+    """Steps whose outputs a call keeps: the batch in batch-to-batch mode, else one
+    (batch-to-last keeps the last step; other mode values write one step's place)."""
+    return x.shape[0] if mode == RnnMode.BATCH_TO_BATCH and 1 <= x.rank <= 4 else 1
 
 
 def _make_rnn(kind):
@@ -113,16 +152,17 @@ def _make_rnn(kind):
             _tensor(n, t, fname)
         if not isinstance(cfg, RnnCellConfig):
             raise TypeError(f"{fname}: cfg must be an mli.RnnCellConfig")
-        K = _count(bias)
+        K = _fits(_count(bias), bias)
         count = _fits(K * _batch(x, cfg.mode), bias, x)
         frac = prev_out.frac_bits if out_frac_bits is None else out_frac_bits
-        y = _out("out", out, count, kind, frac if cfg.act == RnnActivation.NONE else None, fname,
-                 dict(prev_out=prev_out, weights=weights, bias=bias, **{"in": x}))
+        y = _out("out", out, count, kind, fname, dict(prev_out=prev_out, weights=weights, bias=bias, **{"in": x}))
         ir = cfg.ir
         if ir is None and cfg.mode == RnnMode.BATCH_TO_LAST:
             ir = Tensor(np.zeros(max(K, 1), _dtype(kind)))
-        st = _core.basic_rnn_cell(variant, x, prev_out, weights, bias, int(cfg.mode), int(cfg.act), ir, y)
-        raise_for_status(st, "mli_krn_" + fname)
+        with _FracFor(y, frac if cfg.act == RnnActivation.NONE else None):
+            st = _core.basic_rnn_cell(variant, x, prev_out, weights, bias, int(cfg.mode), int(cfg.act), ir, y)
+            raise_for_status(st, "mli_krn_" + fname)
+            _raise_if_skipped(fname)
         return y
 
     fn.__name__ = fn.__qualname__ = fname
@@ -166,21 +206,22 @@ def _make_lstm(kind):
             _tensor(n, t, fname)
         if not isinstance(cfg, RnnCellConfig):
             raise TypeError(f"{fname}: cfg must be an mli.RnnCellConfig")
-        M = _count(prev_out)
-        y = _out("out", out, _fits(M * _batch(x, cfg.mode), prev_out, x), kind, None, fname,
+        M = _fits(_count(prev_out), prev_out)
+        y = _out("out", out, _fits(M * _batch(x, cfg.mode), prev_out, x), kind, fname,
                  dict(prev_out=prev_out, weights=weights, bias=bias, cell=cell, **{"in": x}))
         if cell_out is not None and cell_out is not cell:  # nothing is copied into an alias
+            _tensor("cell_out", cell_out, fname)
             _core.check_call(("in", "prev_out", "weights", "bias", "cell", "out", "cell_out"),
                              (x, prev_out, weights, bias, cell, y), (cell_out,))
-        if cell_out is None:
-            c = cell if cell.data_null else cell.copy()
-        else:
-            c = _out("cell_out", cell_out, _fits(_count(cell), cell), kind, None, fname)
-            if c is not cell:  # start from the caller's cell values
-                c.copy_from(cell)
-        ir = cfg.ir if cfg.ir is not None else Tensor(np.zeros(max(4 * _fits(M, prev_out), 1), _dtype(kind)))
+        # the kernel updates its cell in place: a private copy, unless the
+        # caller passed its cell as cell_out (C writes nothing when it fails)
+        c = cell if cell_out is cell or cell.data_null else cell.copy()
+        ir = cfg.ir if cfg.ir is not None else Tensor(np.zeros(max(4 * M, 1), _dtype(kind)))
         st = _core.lstm_cell(variant, x, prev_out, weights, bias, int(cfg.mode), int(cfg.act), ir, c, y)
         raise_for_status(st, "mli_krn_" + fname)
+        if cell_out is not None and cell_out is not cell:
+            cell_out.copy_from(c)
+            return y, cell_out
         return y, c
 
     fn.__name__ = fn.__qualname__ = fname
@@ -213,8 +254,9 @@ def _make_fc(kind):
             _tensor(n, t, fname)
         K = _fits(weights.shape[0] if 1 <= weights.rank <= 4 else 0, weights)
         frac = x.frac_bits if out_frac_bits is None else out_frac_bits
-        y = _out("out", out, K, kind, frac, fname, dict(weights=weights, bias=bias, **{"in": x}))
-        raise_for_status(_core.fully_connected(variant, x, weights, bias, y), "mli_krn_" + fname)
+        y = _out("out", out, K, kind, fname, dict(weights=weights, bias=bias, **{"in": x}))
+        with _FracFor(y, frac):
+            raise_for_status(_core.fully_connected(variant, x, weights, bias, y), "mli_krn_" + fname)
         return y
 
     fn.__name__ = fn.__qualname__ = fname
@@ -231,7 +273,7 @@ def _make_unary(op, kind):
 
     def fn(x, *, out=None):
         _tensor("in", x, fname)
-        y = _out("out", out, _fits(_count(x), x), kind, None, fname, {"in": x})
+        y = _out("out", out, _fits(_count(x), x), kind, fname, {"in": x}, elementwise=True)
         raise_for_status(getattr(_core, op)(variant, x, y), "mli_krn_" + fname)
         return y
 
@@ -251,7 +293,7 @@ def _make_relu(kind):
         if not -2 ** 31 <= rt < 2 ** 31:
             raise error(Status.BAD_FUNC_CFG, "mli_krn_" + fname, "cfg", "type",
                         f"must be an mli_relu_type (an int32), got {rt}")
-        y = _out("out", out, _fits(_count(x), x), kind, None, fname, {"in": x})
+        y = _out("out", out, _fits(_count(x), x), kind, fname, {"in": x}, elementwise=True)
         raise_for_status(_core.relu(variant, x, rt, y), "mli_krn_" + fname)
         return y
 
@@ -269,8 +311,9 @@ def _make_eltwise(op, kind):
         _tensor("in2", in2, fname)
         n = max(_fits(_count(in1), in1) if in1.rank else 1, _fits(_count(in2), in2) if in2.rank else 1)
         frac = in1.frac_bits if out_frac_bits is None else out_frac_bits
-        y = _out("out", out, n, kind, frac, fname, dict(in1=in1, in2=in2))
-        raise_for_status(_core.eltwise(op, variant, in1, in2, y), "mli_krn_" + fname)
+        y = _out("out", out, n, kind, fname, dict(in1=in1, in2=in2), elementwise=True, scalars=True)
+        with _FracFor(y, frac):
+            raise_for_status(_core.eltwise(op, variant, in1, in2, y), "mli_krn_" + fname)
         return y
 
     fn.__name__ = fn.__qualname__ = fname
@@ -410,7 +453,7 @@ def prepare(kernel, x, prev_out, weights, bias, cfg, cell=None, *, out):
     M = _count(prev_out)
     ir = cfg.ir
     if ir is None and (lstm or cfg.mode == RnnMode.BATCH_TO_LAST):
-        ir = Tensor(np.zeros(max(4 * M if lstm else _count(bias), 1), _dtype(kind)))
+        ir = Tensor(np.zeros(max(4 * _fits(M, prev_out) if lstm else _fits(_count(bias), bias), 1), _dtype(kind)))
     fname = "mli_krn_" + name
 
     def on_error(st):

@@ -205,10 +205,20 @@ def test_incompatible_frac_bits_names_argument():
 
 
 # ============================================================ config values
-@pytest.mark.parametrize("field,value", [("mode", 3), ("mode", -1), ("mode", 2**40), ("act", 3), ("act", "tanh")])
+@pytest.mark.parametrize("field,value", [("mode", 2**40), ("mode", -2**31 - 1), ("act", 2**31), ("act", "tanhh")])
 def test_rnn_config_values(field, value):
+    """What no C caller can put into an enum field (not a C int, an unknown name)."""
     e = raises_clean(mli.MliBadFuncCfgError, lambda: mli.RnnCellConfig(**{field: value}), "cfg", field)
     assert e.argument == "cfg" and e.field == field
+
+
+@pytest.mark.parametrize("field,value,held", [("mode", 3, 3), ("mode", -1, -1), ("act", 3, 3),
+                                              ("act", "tanh", mli.RNN_ACT_TANH),
+                                              ("mode", "batch_to_last", mli.RNN_BATCH_TO_LAST)])
+def test_rnn_config_holds_raw_values(field, value, held):
+    """Like the C struct, RnnCellConfig holds any int (MLI does not check the enums)."""
+    cfg = mli.RnnCellConfig(**{field: value})
+    assert getattr(cfg, field) == held
 
 
 @pytest.mark.parametrize("relu_type", [-1, 4, 9])

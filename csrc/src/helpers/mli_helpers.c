@@ -83,15 +83,14 @@ mli_status mli_hlp_convert_tensor(mli_tensor *in, mli_tensor *out) {
     if (n * mli_prv_elsize(out->el_type) > out->capacity)
         return mlipy_err_val(MLI_STATUS_NOT_ENGH_MEM, "out", "capacity", "is too small for the result",
                              (long long)(n * mli_prv_elsize(out->el_type)), out->capacity);
-    /* mli-py safety: only the FX types have a defined conversion here. */
-    if (in->el_type != MLI_EL_FX_8 && in->el_type != MLI_EL_FX_16)
-        return mlipy_err_safety(MLI_STATUS_TYPE_MISMATCH, "in", "el_type", "must be MLI_EL_FX_8 or MLI_EL_FX_16");
-    if (out->el_type != MLI_EL_FX_8 && out->el_type != MLI_EL_FX_16)
-        return mlipy_err_safety(MLI_STATUS_TYPE_MISMATCH, "out", "el_type", "must be MLI_EL_FX_8 or MLI_EL_FX_16");
-    if (!in->data) return mlipy_err_safety(MLI_STATUS_BAD_TENSOR, "in", "data", "is NULL");
+    /* MLI converts only between the FX types; for any other el_type it
+     * converts nothing, and still returns OK with out's shape set (SPEC 12.3). */
+    const bool fx = (in->el_type == MLI_EL_FX_8 || in->el_type == MLI_EL_FX_16) &&
+                    (out->el_type == MLI_EL_FX_8 || out->el_type == MLI_EL_FX_16);
+    if (fx && !in->data) return mlipy_err_safety(MLI_STATUS_BAD_TENSOR, "in", "data", "is NULL");
 
     const int shift = (int)in->el_params.fx.frac_bits - (int)out->el_params.fx.frac_bits;
-    for (uint64_t i = 0; i < n; i++) {
+    for (uint64_t i = 0; fx && i < n; i++) {
         int16_t x = in->el_type == MLI_EL_FX_8 ? ((const int8_t *)in->data)[i] : ((const int16_t *)in->data)[i];
         int16_t v = mli_math_asr16(x, shift);
         if (out->el_type == MLI_EL_FX_8) ((int8_t *)out->data)[i] = mli_math_sat8(v);

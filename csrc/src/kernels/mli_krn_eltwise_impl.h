@@ -46,7 +46,7 @@ static mli_status MLI_CAT(eltwise_, KRN_SFX)(mli_eltwise_op op, const mli_tensor
     }
     const mli_tensor *src = n1 > n2 ? in1 : in2;
     out->rank = src->rank;
-    for (int i = 0; i < MLI_MAX_RANK; i++) out->shape[i] = src->shape[i];
+    for (uint32_t i = 0; i < src->rank && i < MLI_MAX_RANK; i++) out->shape[i] = src->shape[i]; /* SPEC 12.3 */
     if (op != MLI_ELTWISE_MUL) out->el_params.fx.frac_bits = in1->el_params.fx.frac_bits;
     out->el_type = in1->el_type;
     return MLI_STATUS_OK;

@@ -141,13 +141,13 @@ mli_status MLI_CAT(mli_krn_lstm_cell_, KRN_SFX)(const mli_tensor *in, const mli_
         h = h_out;
     }
 
-    if (mode == RNN_BATCH_TO_BATCH) {
+    if (mode == RNN_ONE_TO_ONE || mode == RNN_BATCH_TO_LAST) {
+        out->rank = 1;
+        out->shape[0] = (uint32_t)M;
+    } else { /* batch-to-batch, and any other mode value (SPEC 12.3) */
         out->rank = 2;
         out->shape[0] = (uint32_t)batch;
         out->shape[1] = (uint32_t)M;
-    } else {
-        out->rank = 1;
-        out->shape[0] = (uint32_t)M;
     }
     out->el_type = in->el_type;
     out->el_params.fx.frac_bits = (uint8_t)(act == RNN_ACT_NONE ? f_h : q);

@@ -16,12 +16,16 @@ mli_status MLI_CAT(mli_krn_basic_rnn_cell_, KRN_SFX)(const mli_tensor *in, const
 
     const mli_rnn_mode mode = cfg->mode;
     const mli_rnn_out_activation act = cfg->act;
+    /* mode and act may hold any value (SPEC 12.3): every mode but one-to-one
+     * reads a batch; an act other than TANH/SIGM runs no activation. */
+    const int b2b = mode == RNN_BATCH_TO_BATCH, b2l = mode == RNN_BATCH_TO_LAST;
+    const int activate = act == RNN_ACT_TANH || act == RNN_ACT_SIGM;
     const long batch = mode == RNN_ONE_TO_ONE ? 1 : (long)in->shape[0];
     const int K = (int)mli_prv_count(bias, 0), M = (int)mli_prv_count(prev_out, 0);
     const int N = (int)(mode == RNN_ONE_TO_ONE ? mli_prv_count(in, 0) : mli_prv_count(in, 1));
     const int f_in = in->el_params.fx.frac_bits, f_h = prev_out->el_params.fx.frac_bits;
     const int f_w = weights->el_params.fx.frac_bits;
-    /* Dense results carry 3 integer bits when an activation follows. */
+    /* Dense results carry 3 integer bits unless act is NONE. */
     const int f_d = act == RNN_ACT_NONE ? out->el_params.fx.frac_bits : KRN_BITS - 4;
     /* Computed once from the ORIGINAL state's frac bits, even for later steps. */
     const mli_dense_shifts sh = {f_in + f_w - bias->el_params.fx.frac_bits, f_in - f_h, f_h + f_w - f_d};
@@ -30,36 +34,39 @@ mli_status MLI_CAT(mli_krn_basic_rnn_cell_, KRN_SFX)(const mli_tensor *in, const
     const KRN_IO_T *x = (const KRN_IO_T *)in->data, *h = (const KRN_IO_T *)prev_out->data;
     const KRN_W_T *W = (const KRN_W_T *)weights->data, *b = (const KRN_W_T *)bias->data;
     KRN_IO_T *y = (KRN_IO_T *)out->data;
-    KRN_IO_T *ir = mode == RNN_BATCH_TO_LAST ? (KRN_IO_T *)cfg->ir_tsr->data : NULL;
+    KRN_IO_T *ir = b2l ? (KRN_IO_T *)cfg->ir_tsr->data : NULL;
 
     mli_dense_plan plan;
     MLI_CAT(mli_prv_dense_plan_, KRN_SFX)(&plan, W, N + M, K, N, M, b, sh, batch);
     for (long t = 0; t < batch; t++) {
-        KRN_IO_T *dense_out;
-        if (mode == RNN_BATCH_TO_BATCH) dense_out = y + t * K;
-        else if (mode == RNN_ONE_TO_ONE) dense_out = y;
-        else if (act != RNN_ACT_NONE) dense_out = ir;
-        else dense_out = ((batch - 1 - t) % 2 == 0) ? y : ir; /* ping-pong so the last step lands in out */
-        MLI_CAT(mli_prv_dense_step_, KRN_SFX)(&plan, x + t * N, N, h, M, W, N + M, b, K, sh,
-                                              MLI_CAT(mli_prv_dense_ready_, KRN_SFX)(&plan, x, N, t, batch), dense_out);
-        KRN_IO_T *step_out = dense_out;
-        if (act != RNN_ACT_NONE) {
-            step_out = mode == RNN_BATCH_TO_LAST ? y : dense_out;
-            MLI_CAT(mli_prv_act_vec, KRN_BITS)(lut, dense_out, K, f_d, step_out);
+        KRN_IO_T *dense_out, *step_out;
+        if (b2l && act == RNN_ACT_NONE) { /* ping-pong so that the last step lands in out */
+            dense_out = step_out = ((batch - 1 - t) % 2 == 0) ? y : ir;
+        } else {
+            dense_out = (b2l ? ir : y) + (b2b ? t * K : 0);
+            step_out = y + (b2b ? t * K : 0);
         }
+        const KRN_IO_T *xt = x + t * N;
+        const int64_t *ready = MLI_CAT(mli_prv_dense_ready_, KRN_SFX)(&plan, x, N, t, batch);
+        if (h == dense_out) /* other mode values: the state is read row by row as this step writes it */
+            MLI_CAT(mli_prv_dense_, KRN_SFX)(xt, N, h, M, W, N + M, b, K, sh, dense_out);
+        else
+            MLI_CAT(mli_prv_dense_step_, KRN_SFX)(&plan, xt, N, h, M, W, N + M, b, K, sh, ready, dense_out);
+        if (activate) MLI_CAT(mli_prv_act_vec, KRN_BITS)(lut, dense_out, K, f_d, step_out);
         h = step_out; /* the next state is this step's first M outputs */
     }
 
-    if (mode == RNN_BATCH_TO_BATCH) {
+    if (mode == RNN_ONE_TO_ONE || b2l) {
+        out->rank = bias->rank;
+        for (uint32_t i = 0; i < bias->rank; i++) out->shape[i] = bias->shape[i];
+    } else {
         out->rank = 2;
         out->shape[0] = (uint32_t)batch;
         out->shape[1] = (uint32_t)K;
-    } else {
-        out->rank = bias->rank;
-        for (uint32_t i = 0; i < bias->rank; i++) out->shape[i] = bias->shape[i];
     }
     out->el_type = in->el_type;
-    if (act != RNN_ACT_NONE) out->el_params.fx.frac_bits = KRN_BITS - 1;
+    if (activate) out->el_params.fx.frac_bits = KRN_BITS - 1;
+    else if (act != RNN_ACT_NONE) out->el_params.fx.frac_bits = (uint8_t)f_h;
     return MLI_STATUS_OK;
 }
 

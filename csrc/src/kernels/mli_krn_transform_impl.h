@@ -7,7 +7,7 @@
 
 static void MLI_CAT(copy_layout_, KRN_SFX)(const mli_tensor *in, mli_tensor *out) {
     out->rank = in->rank;
-    for (int i = 0; i < MLI_MAX_RANK; i++) {
+    for (uint32_t i = 0; i < in->rank && i < MLI_MAX_RANK; i++) { /* entries beyond the rank stay (SPEC 12.3) */
         out->shape[i] = in->shape[i];
         out->mem_stride[i] = in->mem_stride[i];
     }

@@ -64,7 +64,8 @@ size_t mli_prv_dense_workspace_size(int K, int N, int S) {
            2 * align64(sp * sizeof(int32_t)) + 3 * align64(groups * MLI_DOT_GROUP * sizeof(int64_t)) +
            align64(groups * (np + 1) * sizeof(int32_t)) + align64(groups * (sp + 1) * sizeof(int32_t)) +
            align64(MLI_DENSE_HOIST_STEPS * np * sizeof(int32_t)) +
-           align64(MLI_DENSE_HOIST_STEPS * groups * MLI_DOT_GROUP * sizeof(int64_t));
+           align64(MLI_DENSE_HOIST_STEPS * groups * MLI_DOT_GROUP * sizeof(int64_t)) +
+           2 * align64(groups * sizeof(int64_t));
 }
 
 size_t mlipy_workspace_size(int K, int N, int S) {
@@ -104,6 +105,8 @@ static int mli_prv_workspace_take(mli_dense_plan *plan, int K, int N, int S) {
     TAKE(chunk_st, int32_t, g * ((size_t)plan->s_pairs + 1));
     TAKE(x_all, int32_t, MLI_DENSE_HOIST_STEPS * (size_t)plan->n_pairs);
     TAKE(s_all, int64_t, MLI_DENSE_HOIST_STEPS * g * MLI_DOT_GROUP);
+    TAKE(l1_in, int64_t, g);
+    TAKE(l1_st, int64_t, g);
 #undef TAKE
     return 1;
 }

@@ -37,6 +37,8 @@ typedef struct {
     int hoist;                    /* 1: input sums computed MLI_DENSE_HOIST_STEPS steps at a time */
     int32_t *x_all;               /* those steps' input vectors as int32 pairs */
     int64_t *s_all;               /* their exact input sums, groups * 16 per step */
+    int64_t *l1_in, *l1_st;       /* per group: a bound on any row's sum of |w| over the part */
+    int unclamped;                /* 1: no partial sum can reach the 40-bit limit, whatever the data */
 } mli_dense_plan;
 
 /* A sequence's input part x_t . W[k][0:N] does not depend on the state, so

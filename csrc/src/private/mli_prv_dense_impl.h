@@ -47,14 +47,94 @@ static inline DENSE_IO_T MLI_CAT(dense_out_, DENSE_SFX)(int64_t bias, int64_t su
 #endif
 }
 
+/* The bias term of the accumulator: b << bias_shift in the accumulator's width. */
+static inline int64_t MLI_CAT(bias_term_, DENSE_SFX)(int64_t bias, mli_dense_shifts sh) {
+#if DENSE_ACC40
+    return sh.bias_shift >= 0 ? mli_math_sat_shl(bias, sh.bias_shift, 40) : mli_math_floor_shr(bias, -sh.bias_shift);
+#else
+    return mli_math_asr32(bias, -sh.bias_shift);
+#endif
+}
+
+/* ---- MLI's own order, for sums that may reach the 40-bit limit ----------
+ * The fast paths add a part's products exactly and clamp once.  MLI clamps
+ * the 40-bit accumulator after every MAC instruction (SPEC 2.3, 4), so once
+ * a partial sum can reach +-2^39 the order of the steps decides the result.
+ * Such rows are recomputed here step by step, in MLI's loop shape. */
+
+/* Largest |element| of the data and of the weights. */
+#define DENSE_IO_MAXABS ((int64_t)1 << (8 * sizeof(DENSE_IO_T) - 1))
+#define DENSE_W_MAXABS ((int64_t)1 << (8 * sizeof(DENSE_W_T) - 1))
+
+/* One part (input or state) added to A step by step: with `singles` every
+ * element is a step, else the first L mod 4 elements one by one, then pairs
+ * (a dual MAC adds its two products to each other first). */
+static int64_t MLI_CAT(mli_part_, DENSE_SFX)(int64_t a, const DENSE_IO_T *v, const DENSE_W_T *w, int L, int singles) {
+    const int first = singles ? L : L % 4;
+    for (int j = 0; j < first; j++) a = mli_math_sat40(a + (int64_t)v[j] * w[j]);
+    for (int j = first; j + 1 < L; j += 2)
+        a = mli_math_sat40(a + ((int64_t)v[j] * w[j] + (int64_t)v[j + 1] * w[j + 1]));
+    return a;
+}
+
+/* One output row as MLI computes it (SPEC 4); FC has S == 0. */
+static DENSE_IO_T MLI_CAT(mli_row_, DENSE_SFX)(const DENSE_IO_T *x, int N, const DENSE_IO_T *h, int S,
+                                              const DENSE_W_T *row, int64_t bias, mli_dense_shifts sh) {
+    const int singles = N < 8 && S < 8;
+    int64_t a = MLI_CAT(bias_term_, DENSE_SFX)(bias, sh);
+    a = MLI_CAT(mli_part_, DENSE_SFX)(a, x, row, N, singles);
+#if DENSE_ACC40
+    if (S > 0) a = MLI_CAT(mli_part_, DENSE_SFX)(mli_math_acc40_shift(a, sh.in_to_state), h, row + N, S, singles);
+    return mli_math_read16(a, sh.out_shift);
+#else
+    a = mli_math_sat32(a); /* the 32-bit register the MAC returns into */
+    if (S > 0) a = mli_math_sat32(MLI_CAT(mli_part_, DENSE_SFX)(mli_math_asr32(a, sh.in_to_state), h, row + N, S, singles));
+    return (DENSE_IO_T)mli_math_sat(mli_math_asr32(a, sh.out_shift), 8 * (int)sizeof(DENSE_IO_T));
+#endif
+}
+
+static inline int64_t MLI_CAT(maxabs_, DENSE_SFX)(const DENSE_IO_T *v, int n) {
+    int32_t lo = 0, hi = 0;
+    for (int j = 0; j < n; j++) {
+        lo = v[j] < lo ? v[j] : lo;
+        hi = v[j] > hi ? v[j] : hi;
+    }
+    return -(int64_t)lo > hi ? -(int64_t)lo : hi;
+}
+
+/* 1 when no partial sum of a row can reach the 40-bit limit, so the exact
+ * sums with one clamp per part give MLI's result: |bias term| plus the
+ * bound `c_in` on sum |x_j w_j| stays below 2^39, and so does the state
+ * part's start value plus its bound `c_st`. */
+static inline int MLI_CAT(unclamped_, DENSE_SFX)(int64_t bt, int64_t s_in, int64_t c_in, int64_t c_st, int S,
+                                                mli_dense_shifts sh) {
+    const int64_t lim = (int64_t)1 << 39;
+    if ((bt < 0 ? -bt : bt) + c_in >= lim) return 0;
+    if (S <= 0) return 1;
+#if DENSE_ACC40
+    int64_t a = mli_math_acc40_shift(bt + s_in, sh.in_to_state);
+#else
+    int64_t a = mli_math_asr32(mli_math_sat32(bt + s_in), sh.in_to_state);
+#endif
+    return (a < 0 ? -a : a) + c_st < lim;
+}
+
 void MLI_CAT(mli_prv_dense_, DENSE_SFX)(const DENSE_IO_T *x, int N, const DENSE_IO_T *h, int S,
                                         const DENSE_W_T *W, long row_stride, const DENSE_W_T *b,
                                         int K, mli_dense_shifts sh, DENSE_IO_T *y) {
+    /* |x_j w_j| summed over a part is at most max|x| * L * max|w| (< 2^62) */
+    const int64_t c_in = MLI_CAT(maxabs_, DENSE_SFX)(x, N) * N * DENSE_W_MAXABS;
+    /* a state that this call overwrites as it goes (SPEC 12.3) is bounded by the type */
+    const int h_moves = S > 0 && (uintptr_t)h < (uintptr_t)(y + K) && (uintptr_t)y < (uintptr_t)(h + S);
+    const int64_t c_st = S <= 0 ? 0 : (h_moves ? DENSE_IO_MAXABS : MLI_CAT(maxabs_, DENSE_SFX)(h, S)) * S * DENSE_W_MAXABS;
     for (int k = 0; k < K; k++) {
         const DENSE_W_T *row = W + (long)k * row_stride;
         const int64_t s_in = MLI_CAT(dot_, DENSE_SFX)(x, row, N);
         const int64_t s_st = S > 0 ? MLI_CAT(dot_, DENSE_SFX)(h, row + N, S) : 0;
-        y[k] = MLI_CAT(dense_out_, DENSE_SFX)(b[k], s_in, s_st, S, sh);
+        if (MLI_CAT(unclamped_, DENSE_SFX)(MLI_CAT(bias_term_, DENSE_SFX)(b[k], sh), s_in, c_in, c_st, S, sh))
+            y[k] = MLI_CAT(dense_out_, DENSE_SFX)(b[k], s_in, s_st, S, sh);
+        else
+            y[k] = MLI_CAT(mli_row_, DENSE_SFX)(x, N, h, S, row, b[k], sh);
     }
 }
 
@@ -97,15 +177,6 @@ static void MLI_CAT(pack_, DENSE_SFX)(const DENSE_W_T *W, long row_stride, int K
 #endif
 }
 
-/* The bias term of the accumulator, once per call: b << bias_shift in the
- * accumulator's width. */
-static inline int64_t MLI_CAT(bias_term_, DENSE_SFX)(int64_t bias, mli_dense_shifts sh) {
-#if DENSE_ACC40
-    return sh.bias_shift >= 0 ? mli_math_sat_shl(bias, sh.bias_shift, 40) : mli_math_floor_shr(bias, -sh.bias_shift);
-#else
-    return mli_math_asr32(bias, -sh.bias_shift);
-#endif
-}
 
 /* The same for all rows, branch-free, for 0 <= bias_shift <= 40 (|b| < 2^15,
  * so b * 2^shift stays inside int64 before the saturation). */
@@ -124,6 +195,35 @@ MLIPY_ALWAYS_INLINE int MLI_CAT(MLI_CAT(bias_terms_, DENSE_SFX), _body)(const DE
 }
 MLIPY_MULTIVERSION(int, MLI_CAT(bias_terms_, DENSE_SFX), (const DENSE_W_T *b, int K, int shift, int64_t *out),
                    (b, K, shift, out))
+
+/* A bound on sum |w| over one part of any row of group g: the direct form's
+ * chunks each hold at most MLI_DOT_CHUNK_MAX_ABS per row (fixed 8-bit
+ * chunks: 2 * 128 per pair), else the part's length times the largest |w|. */
+static int64_t MLI_CAT(l1_bound_, DENSE_SFX)(int direct, const int32_t *chunks, int g, int pairs, int L) {
+    if (!direct) return (int64_t)L * DENSE_W_MAXABS;
+#if DENSE_W_BITS == 8
+    (void)chunks;
+    (void)g;
+    (void)pairs;
+    return (int64_t)L * DENSE_W_MAXABS;
+#else
+    const int64_t n = chunks[(size_t)g * ((size_t)pairs + 1)];
+    const int64_t crude = (int64_t)L * DENSE_W_MAXABS, by_chunks = n * MLI_DOT_CHUNK_MAX_ABS;
+    return by_chunks < crude ? by_chunks : crude;
+#endif
+}
+
+/* unclamped_ for every data vector: |sum over a part| <= c_in or c_st. */
+static int MLI_CAT(never_clamped_, DENSE_SFX)(int64_t bt, int64_t c_in, int64_t c_st, int S, mli_dense_shifts sh) {
+    const int64_t lim = (int64_t)1 << 39, top = (bt < 0 ? -bt : bt) + c_in;
+    if (top >= lim) return 0;
+    if (S <= 0) return 1;
+    /* the state part starts from A rescaled: at most top >> its (+1 for the
+     * rounding or floor), or top << -its */
+    const int64_t start = sh.in_to_state >= 0 ? mli_math_floor_shr(top, sh.in_to_state) + 1
+                                              : mli_math_sat_shl(top, -sh.in_to_state, 40);
+    return start + c_st < lim;
+}
 
 /* int16 data times int16 weights: the high/low byte split where the weights
  * do not allow the direct form over chunks. */
@@ -159,6 +259,18 @@ void MLI_CAT(mli_prv_dense_plan_, DENSE_SFX)(mli_dense_plan *plan, const DENSE_W
         MLI_CAT(bias_terms_, DENSE_SFX)(b, K, sh.bias_shift, plan->bias_term);
     } else {
         for (int k = 0; k < K; k++) plan->bias_term[k] = MLI_CAT(bias_term_, DENSE_SFX)(b[k], sh);
+    }
+    /* Bounds on sum |w| per group of rows: the direct form's chunks each hold
+     * at most MLI_DOT_CHUNK_MAX_ABS per row (8-bit chunks: 2 * 128 per pair),
+     * else the part's length times the largest |w|. */
+    plan->unclamped = 1;
+    for (int g = 0; g < plan->groups; g++) {
+        plan->l1_in[g] = MLI_CAT(l1_bound_, DENSE_SFX)(plan->direct_in, plan->chunk_in, g, plan->n_pairs, N);
+        plan->l1_st[g] = S > 0 ? MLI_CAT(l1_bound_, DENSE_SFX)(plan->direct_st, plan->chunk_st, g, plan->s_pairs, S) : 0;
+        for (int k = g * MLI_DOT_GROUP; k < (g + 1) * MLI_DOT_GROUP && k < K; k++)
+            if (!MLI_CAT(never_clamped_, DENSE_SFX)(plan->bias_term[k], DENSE_IO_MAXABS * plan->l1_in[g],
+                                                    DENSE_IO_MAXABS * plan->l1_st[g], S, sh))
+                plan->unclamped = 0;
     }
     /* the branch-free read-out handles right shifts; other shifts use dense_out */
     plan->fast_epilogue = sh.out_shift > 0 && sh.out_shift < 62 && (S == 0 || (sh.in_to_state >= -23 && sh.in_to_state < 62));
@@ -262,10 +374,18 @@ void MLI_CAT(mli_prv_dense_step_, DENSE_SFX)(const mli_dense_plan *plan, const D
     if (plan->fast_epilogue) {
         MLI_CAT(epilogue_, DENSE_SFX)(plan->bias_term, si, plan->s_st, K, S, sh.in_to_state, sh.out_shift,
                                       mlipy_rounding_up, y);
-        return;
+    } else {
+        for (int k = 0; k < K; k++)
+            y[k] = MLI_CAT(dense_out_, DENSE_SFX)(b[k], si[k], S > 0 ? plan->s_st[k] : 0, S, sh);
     }
-    for (int k = 0; k < K; k++)
-        y[k] = MLI_CAT(dense_out_, DENSE_SFX)(b[k], si[k], S > 0 ? plan->s_st[k] : 0, S, sh);
+    if (plan->unclamped) return;
+    /* rows whose partial sums may reach the 40-bit limit with this data: MLI's order */
+    const int64_t mx = MLI_CAT(maxabs_, DENSE_SFX)(x, N), mh = S > 0 ? MLI_CAT(maxabs_, DENSE_SFX)(h, S) : 0;
+    for (int k = 0; k < K; k++) {
+        const int g = k / MLI_DOT_GROUP;
+        if (!MLI_CAT(unclamped_, DENSE_SFX)(plan->bias_term[k], si[k], mx * plan->l1_in[g], mh * plan->l1_st[g], S, sh))
+            y[k] = MLI_CAT(mli_row_, DENSE_SFX)(x, N, h, S, W + (long)k * row_stride, b[k], sh);
+    }
 }
 
 /* The vector as zero-padded int16 (split into high and low bytes with DENSE_SPLIT). */
