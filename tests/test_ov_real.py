@@ -47,3 +47,29 @@ def test_lowlatency2_state_kept_and_reset():
     again = model(inputs)
     for k in first:
         np.testing.assert_array_equal(again[k], first[k])
+
+
+FIXED = [c for c in CASES if c.get("fixed_point")]
+
+
+def _is_gru(case):
+    return "gru" in case["fixed_point"].get("cells", [])
+
+
+@pytest.mark.parametrize("case", [
+    pytest.param(c, marks=pytest.mark.xfail(
+        strict=True, raises=__import__("mli.fixed_point").fixed_point.FixedPointError,
+        reason="GRU -> MLI 1.1 composition not implemented yet: refused naming the layer"))
+    if _is_gru(c) else c for c in FIXED], ids=[c["name"] for c in FIXED])
+def test_fixed_point_sn(case):
+    """fx16 on the case inputs reaches the manifest's min_sn_db on every listed output."""
+    from mli.fixed_point import to_fixed_point
+    from mli.metrics import sn_db
+    fp = case["fixed_point"]
+    with np.load(CASES_DIR / f"{case['name']}.npz") as z:
+        inputs = {i["name"]: z[i["npz_key"]] for i in case["inputs"]}
+    model = read_model(CASES_DIR / f"{case['name']}.xml")
+    fpm = to_fixed_point(model, inputs, fp.get("kind", "fx16"))
+    ref, got = model(inputs), fpm(inputs)
+    sn = {o: sn_db(ref[o], got[o]) for o in fp["outputs"]}
+    assert min(sn.values()) >= fp["min_sn_db"], sn
