@@ -25,6 +25,8 @@ import argparse
 import math
 import os
 import re
+import secrets
+import shutil
 import sys
 from dataclasses import dataclass
 
@@ -270,8 +272,14 @@ def render(tensors, cfgs=(), *, header_name="mli_model.h", guard=None, data_attr
     return "\n".join(c), "\n".join(h)
 
 
-def export_c(base, tensors, cfgs=(), *, data_attr="", include="mli_api.h"):
-    """Write ``BASE.c`` and ``BASE.h`` (see :func:`render`); returns their paths."""
+def export_c(base, tensors, cfgs=(), *, data_attr="", include="mli_api.h", keep=()):
+    """Write ``BASE.c`` and ``BASE.h`` (see :func:`render`); returns their paths.
+
+    Both files are written to temporary names in BASE's folder and renamed
+    only when both are complete, so a failed export leaves the previous pair
+    (or nothing) in place and no temporary file behind.  `keep`: paths that
+    must not be overwritten, e.g. the files the arrays came from (the same
+    file through another name, a symbolic or hard link, counts too)."""
     base = os.fspath(base)
     if base.endswith((".c", ".h")):
         base = base[:-2]
@@ -283,11 +291,101 @@ def export_c(base, tensors, cfgs=(), *, data_attr="", include="mli_api.h"):
     d = os.path.dirname(base)
     if d and not os.path.isdir(d):
         raise ExportError(f"-o: folder {d} does not exist")
-    with open(base + ".c", "w", encoding="utf-8") as f:
-        f.write(c_text)
-    with open(base + ".h", "w", encoding="utf-8") as f:
-        f.write(h_text)
-    return base + ".c", base + ".h"
+    targets = (base + ".c", base + ".h")
+    for t in targets:
+        for k in keep:
+            if _same_file(t, os.fspath(k)):
+                raise ExportError(f"-o: writing {t} would overwrite the source {os.fspath(k)}")
+        if os.path.isdir(t):
+            raise ExportError(f"-o: {t} is a folder")
+    tmps = []
+    try:
+        for t, text in zip(targets, (c_text, h_text)):
+            try:
+                tmps.append(_write_temp(d, os.path.basename(t), text))
+            except OSError as e:
+                raise ExportError(f"-o: cannot write {t} in {d or '.'}: {e.strerror or e}; nothing was "
+                                  "changed") from None
+        _replace_pair(tmps, targets)
+    finally:
+        for tmp in tmps:
+            _remove(tmp)
+    return targets
+
+
+def _same_file(a, b):
+    """Whether paths `a` and `b` name one file: compared by device and inode,
+    so another spelling, a symbolic or a hard link counts; a missing file is
+    nobody's."""
+    try:
+        return os.path.samefile(a, b)
+    except OSError:
+        return False
+
+
+def _write_temp(folder, name, text):
+    """A new file ``.NAME.XXXXXXXX.tmp`` in `folder` holding `text`; its
+    mode follows the umask like a plain open() (mkstemp would make it 0600)."""
+    data = text.encode("utf-8")
+    for _ in range(100):
+        tmp = os.path.join(folder, f".{name}.{secrets.token_hex(4)}.tmp")
+        try:
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+        except FileExistsError:
+            continue
+        try:
+            with os.fdopen(fd, "wb") as f:
+                f.write(data)
+        except BaseException:
+            _remove(tmp)
+            raise
+        return tmp
+    raise FileExistsError(f"{folder or '.'}: no free temporary name for {name}")
+
+
+def _replace_pair(tmps, targets):
+    """Rename the temporary files onto `targets`, first to last.  When a
+    rename fails, the targets already replaced get their old content back
+    (kept as a hard link, which costs no copy), so the pair never mixes an
+    old and a new file."""
+    done, olds = [], []    # (target, its old content or None: it did not exist); the backups
+    t = targets[0]
+    try:
+        for tmp, t in zip(tmps, targets):
+            old = None
+            if os.path.lexists(t):
+                old = f"{tmp}.old"
+                try:
+                    os.link(t, old, follow_symlinks=False)
+                except OSError:        # a file system without hard links
+                    shutil.copy2(t, old, follow_symlinks=False)
+                olds.append(old)
+            os.replace(tmp, t)
+            done.append((t, old))
+    except OSError as e:
+        for t_done, old in reversed(done):
+            _restore(t_done, old)
+        raise ExportError(f"-o: cannot write {t}: {e.strerror or e}; nothing was changed") from None
+    finally:
+        for old in olds:
+            _remove(old)
+
+
+def _restore(target, old):
+    try:
+        if old is None:
+            os.remove(target)
+        else:
+            os.replace(old, target)
+    except OSError:
+        pass
+
+
+def _remove(path):
+    try:
+        os.remove(path)
+    except OSError:
+        pass
 
 
 # =================================================================== CLI
@@ -360,7 +458,7 @@ def _load_sources(sources):
             raise
         except (ValueError, TypeError, KeyError, OSError) as e:
             msg = e.args[0] if isinstance(e, KeyError) and e.args else str(e)
-            raise ExportError(f"{src}: {msg}") from None
+            raise ExportError(msg if msg.startswith(src + ":") else f"{src}: {msg}") from None
     return out
 
 
@@ -372,6 +470,8 @@ def main(argv=None):
         return _run(argv)
     except SystemExit as e:
         return int(e.code or 0) if isinstance(e.code, int) else 0
+    except BrokenPipeError:  # the reader of stdout left: not an input error (mli.cli exits quietly)
+        raise
     except (ExportError, ValueError, TypeError, KeyError, OSError) as e:
         msg = e.args[0] if isinstance(e, KeyError) and e.args else str(e)
         print(f"mli export-c: error: {msg}", file=sys.stderr)
@@ -481,7 +581,10 @@ def _run(argv):
         tensors.append(irbuf)
     if not tensors:
         raise ExportError("nothing to export")
-    c_path, h_path = export_c(args.output, tensors, cfgs, data_attr=args.data_attr, include=args.include)
+    # the output must never replace a file the arrays came from
+    keep = [parse_spec(src).path for src in args.sources]
+    c_path, h_path = export_c(args.output, tensors, cfgs, data_attr=args.data_attr, include=args.include,
+                              keep=keep)
     print(f"wrote {c_path} and {h_path}: {len(tensors)} tensor(s), {len(cfgs)} rnn cfg(s)")
     for t in tensors:
         print(f"  {t.name:<24} {t.el_type:<5} {str(list(t.shape)):<14} Q{t.frac_bits}"
