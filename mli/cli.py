@@ -1,7 +1,11 @@
 """The ``mli`` command: ``mli demo`` (the default), ``mli har``,
 ``mli crosscheck``, ``mli export-c``.  Exit codes: 0 success (bit-exact for
-crosscheck), 1 mismatch, 2 usage or input error."""
+crosscheck), 1 mismatch, 2 usage or input error, 130 interrupted (Ctrl-C:
+one line ``mli COMMAND: interrupted`` on stderr, no traceback), 141 the
+reader of stdout went away (``mli ... | head``: no message, as a program
+killed by SIGPIPE)."""
 import importlib
+import os
 import sys
 
 COMMANDS = {
@@ -28,8 +32,26 @@ def main(argv=None):
     if cmd not in COMMANDS:
         print(f"mli: unknown command {cmd!r}\n\n{usage()}", file=sys.stderr)
         return 2
-    module = importlib.import_module(COMMANDS[cmd][0])
-    return module.main(argv)
+    try:
+        module = importlib.import_module(COMMANDS[cmd][0])
+        return module.main(argv)
+    except KeyboardInterrupt:
+        print(f"mli {cmd}: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        _silence_stdout()
+        return 141
+
+
+def _silence_stdout():
+    """Point stdout at /dev/null: Python flushes it at exit, and a flush into
+    the closed pipe would print 'Exception ignored ... BrokenPipeError'."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError, AttributeError):  # stdout replaced or without a descriptor
+        pass
 
 
 if __name__ == "__main__":

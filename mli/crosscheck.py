@@ -62,6 +62,7 @@ from . import kernels as K
 from ._status import MliError
 from .enums import ReluType, RnnActivation, RnnMode, parse_enum
 from .io.c_array import qmn
+from .io.limits import read_bounded
 from .io.load import parse_spec, read_spec
 from .io.npz import npz_frac_bits
 from .metrics import Report, compare, snr_db
@@ -108,7 +109,7 @@ def load_case(path):
     p = os.fspath(path)
     try:
         with open(p, "rb") as f:
-            data = f.read()
+            data = read_bounded(f, p)     # a device or FIFO named as the case must not be read forever
     except OSError as e:
         raise CaseError(f"{p}: cannot read the case file ({e.strerror or e})") from None
     if p.lower().endswith(".toml"):
@@ -736,7 +737,7 @@ def _progress(items, total, desc):
 
 
 def crosscheck(case, *, base_dir=None, rounding=None, check_other_rounding=True, isolate=None, vectors=None,
-               progress=False):
+               progress=False, on_result=None):
     """Cross-check the firmware outputs a case names.
 
     Parameters
@@ -757,6 +758,10 @@ def crosscheck(case, *, base_dir=None, rounding=None, check_other_rounding=True,
         folder) are independent vectors; firmware files likewise.
     progress : bool
         Show a tqdm progress bar on stderr when it is a terminal.
+    on_result : callable, optional
+        In a data-set run, called with each vector's :class:`CrosscheckResult`
+        as soon as it is done (what the CLI prints a data set's lines with, so an interrupted
+        run keeps the lines of the vectors finished).
 
     Returns
     -------
@@ -777,6 +782,8 @@ def crosscheck(case, *, base_dir=None, rounding=None, check_other_rounding=True,
     items = _progress(data_list, len(data_list), "crosscheck") if progress and vec else data_list
     for label, data in items:
         results.append(_check_vector(prep, data, mode, alt_mode, label if vec else ""))
+        if on_result is not None and vec:
+            on_result(results[-1])
     return DatasetResult(results) if vec else results[0]
 
 
@@ -891,7 +898,7 @@ def _har_dumps(source, n_vectors, dtype):
 
 
 def crosscheck_har(firmware, *, x=None, depth=16, layer3="custom", data_dir=None, float_ref=None,
-                   rounding="convergent", check_other_rounding=True, vectors=False, progress=False):
+                   rounding="convergent", check_other_rounding=True, vectors=False, progress=False, on_result=None):
     """Cross-check firmware dumps of the HAR example's layer outputs.
 
     Parameters
@@ -912,7 +919,7 @@ def crosscheck_har(firmware, *, x=None, depth=16, layer3="custom", data_dir=None
     float_ref : str, optional
         Folder of float per-layer references (``ir_fc1.idx`` ...); default
         the example's ``ir_idx_300`` when `x` is the built-in input.
-    rounding, check_other_rounding, progress
+    rounding, check_other_rounding, progress, on_result
         As :func:`crosscheck`.
 
     Returns
@@ -1015,6 +1022,8 @@ def crosscheck_har(firmware, *, x=None, depth=16, layer3="custom", data_dir=None
         if missing:
             res.notes.append(f"no dump for {', '.join(missing)}")
         results.append(res)
+        if on_result is not None and vectors:
+            on_result(res)
     return DatasetResult(results) if vectors else results[0]
 
 
@@ -1163,8 +1172,19 @@ _KERNEL_FLAGS = ("kernel", "kind", "weights", "bias", "prev_out", "cell", "in2",
                  "prev_out_frac", "cell_frac", "in2_frac", "time_axis")
 
 
+def _print_line(result):
+    # line and newline in one write, flushed at once: the lines of the vectors done reach a
+    # pipe whole, whenever an interrupt comes
+    sys.stdout.write(result.summary_line() + "\n")
+    sys.stdout.flush()
+
+
 def _run(argv):
     args = _build_parser().parse_args(argv)
+    # a data set's lines are printed as each vector is done (JSON comes whole at the end); the
+    # lines are the progress then, no bar
+    stream = None if args.json else _print_line
+    show_bar = bool(args.json)
     if args.plot:
         try:
             import matplotlib  # noqa: F401
@@ -1180,12 +1200,13 @@ def _run(argv):
             raise CaseError("--in-frac: does not apply with --har (the depth fixes the input format)")
         res = crosscheck_har(args.har, x=args.input, depth=args.depth, layer3=args.layer3, data_dir=args.data,
                              float_ref=args.float_ref, rounding=args.rounding or "convergent",
-                             check_other_rounding=args.alt, vectors=bool(args.vectors), progress=True)
+                             check_other_rounding=args.alt, vectors=bool(args.vectors), progress=show_bar,
+                             on_result=stream)
     elif args.case:
         if used or args.input is not None or args.input_frac is not None or args.float_ref is not None:
             raise CaseError(f"{(used or ['--in'])[0]}: the case file describes the run; drop the kernel flags")
         res = crosscheck(args.case, rounding=args.rounding, check_other_rounding=args.alt, isolate=args.isolate,
-                         vectors=args.vectors, progress=True)
+                         vectors=args.vectors, progress=show_bar, on_result=stream)
     else:
         if args.kernel is None:
             raise CaseError("give a case file, --kernel with its files, or --har DIR (see mli crosscheck --help)")
@@ -1193,9 +1214,11 @@ def _run(argv):
         if args.input is not None and os.path.isdir(args.input):
             case["vectors"] = True
         res = crosscheck(case, base_dir=None, rounding=args.rounding, check_other_rounding=args.alt,
-                         isolate=args.isolate, vectors=args.vectors, progress=True)
+                         isolate=args.isolate, vectors=args.vectors, progress=show_bar, on_result=stream)
     if args.json:
         print(json.dumps(res.to_dict(), indent=2))
+    elif isinstance(res, DatasetResult):
+        print(res.summary())      # the per-vector lines are out already
     else:
         print(res.format())
     if args.plot:
@@ -1213,6 +1236,8 @@ def main(argv=None):
         return _run(argv)
     except SystemExit as e:  # --help
         return int(e.code or 0) if isinstance(e.code, int) else 0
+    except BrokenPipeError:  # the reader of stdout left: not an input error (mli.cli exits quietly)
+        raise
     except (CaseError, MliError, ValueError, TypeError, KeyError, OSError) as e:
         print(f"mli crosscheck: error: {_msg(e)}", file=sys.stderr)
         return 2

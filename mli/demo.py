@@ -2,6 +2,8 @@
 fx8w16d, in all three modes, against the float model (S/N in dB), with the
 time per step of the C kernel."""
 import argparse
+import os
+import sys
 import time
 
 import numpy as np
@@ -56,15 +58,59 @@ def run(kind, mode, x, w, b, repeats=20):
     return y.to_float(), per_step
 
 
+#: largest sizes the demo accepts: beyond them the run takes minutes and the
+#: float model gigabytes, and nothing new is shown
+MAX_INPUTS = 1024
+MAX_STATE = 1024
+MAX_STEPS = 10000
+
+
+class _UsageError(ValueError):
+    """A bad option; the message names it."""
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message):
+        raise _UsageError(f"{message} (see mli demo --help)")
+
+
+def _bounded(value, option, top):
+    if not 1 <= value <= top:
+        raise _UsageError(f"{option}: expected 1..{top}, got {value}")
+    return value
+
+
 def main(argv=None):
-    ap = argparse.ArgumentParser(prog="mli demo", description=__doc__.split("\n\n")[0])
-    ap.add_argument("--inputs", type=int, default=32, help="input size N (default 32)")
-    ap.add_argument("--state", type=int, default=32, help="state size M (default 32)")
-    ap.add_argument("--steps", type=int, default=100, help="sequence length T (default 100)")
-    ap.add_argument("--seed", type=int, default=0)
+    """``mli demo``: returns 0, or 2 with a one-line message for a bad option."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    try:
+        return _run(argv)
+    except SystemExit as e:  # --help
+        return int(e.code or 0) if isinstance(e.code, int) else 0
+    except _UsageError as e:
+        print(f"mli demo: error: {e}", file=sys.stderr)
+        return 2
+    except BrokenPipeError:  # the reader of stdout left (mli.cli exits quietly)
+        raise
+    except Exception as e:  # never a traceback
+        if os.environ.get("MLI_DEBUG"):
+            raise
+        print(f"mli demo: error: {type(e).__name__}: {e} (set MLI_DEBUG=1 for a traceback)", file=sys.stderr)
+        return 2
+
+
+def _run(argv):
+    ap = _Parser(prog="mli demo", description=__doc__.split("\n\n")[0])
+    ap.add_argument("--inputs", type=int, default=32, help=f"input size N, 1..{MAX_INPUTS} (default 32)")
+    ap.add_argument("--state", type=int, default=32, help=f"state size M, 1..{MAX_STATE} (default 32)")
+    ap.add_argument("--steps", type=int, default=100, help=f"sequence length T, 1..{MAX_STEPS} (default 100)")
+    ap.add_argument("--seed", type=int, default=0, help="seed of the random weights and inputs, >= 0 (default 0)")
     args = ap.parse_args(argv)
-    if min(args.inputs, args.state, args.steps) < 1:
-        ap.error("sizes must be at least 1")
+    _bounded(args.inputs, "--inputs", MAX_INPUTS)
+    _bounded(args.state, "--state", MAX_STATE)
+    _bounded(args.steps, "--steps", MAX_STEPS)
+    if args.seed < 0:   # numpy's generators take no negative seed
+        raise _UsageError(f"--seed: expected an integer >= 0, got {args.seed}")
     x, w, b = synthetic_rnn(args.inputs, args.state, args.steps, args.seed)
     ref = float_rnn(x, w, b, np.zeros(args.state))
     ref_one = float_rnn(x[:1], w, b, np.zeros(args.state))[-1]
