@@ -18,15 +18,20 @@ def _ints(name, a, bits):
     return a
 
 
-def _dot_rows(w, v):
-    """Exact ``w @ v`` for container-sized integers.
-
-    Every product is at most 2^30 in magnitude, so int64 sums of fewer than
-    2^32 terms cannot overflow; the result is returned as Python ints.
-    """
-    if v.size >= 1 << 32:
-        raise ValueError("vector too long for exact int64 accumulation")
-    return exact(w @ v)
+def _part(acc, v, w, singles):
+    """Add one part (input or state) to the accumulators of every row, step
+    by step in MLI's loop shape, clamping to 40 bits after every step (SPEC
+    2.3 and 4): with `singles` each element is a step; otherwise the first
+    L mod 4 elements one by one, then pairs whose two products are added to
+    each other first.  Every value stays below 2^40 + 2^31: int64 is exact."""
+    lo, hi = -(1 << 39), (1 << 39) - 1
+    acc = np.asarray(acc, dtype=np.int64)
+    first = v.size if singles else v.size % 4
+    for j in range(first):
+        acc = np.clip(acc + w[:, j] * v[j], lo, hi)
+    for j in range(first, v.size - 1, 2):
+        acc = np.clip(acc + (w[:, j] * v[j] + w[:, j + 1] * v[j + 1]), lo, hi)
+    return exact(acc)
 
 
 def dense(kind, x, f_in, w, f_w, b, f_b, f_out, state=None, f_state=None,
@@ -83,15 +88,16 @@ def dense(kind, x, f_in, w, f_w, b, f_b, f_out, state=None, f_state=None,
         in_to_state = int(f_in) - int(f_state)
         out_shift = int(f_state) + int(f_w) - int(f_out)
 
-    if kind == "fx16":                                   # 40-bit accumulator
-        acc = floor_shift(b, -bias_shift) + _dot_rows(w[:, :n], x)
+    singles = n < 8 and s < 8                            # MLI's loop shape
+    if kind == "fx16":                                   # 40-bit accumulator A
+        acc = _part(sat(floor_shift(b, -bias_shift), 40), x, w[:, :n], singles)
         if h is not None:
-            acc = floor_shift(acc, in_to_state) + _dot_rows(w[:, n:], h)
+            acc = _part(sat(floor_shift(acc, in_to_state), 40), h, w[:, n:], singles)
         y = read16(acc, out_shift, rounding)
-    else:                                                # 32-bit accumulator
-        acc = asr32(b, -bias_shift, rounding) + _dot_rows(w[:, :n], x)
+    else:                                                # 32-bit register, ACC0 with guard bits
+        acc = sat(_part(asr32(b, -bias_shift, rounding), x, w[:, :n], singles), 32)
         if h is not None:
-            acc = asr32(acc, in_to_state, rounding) + _dot_rows(w[:, n:], h)
+            acc = sat(_part(asr32(acc, in_to_state, rounding), h, w[:, n:], singles), 32)
         y = sat(asr32(acc, out_shift, rounding), dbits)
     return to_container(y, dbits)
 
