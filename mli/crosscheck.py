@@ -16,7 +16,8 @@ Every output is compared with :func:`mli.metrics.compare`, then the whole
 run is repeated in the other DSP rounding mode (``convergent`` / ``up``) to
 tell a rounding-mode build difference from a real one.  Data-set runs (an
 input folder, or ``--vectors`` with an input whose first axis indexes
-vectors) print one summary line per vector.
+vectors) print one summary line per vector, each as soon as its vector is
+done, so a run stopped with Ctrl-C (exit 130) keeps the lines it finished.
 
 Case file (JSON; TOML is the same structure)::
 

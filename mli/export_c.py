@@ -15,6 +15,10 @@ are already quantized, it writes a ``.h`` (extern declarations and
   ``mli_rnn_cell_cfg`` initialisers with their ``ir_tsr`` scratch tensor
   (``--rnn-cfg``).
 
+The pair is written to temporary files in BASE's folder and renamed into
+place only when both are complete (a failed export changes nothing), and
+never onto one of the SOURCE files (compared as files, so links count).
+
 Example::
 
     mli export-c ../shared/data/har/coefficients.npz --type fx16 \\
