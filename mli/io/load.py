@@ -191,7 +191,10 @@ def load_array(spec, *, base_dir=None, **options):
     KeyError
         The npz key or C array name is not in the file.
     ValueError
-        Anything malformed; messages start with the spec.
+        Anything malformed; messages start with the spec.  An array (or a
+        stream, or a C file's arrays together) of more bytes than the size
+        limit of :mod:`mli.io.limits` (1 GiB, or ``MLI_MAX_ARRAY_BYTES``)
+        raises its subclass ``SizeLimitError`` before it is allocated.
     """
     s = parse_spec(spec, base_dir=base_dir)
     if options:
