@@ -1,11 +1,14 @@
-"""Run the RNN cells of an OpenVINO IR model on the MLI fixed-point kernels.
+"""Run the recurrent layers of an OpenVINO IR model on the MLI fixed-point kernels.
 
 :func:`to_fixed_point` takes a float model from :func:`mli.ir.read_model` and
 calibration inputs, and returns a :class:`FixedPointModel` in which every
-``LSTMCell`` (opset4) and ``RNNCell`` (opset1) layer -- in TensorIterator /
-Loop bodies or at top level -- runs on ``mli_krn_lstm_cell_*`` /
-``mli_krn_basic_rnn_cell_*`` (one-to-one mode, one call per batch row and
-step) through a :class:`mli.graph.KernelBody`.  The rest of the graph stays
+``LSTMCell`` (opset1/4), ``RNNCell`` (opset1), ``LSTMSequence`` / ``RNNSequence``
+(opset5) layer -- in TensorIterator / Loop bodies or at top level -- runs on
+``mli_krn_lstm_cell_*`` / ``mli_krn_basic_rnn_cell_*`` (cells: one-to-one mode,
+one call per batch row and step; sequences: batch-to-batch) through a
+:class:`mli.graph.KernelBody`, and every ``GRUCell`` (opset3) / ``GRUSequence``
+(opset5) on a GRU composed from MLI 1.1 kernels (:class:`mli.gru.GruCell`, see
+below).  The rest of the graph stays
 float: the cell's inputs X, H (and C) are quantized where they enter the
 cell and its outputs dequantized where they leave it.  (Requantizing a
 dequantized state is exact, so a recurrence through back edges computes what
@@ -17,7 +20,8 @@ Conversion of a cell
   W [4M, N] and R [4M, M] are stacked into MLI's weights [4, M, N+M] and
   B [4M] into [4, M] (RNNCell: [M, N+M] and [M]).
 * Activations must be the defaults (LSTMCell sigmoid, tanh, tanh; RNNCell
-  tanh), ``clip`` 0 and no ``activations_alpha/beta``; W, R and B must be
+  tanh; GRU sigmoid, tanh), ``clip`` 0 (LSTM, RNN) and no
+  ``activations_alpha/beta``; W, R and B must be
   constants: a Const, a Const through Convert (f16 compression), Transpose,
   Reshape, Squeeze, Unsqueeze, Split, VariadicSplit, Concat, Gather, Slice,
   StridedSlice or a static ShapeOf, or a TensorIterator/Loop invariant input fed
@@ -28,9 +32,37 @@ Conversion of a cell
   ONE batch-to-batch MLI call over the row's valid steps (``sequence_lengths``
   honoured; the reverse direction is fed its valid part backwards); outputs past
   a row's length are 0 and its final state is that of its last valid step.
-* ``GRUCell`` / ``GRUSequence`` are refused with a :class:`FixedPointError`
-  naming the layer: MLI 1.1 has no GRU kernel and the composition from basic
-  RNN cells is not implemented yet (never a silent float fallback).
+* ``GRUCell`` / ``GRUSequence``: MLI 1.1 has no GRU kernel, so each direction
+  is a :class:`mli.gru.GruCell` stepped in Python over the row's valid steps
+  (the reset gate sits inside the candidate: no single MLI call computes a GRU
+  sequence).  Per step and batch row it calls:
+
+  1. ``basic_rnn_cell`` one-to-one, act NONE, stacked weights [2, M, N+M]
+     (``[W_z | R_z]``, ``[W_r | R_r]``), bias [2, M] -> z, r pre-activations
+     at frac 12 (16-bit data) / 4 (8-bit);  (``clip``: ``eltwise_min``,
+     ``eltwise_max`` against +-clip)
+  2. ``sigm`` -> z, r (frac 15 / 7);
+  3. ``linear_before_reset`` false: ``eltwise_mul(r, h)``, then
+     ``basic_rnn_cell`` one-to-one, act TANH, weights ``[W_h | R_h]`` [M, N+M]
+     on (x, r*h) -> n;  (``clip``: act NONE, ``eltwise_min/max``, ``tanh``)
+     ``linear_before_reset`` true: ``fully_connected(x, W_h, Wb_h)`` -> xn,
+     ``fully_connected(h, R_h, Rb_h)`` -> hn, ``eltwise_mul(r, hn)``,
+     ``eltwise_add(xn, r*hn)``, (``clip``: ``eltwise_min/max``), ``tanh`` -> n;
+  4. ``eltwise_mul(z, h)``, ``eltwise_mul(z, n)``, ``eltwise_sub(n, z*n)``,
+     ``eltwise_add(n - z*n, z*h)`` -> h' = (1 - z) n + z h (no intermediate
+     leaves [-1, 1)).
+
+  8 calls per step (11 with ``linear_before_reset``; +2 per clamp with
+  ``clip``).  Error it adds beyond the quantized x, h and weights: z, r and n
+  pass through MLI's sigm/tanh lookup tables (linear interpolation, about
+  2^-13 at 16 bits) and r*h, z*h, z*n, n - z*n are each rounded to the data
+  format (1/2 LSB); pre-activations saturate at +-8 like MLI's own cells.  On
+  the 23 public OpenVINO GRU cases fx16 reaches 59.5-65.1 dB against the float
+  run (an independent simulation with MLI's tables: 59.9-66.1 dB; with ideal
+  activations 70-78 dB: the tables dominate).  Directions, ``sequence_lengths``
+  and the outputs past a row's length are handled as for the other sequences.
+  ``clip`` is supported for GRU only; activations must be the defaults
+  (sigmoid, tanh).
 
 Frac bits (per cell, from the float model run on the calibration inputs)
 ------------------------------------------------------------------------
@@ -46,6 +78,11 @@ Frac bits (per cell, from the float model run on the calibration inputs)
   2^31 for fx8 / fx8w16d) -- usually nothing changes.
 * ``b``: the largest frac holding B, at most ``x + w`` (MLI's bias shift must
   not be negative).
+* GRU: each MLI weight tensor (the stacked z/r one, the candidate's, or W_h and
+  R_h with ``linear_before_reset``) gets its own ``w`` and ``b`` frac by the same
+  rules (headroom from the calibrated input part and whole of that call's
+  pre-activation); with ``linear_before_reset`` xn, hn, r*hn and their sum share
+  a frac of at most 12 / 4, lowered if calibration saw them beyond +-8.
 * Gate pre-activations are computed at frac 12 (16-bit) / 4 (8-bit) and
   saturate at +-8 (MLI's fixed choice); the share of saturated values seen in
   calibration is reported.
@@ -71,18 +108,22 @@ import numpy as np
 from . import ir
 from .enums import KINDS, ElementType
 from .graph.kernel_body import KernelBody
+from .gru import GruCell, split_gru_weights
+from .ir.registry import parse_bool
 from .metrics import sn_db
 from .tensor import Tensor, frac_bits_for
 
 __all__ = ["to_fixed_point", "FixedPointModel", "QuantizedCell", "FixedPointError", "main"]
 
-CELL_TYPES = ("LSTMCell", "RNNCell")
-SEQUENCE_TYPES = ("LSTMSequence", "RNNSequence")
+CELL_TYPES = ("LSTMCell", "RNNCell", "GRUCell")
+SEQUENCE_TYPES = ("LSTMSequence", "RNNSequence", "GRUSequence")
 GRU_TYPES = ("GRUCell", "GRUSequence")
-RECURRENT_TYPES = CELL_TYPES + SEQUENCE_TYPES + GRU_TYPES
+RECURRENT_TYPES = CELL_TYPES + SEQUENCE_TYPES
 _DEFAULT_ACTS = {"LSTMCell": ["sigmoid", "tanh", "tanh"], "RNNCell": ["tanh"],
-                 "LSTMSequence": ["sigmoid", "tanh", "tanh"], "RNNSequence": ["tanh"]}
-_WEIGHT_INPUTS = {"LSTMCell": 3, "RNNCell": 2, "LSTMSequence": 4, "RNNSequence": 3}
+                 "LSTMSequence": ["sigmoid", "tanh", "tanh"], "RNNSequence": ["tanh"],
+                 "GRUCell": ["sigmoid", "tanh"], "GRUSequence": ["sigmoid", "tanh"]}
+_WEIGHT_INPUTS = {"LSTMCell": 3, "RNNCell": 2, "LSTMSequence": 4, "RNNSequence": 3,
+                  "GRUCell": 2, "GRUSequence": 3}
 _FOLDABLE = ("Convert", "Transpose", "Reshape", "Squeeze", "Unsqueeze", "Split",
              "VariadicSplit", "Concat", "Gather", "Slice", "StridedSlice", "ShapeOf")
 _OV_TO_MLI = [1, 2, 0, 3]          # OpenVINO f, i, c, o  ->  MLI i, g, f, o
@@ -100,14 +141,16 @@ class QuantizedCell:
     Attributes
     ----------
     layer : mli.ir.Layer
-        The LSTMCell / RNNCell layer.
-    body : mli.graph.KernelBody
+        The recurrent layer (one direction of it for a sequence op).
+    body : mli.graph.KernelBody or mli.gru.GruCell
         The MLI cell with its quantized weights; ``body.fracs`` are the frac bits.
     ranges : dict
         Calibration statistics: ``(min, max)`` of ``x``, ``h_in``, ``h_out``,
         ``c_in``, ``c_out``; largest ``|pre-activation|`` (``acc_in``: input part
         plus bias; ``acc``: all); ``gates`` and ``saturated``: number of gate
-        pre-activations seen and how many were beyond +-8.
+        pre-activations seen and how many were beyond +-8; GRU also the largest
+        ``|value|`` of each call's pre-activation (``zr_in``, ``zr``, ``n_in``, ``n``
+        or ``xn``, ``hn``, ``nsum``).
     notes : list of str
         Saturation warnings and frac-bit adjustments.
     """
@@ -133,6 +176,11 @@ class _Stats:
         self.lo, self.hi = {}, {}
         self.acc_in = self.acc = 0.0
         self.gates = self.saturated = 0
+        self.peak = {}                    # GRU: largest |value| of each intermediate
+
+    def add_peak(self, name, v):
+        v = np.asarray(v, np.float64)
+        self.peak[name] = max(self.peak.get(name, 0.0), float(np.abs(v).max(initial=0)))
 
     def add(self, name, v):
         v = np.asarray(v, np.float64)
@@ -149,7 +197,51 @@ class _Stats:
         names = ("x", "h_in", "h_out") + (("c_in", "c_out") if lstm else ())
         d = {n: self.range(n) for n in names}
         d.update(acc_in=self.acc_in, acc=self.acc, gates=self.gates, saturated=self.saturated)
+        d.update(self.peak)
         return d
+
+
+def _lbr(layer):
+    return parse_bool(layer.attrs.get("linear_before_reset", "false") or "false")
+
+
+def _clip(layer):
+    return float(layer.attrs.get("clip", "0") or 0)
+
+
+def _gru_stats(st, lbr, clip, x, h, W, R, B):
+    """Record what the MLI composition of one GRU step meets (float64, OpenVINO's formulas):
+    the input part and the whole of each pre-activation (``zr_in``/``zr`` for the stacked
+    z, r call; ``n_in``/``n`` for the candidate call, or ``xn``, ``hn`` and their sum
+    ``nsum`` with ``linear_before_reset``)."""
+    M = h.shape[-1]
+    cl = (lambda v: np.clip(v, -clip, clip)) if clip > 0 else (lambda v: v)
+    xw, hr = x @ W.T, h @ R.T
+    zr_in = xw[:, :2 * M] + B[:2 * M]
+    zr = zr_in + hr[:, :2 * M]
+    r = 1 / (1 + np.exp(-cl(zr[:, M:])))
+    st.add("x", x)
+    st.add("h_in", h)
+    st.add_peak("zr_in", zr_in)
+    st.add_peak("zr", zr)
+    if lbr:
+        xn, hn = xw[:, 2 * M:] + B[2 * M:3 * M], hr[:, 2 * M:] + B[3 * M:]
+        n = xn + r * hn
+        parts, pre = {"xn": xn, "hn": hn, "nsum": n}, (zr, n)
+        st.acc_in = max(st.acc_in, float(np.abs(zr_in).max(initial=0)),
+                        float(np.abs(xn).max(initial=0)))
+    else:
+        n_in = xw[:, 2 * M:] + B[2 * M:]
+        n = n_in + (r * h) @ R[2 * M:].T
+        parts, pre = {"n_in": n_in, "n": n}, (zr, n)
+        st.acc_in = max(st.acc_in, float(np.abs(zr_in).max(initial=0)),
+                        float(np.abs(n_in).max(initial=0)))
+    for k, v in parts.items():
+        st.add_peak(k, v)
+    st.acc = max([st.acc] + [float(np.abs(v).max(initial=0)) for v in pre])
+    for v in pre:
+        st.gates += v.size
+        st.saturated += int(np.count_nonzero(np.abs(cl(v)) > 8))
 
 
 # ---------------------------------------------------------------------------- cells
@@ -193,12 +285,8 @@ def _resolve(site, layer, index, what):
 def _check_cell(layer, site):
     """Refuse what MLI cannot do; return the constant W, R, B (per direction for a
     sequence op: arrays with a leading direction axis)."""
-    if layer.type in GRU_TYPES:
-        raise FixedPointError(f"{layer}: GRU is not converted to fixed point (MLI 1.1 has no "
-                              f"GRU kernel and the composition from basic RNN cells is not "
-                              f"implemented)")
     a = layer.attrs
-    acts = [s.strip() for s in a.get("activations", "").split(",") if s.strip()]
+    acts = [s.strip().lower() for s in a.get("activations", "").split(",") if s.strip()]
     want = _DEFAULT_ACTS[layer.type]
     if acts and acts[:len(want)] != want:
         raise FixedPointError(f"{layer}: activations {acts} are not supported by the MLI "
@@ -206,7 +294,13 @@ def _check_cell(layer, site):
     for k in ("activations_alpha", "activations_beta"):
         if a.get(k, "").strip():
             raise FixedPointError(f"{layer}: {k}={a[k]!r} is not supported by the MLI kernels")
-    if float(a.get("clip", "0") or 0) != 0:
+    if layer.type in GRU_TYPES:
+        try:
+            _lbr(layer)
+        except ValueError:
+            raise FixedPointError(f"{layer}: linear_before_reset="
+                                  f"{a.get('linear_before_reset')!r} is not a boolean") from None
+    elif float(a.get("clip", "0") or 0) != 0:
         raise FixedPointError(f"{layer}: clip={a['clip']} is not supported by the MLI kernels "
                               f"(gates saturate at +-8 instead)")
     if layer.type == "LSTMCell" and len(layer.inputs) > 6:
@@ -235,9 +329,62 @@ def _frac_for(values, el, layer, what):
         raise FixedPointError(f"{layer}: {what} cannot be represented in {el}: {e}") from None
 
 
+def _plan_gru(layer, weights, stats, kind):
+    """Choose the frac bits of one GRU (one direction of a GRUSequence) and build its
+    :class:`mli.gru.GruCell`."""
+    W, R, B = weights
+    lbr = _lbr(layer)
+    data_el, w_el = (_EL[e] for e in KINDS[kind])
+    q = 15 if data_el == "fx16" else 7
+    g0 = q - 3                                      # 12 / 4: the pre-activations' +-8
+    try:
+        parts = split_gru_weights(W, R, B, lbr)
+    except ValueError as e:
+        raise FixedPointError(f"{layer}: {e}") from None
+    notes = []
+    p = stats.peak
+    f_x = _frac_for(stats.range("x"), data_el, layer, "the input X")
+    f_w = {k: _frac_for(w, w_el, layer, f"the weights {k}") for k, (w, _) in parts.items()}
+    limit = 2.0 ** (38 if kind == "fx16" else 30)          # half the accumulator range
+    whole = {"zr": max(p.get("zr", 0), p.get("zr_in", 0)), "n": max(p.get("n", 0),
+             p.get("n_in", 0)), "hn": p.get("hn", 0)}      # at frac q + w (state part)
+    x_part = {"zr": p.get("zr_in", 0), "n": p.get("n_in", 0), "xn": p.get("xn", 0)}
+    f_w0, f_x0 = dict(f_w), f_x
+    for k in f_w:
+        while k in whole and f_w[k] > 0 and whole[k] * 2.0 ** (q + f_w[k]) > limit:
+            f_w[k] -= 1
+    while f_x > 0 and any(x_part[k] * 2.0 ** (f_x + f_w[k]) > limit for k in f_w if k in x_part):
+        f_x -= 1
+    if (f_w, f_x) != (f_w0, f_x0):
+        notes.append(f"accumulator headroom: weights frac {f_w0} -> {f_w}, input frac "
+                     f"{f_x0} -> {f_x}")
+    n_frac = None
+    if lbr:
+        big = max(p.get("xn", 0), p.get("hn", 0), p.get("nsum", 0))
+        n_frac = min(g0, _frac_for([-big, big], data_el, layer, "the candidate's parts"))
+        if n_frac < g0:
+            notes.append(f"candidate parts reach {big:.3g}: held at frac {n_frac}")
+    lo, hi = stats.range("h_in")
+    top = (2 ** q - 1) / 2 ** q
+    if lo < -1 or hi > top:
+        notes.append(f"H input reaches [{lo:.4g}, {hi:.4g}] but the state frac {q} holds "
+                     f"[-1, {top:.6g}]: those values saturate")
+    if stats.saturated:
+        notes.append(f"{stats.saturated} of {stats.gates} gate pre-activations exceed +-8 "
+                     f"(largest {stats.acc:.3g}) and saturate")
+    try:
+        cell = GruCell(W, R, B, linear_before_reset=lbr, kind=kind, in_frac=f_x,
+                       clip=_clip(layer), w_fracs=f_w, n_frac=n_frac)
+    except ValueError as e:
+        raise FixedPointError(f"{layer}: {e}") from None
+    return QuantizedCell(layer, cell, stats.as_dict(False), notes)
+
+
 def _plan(layer, weights, stats, kind):
     """Choose the frac bits of one cell (one direction of a sequence op) and build its
     KernelBody."""
+    if layer.type in GRU_TYPES:
+        return _plan_gru(layer, weights, stats, kind)
     W, R, B = weights
     w, b = _mli_weights(layer, W, R, B)
     data_el, w_el = (_EL[e] for e in KINDS[kind])
@@ -274,6 +421,15 @@ def _plan(layer, weights, stats, kind):
 def _record(layer, float_fn, stats):
     """The float cell, also recording the calibration statistics."""
     lstm = layer.type == "LSTMCell"
+    if layer.type == "GRUCell":
+        lbr, clip = _lbr(layer), _clip(layer)
+
+        def gru(*xs):
+            out = float_fn(*xs)
+            stats.add("h_out", out)
+            _gru_stats(stats, lbr, clip, *(np.asarray(v, np.float64) for v in xs))
+            return out
+        return gru
 
     def fn(*xs):
         out = float_fn(*xs)
@@ -303,6 +459,14 @@ def _quantized(layer, qcell):
     body = qcell.body
     lstm = layer.type == "LSTMCell"
     hs = body.state_size
+    if layer.type == "GRUCell":
+        nb = 4 if body.linear_before_reset else 3
+
+        def gru(x, h, W, R, B):
+            ir._check_cell(hs, 3, x, h, W, R, B, nb)
+            out = body.step(body.quantize(x, "x"), body.quantize(h, "h"))
+            return body.dequantize(out, "h").astype(x.dtype, copy=False)
+        return gru
 
     def fn(*xs):
         if lstm:
@@ -331,10 +495,12 @@ def _directions(layer):
 def _record_sequence(layer, float_fn, weights, stats):
     """The float sequence op, also recording per direction the statistics its cells see
     (the op's own step formulas, run again on the same inputs)."""
-    from .ir.ops.recurrent import _sigmoid, lstm_step, rnn_step, run_sequence
+    from .ir.ops.recurrent import _sigmoid, gru_step, lstm_step, rnn_step, run_sequence
     lstm = layer.type == "LSTMSequence"
+    gru = layer.type == "GRUSequence"
     hs = int(layer.attrs["hidden_size"])
-    acts = [_sigmoid, np.tanh, np.tanh] if lstm else [np.tanh]
+    acts = [_sigmoid, np.tanh, np.tanh] if lstm else [_sigmoid, np.tanh] if gru else [np.tanh]
+    lbr, clip = (_lbr(layer), _clip(layer)) if gru else (False, 0.0)
 
     def fn(*xs):
         out = float_fn(*xs)
@@ -344,6 +510,11 @@ def _record_sequence(layer, float_fn, weights, stats):
             st = stats[d]
 
             def step(xt, h, c=None):
+                if gru:
+                    _gru_stats(st, lbr, clip, xt, h, W, R, B)
+                    h2 = gru_step(acts, clip, hs, lbr, xt, h, W, R, B)
+                    st.add("h_out", h2)
+                    return h2
                 st.add("x", xt)
                 st.add("h_in", h)
                 part = xt @ W.T + B
@@ -392,6 +563,12 @@ def _quantized_sequence(layer, qcells):
                 if n == 0:
                     continue
                 t = np.arange(n)[::-1] if reverse else np.arange(n)
+                if isinstance(body, GruCell):       # stepped: see mli.gru
+                    res = body.run_sequence(body.quantize(x[b, t], "x"),
+                                            body.quantize(states[0][b, d], "h"))
+                    y[b, d, t] = body.dequantize(res[0], "h").astype(x.dtype, copy=False)
+                    finals[0][b, d] = body.dequantize(res[1], "h")
+                    continue
                 ins = [body.quantize(x[b, t][:, None, :], "x"),
                        body.quantize(states[0][b, d][None], "h")]
                 if lstm:
@@ -406,7 +583,7 @@ def _quantized_sequence(layer, qcells):
 
 
 def _has_cells(graph):
-    return any(l.type in CELL_TYPES + SEQUENCE_TYPES for _, l in graph.walk())
+    return any(l.type in RECURRENT_TYPES for _, l in graph.walk())
 
 
 def _compile(graph, make_cell):
@@ -414,7 +591,7 @@ def _compile(graph, make_cell):
     (recursing into TensorIterator / Loop bodies; the float model is untouched)."""
     prog = ir._Program(graph)
     for k, (fn, ins, outs, dtypes, layer) in enumerate(prog.steps):
-        if layer.type in CELL_TYPES + SEQUENCE_TYPES:
+        if layer.type in RECURRENT_TYPES:
             new = make_cell(layer, graph, fn)
         elif layer.body is not None and _has_cells(layer.body):
             sub = copy.copy(layer.body)
@@ -451,7 +628,8 @@ def _samples(calibration_inputs):
 
 # ---------------------------------------------------------------------------- API
 def to_fixed_point(model, calibration_inputs, kind="fx16") -> "FixedPointModel":
-    """Convert the LSTMCell / RNNCell layers of ``model`` to MLI fixed point.
+    """Convert the recurrent layers (LSTM/RNN/GRU cells and sequences) of ``model`` to
+    MLI fixed point.
 
     Parameters
     ----------
@@ -472,8 +650,8 @@ def to_fixed_point(model, calibration_inputs, kind="fx16") -> "FixedPointModel":
     ------
     FixedPointError
         (an :class:`mli.ir.IRUnsupportedError`) a cell MLI cannot run: non-default
-        activations, clip, activations_alpha/beta, non-Const weights, values
-        that do not fit the element type; or no LSTMCell/RNNCell at all.
+        activations, clip (LSTM/RNN), activations_alpha/beta, non-Const weights,
+        values that do not fit the element type; or no recurrent op at all.
     """
     if kind not in KINDS:
         raise ValueError(f"kind must be one of 'fx16', 'fx8w16d', 'fx8', got {kind!r}")
@@ -572,7 +750,7 @@ def main(argv=None) -> int:
     """``python -m mli.fixed_point XML [--kind K]``: frac bits and S/N per output."""
     ap = argparse.ArgumentParser(
         prog="python -m mli.fixed_point",
-        description="Convert the LSTMCell/RNNCell layers of an OpenVINO IR model to MLI fixed "
+        description="Convert the LSTM/RNN/GRU layers of an OpenVINO IR model to MLI fixed "
                     "point, calibrating on the case's stored inputs (the .npz beside the "
                     ".xml), and print the S/N of every output against the float model.")
     ap.add_argument("xml", help="OpenVINO IR .xml (weights .bin and inputs .npz beside it)")

@@ -39,7 +39,7 @@ def _edges(edges):
 def write_ti_cell(tmp_path, cell, W, R, B, b=2, t=6, attrs=None, w_through=None, name="m"):
     """X [b, t, n] -> TensorIterator over LSTMCell/RNNCell (Squeeze, cell, Unsqueeze),
     outputs Y [b, t, hs], H_last (and C_last); W may pass through an op ``w_through``."""
-    lstm = cell == "LSTMCell"
+    lstm, gru = cell == "LSTMCell", cell == "GRUCell"
     hs, n = R.shape[1], W.shape[1]
     blob = bytearray()
 
@@ -59,14 +59,15 @@ def write_ti_cell(tmp_path, cell, W, R, B, b=2, t=6, attrs=None, w_through=None,
                       outs=[f'<port id="0" precision="FP32" names="{nm}">'
                             + "".join(f"<dim>{d}</dim>" for d in dims) + "</port>"])
 
-    data = {"hidden_size": hs, "activations": "sigmoid, tanh, tanh" if lstm else "tanh",
+    data = {"hidden_size": hs, "activations": "sigmoid, tanh, tanh" if lstm
+            else "sigmoid, tanh" if gru else "tanh",
             "activations_alpha": "", "activations_beta": "", "clip": "0"}
     data.update(attrs or {})
-    ng = 4 if lstm else 1
+    ng = 4 if lstm else 3 if gru else 1
     state_in = [_port(1, [b, hs])] + ([_port(2, [b, hs])] if lstm else [])
     k = len(state_in) + 1                                 # first weight port
     cell_ins = [_port(0, [b, n]), *state_in, _port(k, [ng * hs, n]), _port(k + 1, [ng * hs, hs]),
-                _port(k + 2, [ng * hs])]
+                _port(k + 2, [B.shape[0]])]
     cell_outs = [_port(k + 3, [b, hs])] + ([_port(k + 4, [b, hs])] if lstm else [])
     layers = [param(0, "x_t", [b, 1, n]), param(1, "h_in", [b, hs])]
     if lstm:
@@ -75,7 +76,8 @@ def write_ti_cell(tmp_path, cell, W, R, B, b=2, t=6, attrs=None, w_through=None,
                _layer(4, "sq", "Squeeze", ins=[_port(0, [b, 1, n]), _port(1, [1], "I64")],
                       outs=[_port(2, [b, n])]),
                const(5, W if w_through is None else -W), const(6, R), const(7, B),
-               _layer(8, "the_cell", cell, "opset4" if lstm else "opset1", data, cell_ins,
+               _layer(8, "the_cell", cell, "opset4" if lstm else "opset3" if gru else "opset1",
+                      data, cell_ins,
                       cell_outs),
                _layer(9, "unsq", "Unsqueeze", ins=[_port(0, [b, hs]), _port(1, [1], "I64")],
                       outs=[_port(2, [b, 1, hs])]),
@@ -121,6 +123,70 @@ def write_ti_cell(tmp_path, cell, W, R, B, b=2, t=6, attrs=None, w_through=None,
                    f'<layers>{"".join(top)}</layers>{_edges(top_edges)}</net>')
     (tmp_path / f"{name}.bin").write_bytes(bytes(blob))
     return xml
+
+
+def write_gru_sequence(tmp_path, W, R, B, lengths, b=3, t=7, attrs=None, name="gs"):
+    """X [b, t, n], H0 [b, dirs, hs] -> GRUSequence-5 (W, R, B and sequence_lengths
+    constants) -> Y [b, dirs, t, hs], Ho [b, dirs, hs]."""
+    nd, g3, n = W.shape
+    hs = g3 // 3
+    blob = bytearray()
+
+    def const(lid, arr):
+        arr = np.ascontiguousarray(arr)
+        i64 = arr.dtype == np.int64
+        off = len(blob)
+        blob.extend(arr.tobytes())
+        return _layer(lid, f"Const_{lid}", "Const",
+                      data={"element_type": "i64" if i64 else "f32",
+                            "shape": ",".join(map(str, arr.shape)), "offset": off,
+                            "size": arr.nbytes},
+                      outs=[_port(0, arr.shape, "I64" if i64 else "FP32")])
+
+    def param(lid, nm, dims):
+        return _layer(lid, nm, "Parameter", data={"shape": ",".join(map(str, dims)),
+                                                  "element_type": "f32"},
+                      outs=[f'<port id="0" precision="FP32" names="{nm}">'
+                            + "".join(f"<dim>{d}</dim>" for d in dims) + "</port>"])
+    data = {"hidden_size": hs, "activations": "sigmoid, tanh", "activations_alpha": "",
+            "activations_beta": "", "clip": "0", "linear_before_reset": "false",
+            "direction": {1: "forward", 2: "bidirectional"}[nd]}
+    data.update(attrs or {})
+    ins = [_port(0, [b, t, n]), _port(1, [b, nd, hs]), _port(2, [b], "I64"),
+           _port(3, W.shape), _port(4, R.shape), _port(5, B.shape)]
+    outs = [f'<port id="6" precision="FP32" names="Y">' + "".join(
+                f"<dim>{d}</dim>" for d in (b, nd, t, hs)) + "</port>",
+            f'<port id="7" precision="FP32" names="Ho">' + "".join(
+                f"<dim>{d}</dim>" for d in (b, nd, hs)) + "</port>"]
+    layers = [param(0, "X", [b, t, n]), param(1, "H0", [b, nd, hs]),
+              const(2, np.asarray(lengths, np.int64)), const(3, W), const(4, R), const(5, B),
+              _layer(6, "the_gru", "GRUSequence", "opset5", data, ins, outs),
+              _layer(7, "Ry", "Result", ins=[_port(0, [b, nd, t, hs])]),
+              _layer(8, "Rh", "Result", ins=[_port(0, [b, nd, hs])])]
+    edges = [(i, 0, 6, i) for i in range(6)] + [(6, 6, 7, 0), (6, 7, 8, 0)]
+    xml = tmp_path / f"{name}.xml"
+    xml.write_text(f'<?xml version="1.0"?>\n<net name="{name}" version="11">'
+                   f'<layers>{"".join(layers)}</layers>{_edges(edges)}</net>')
+    (tmp_path / f"{name}.bin").write_bytes(bytes(blob))
+    return xml
+
+
+def gru_weights(rng, n, hs, nd=None, lbr=False, scale=.4):
+    lead = () if nd is None else (nd,)
+    W = rng.normal(0, scale, lead + (3 * hs, n)).astype(np.float32)
+    R = rng.normal(0, scale, lead + (3 * hs, hs)).astype(np.float32)
+    B = rng.normal(0, .2, lead + ((4 if lbr else 3) * hs,)).astype(np.float32)
+    return W, R, B
+
+
+def gru_case(tmp_path, seed=0, n=5, hs=4, b=2, t=7, lbr=False, **kw):
+    rng = np.random.default_rng(seed)
+    W, R, B = gru_weights(rng, n, hs, lbr=lbr)
+    attrs = dict(kw.pop("attrs", None) or {}, linear_before_reset=str(lbr).lower())
+    xml = write_ti_cell(tmp_path, "GRUCell", W, R, B, b=b, t=t, attrs=attrs, **kw)
+    inputs = {"X": rng.uniform(-2, 2, (b, t, n)).astype(np.float32),
+              "H0": rng.uniform(-.5, .5, (b, hs)).astype(np.float32)}
+    return xml, inputs, (W, R, B)
 
 
 def lstm_case(tmp_path, seed=0, n=6, hs=5, b=2, t=8, **kw):
@@ -299,7 +365,7 @@ def test_ti_lstm_spec_fx16_reaches_40_db():
 
 @NEEDS_OV
 @pytest.mark.parametrize("kind", ["fx16", "fx8w16d", "fx8"])
-@pytest.mark.parametrize("case", ["ti_lstm_small", "ti_rnn_cell"])
+@pytest.mark.parametrize("case", ["ti_lstm_small", "ti_rnn_cell", "ti_gru_cell"])
 def test_shared_cases_against_openvino(case, kind):
     """The fixed-point model against OpenVINO's own float outputs."""
     with np.load(OV / f"{case}.npz") as d:
@@ -313,17 +379,97 @@ def test_shared_cases_against_openvino(case, kind):
 
 
 @NEEDS_OV
-def test_gru_only_model_is_refused():
-    model = read_model(OV / "ti_gru_cell.xml")
-    with pytest.raises(FixedPointError, match=r"\(GRUCell\) in body of .*GRU is not converted "
-                                              r"to fixed point \(MLI 1.1 has no GRU kernel"):
-        to_fixed_point(model, {"X": np.zeros((2, 5, 4), np.float32),
-                               "H0": np.zeros((2, 3), np.float32)})
-
-
-@NEEDS_OV
 def test_command_line(capsys):
     assert main([str(OV / "ti_rnn_cell.xml"), "--kind", "all"]) == 0
     out = capsys.readouterr().out
     for text in ("[fx16]", "[fx8w16d]", "[fx8]", "RNNCell_485", "S/N Y", "S/N H_last"):
         assert text in out
+
+
+# --------------------------------------------------------------------------- GRU (mli.gru)
+GRU_FLOOR = {"fx16": 60, "fx8w16d": 35, "fx8": 22}   # measured 64-73 / 40-45 / 27-33 dB
+
+
+@pytest.mark.parametrize("kind", ["fx16", "fx8w16d", "fx8"])
+@pytest.mark.parametrize("lbr", [False, True])
+def test_gru_cell_in_ti_is_the_mli_composition(tmp_path, lbr, kind):
+    """GRUCell in a TensorIterator: the model steps mli.gru.GruCell (bit for bit what the
+    cell computes on the quantized inputs) and reaches the floor against the float run."""
+    xml, inputs, _ = gru_case(tmp_path, lbr=lbr)
+    model = read_model(xml)
+    fpm = to_fixed_point(model, inputs, kind)
+    (qc,) = fpm.cells
+    cell = qc.body
+    assert qc.layer.type == "GRUCell" and cell.linear_before_reset is lbr and cell.kind == kind
+    h = cell.quantize(inputs["H0"], "h")
+    ys = []
+    for t in range(inputs["X"].shape[1]):
+        h = cell.step(cell.quantize(inputs["X"][:, t], "x"), h)
+        ys.append(cell.dequantize(h, "h"))
+    got = fpm(inputs)
+    np.testing.assert_array_equal(got["Y"], np.stack(ys, axis=1))
+    np.testing.assert_array_equal(got["H_last"], ys[-1])
+    sn = fpm.report(inputs)
+    assert min(sn.values()) >= GRU_FLOOR[kind], sn
+    assert "GRUCell" in fpm.summary() and "w_zr" in fpm.summary()
+
+
+def test_gru_clip_is_applied(tmp_path):
+    """clip runs as eltwise_min/max on the pre-activations: against the clipped float model."""
+    xml, inputs, _ = gru_case(tmp_path, attrs={"clip": "0.75"}, name="clipped")
+    plain, _, _ = gru_case(tmp_path, name="plain")
+    clipped = read_model(xml)
+    ref, free = clipped(inputs), read_model(plain)(inputs)
+    assert sn_db(ref["Y"], free["Y"]) < 40            # the clip matters
+    fpm = to_fixed_point(clipped, inputs, "fx16")
+    assert "eltwise_min_fx16" in fpm.cells[0].body.calls
+    assert min(fpm.report(inputs).values()) >= GRU_FLOOR["fx16"]
+
+
+@pytest.mark.parametrize("lbr", [False, True])
+def test_gru_sequence_lengths_and_directions(tmp_path, lbr):
+    """GRUSequence, bidirectional, sequence lengths 7, 3, 0: each direction its own cell,
+    each row its valid steps (read backwards in reverse), zeros beyond, final state of
+    the last valid step (the initial state for length 0)."""
+    rng = np.random.default_rng(1)
+    W, R, B = gru_weights(rng, 5, 4, nd=2, lbr=lbr)
+    xml = write_gru_sequence(tmp_path, W, R, B, [7, 3, 0],
+                             attrs={"linear_before_reset": str(lbr).lower()})
+    inputs = {"X": rng.uniform(-2, 2, (3, 7, 5)).astype(np.float32),
+              "H0": rng.uniform(-.5, .5, (3, 2, 4)).astype(np.float32)}
+    model = read_model(xml)
+    fpm = to_fixed_point(model, inputs, "fx16")
+    assert len(fpm.cells) == 2 and fpm.cells[0].body is not fpm.cells[1].body
+    got = fpm(inputs)
+    for d, reverse in enumerate([False, True]):
+        cell = fpm.cells[d].body
+        for b, n in enumerate([7, 3, 0]):
+            np.testing.assert_array_equal(got["Y"][b, d, n:], 0)
+            if n == 0:
+                np.testing.assert_array_equal(got["Ho"][b, d], inputs["H0"][b, d])
+                continue
+            t = np.arange(n)[::-1] if reverse else np.arange(n)
+            y, h = cell.run_sequence(cell.quantize(inputs["X"][b, t], "x"),
+                                     cell.quantize(inputs["H0"][b, d], "h"))
+            np.testing.assert_array_equal(got["Y"][b, d, t], cell.dequantize(y, "y"))
+            np.testing.assert_array_equal(got["Ho"][b, d], cell.dequantize(h, "h"))
+    sn = fpm.report(inputs)
+    assert min(sn.values()) >= GRU_FLOOR["fx16"], sn
+
+
+@pytest.mark.parametrize("attrs, msg", [
+    ({"activations": "tanh, tanh"}, r"activations \['tanh', 'tanh'\] are not supported"),
+    ({"activations": "sigmoid, relu"}, "only the defaults"),
+    ({"activations_alpha": "0.5"}, "activations_alpha='0.5' is not supported"),
+])
+def test_gru_unsupported_attributes_name_the_layer(tmp_path, attrs, msg):
+    xml, inputs, _ = gru_case(tmp_path, attrs=attrs)
+    with pytest.raises(FixedPointError, match=msg) as e:
+        to_fixed_point(read_model(xml), inputs)
+    assert "'the_cell' (GRUCell)" in str(e.value) and "in body of layer 30 'ti'" in str(e.value)
+
+
+def test_gru_non_const_weights_are_refused(tmp_path):
+    xml, inputs, _ = gru_case(tmp_path, w_through="Negative")
+    with pytest.raises(FixedPointError, match=r"'the_cell' \(GRUCell\).*W must be a constant"):
+        to_fixed_point(read_model(xml), inputs)

@@ -52,15 +52,7 @@ def test_lowlatency2_state_kept_and_reset():
 FIXED = [c for c in CASES if c.get("fixed_point")]
 
 
-def _is_gru(case):
-    return "gru" in case["fixed_point"].get("cells", [])
-
-
-@pytest.mark.parametrize("case", [
-    pytest.param(c, marks=pytest.mark.xfail(
-        strict=True, raises=__import__("mli.fixed_point").fixed_point.FixedPointError,
-        reason="GRU -> MLI 1.1 composition not implemented yet: refused naming the layer"))
-    if _is_gru(c) else c for c in FIXED], ids=[c["name"] for c in FIXED])
+@pytest.mark.parametrize("case", FIXED, ids=[c["name"] for c in FIXED])
 def test_fixed_point_sn(case):
     """fx16 on the case inputs reaches the manifest's min_sn_db on every listed output."""
     from mli.fixed_point import to_fixed_point
