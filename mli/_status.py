@@ -1,6 +1,11 @@
 """MLI status codes and the exception hierarchy that carries them."""
 from enum import IntEnum
 
+__all__ = ["Status", "MliError", "MliBadTensorError", "MliShapeMismatchError", "MliIncompatibleTensorsError",
+           "MliBadFuncCfgError", "MliNotEnoughMemError", "MliNotSupportedError", "MliSpecParamMismatchError",
+           "MliArgumentError", "MliLengthError", "MliSizeMismatchError", "MliRankMismatchError",
+           "MliTypeMismatchError", "raise_for_status"]
+
 
 class Status(IntEnum):
     """`mli_status` of MLI 1.1, in MLI's order and spelling."""
@@ -41,11 +46,22 @@ class MliError(Exception):
         where = argument + (f".{field}" if field and not field.startswith("[") else field)
         msg = f"{kernel}: {where} {detail}".replace("  ", " ").strip()
         if expected is not None:
-            msg += f" (expected {expected}, got {actual})"
+            msg += f" (expected {_value(field, expected)}, got {_value(field, actual)})"
         msg += f" [{self.status.c_name}]"
         if mlipy_safety:
             msg += " (mli-py safety check; MLI 1.1 would not detect this)"
         super().__init__(msg)
+
+
+_EL_TYPE_NAMES = ("MLI_EL_FX_8", "MLI_EL_FX_16", "MLI_EL_ASYM_I8", "MLI_EL_ASYM_I32")
+
+
+def _value(field, value):
+    """An expected/actual value as the message prints it: element types by
+    their C enum name (``MLI_EL_FX_8``), any other value as it is."""
+    if field.endswith("el_type") and isinstance(value, int) and 0 <= value < len(_EL_TYPE_NAMES):
+        return _EL_TYPE_NAMES[value]
+    return value
 
 
 class MliBadTensorError(MliError, ValueError): pass

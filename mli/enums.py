@@ -3,6 +3,12 @@ from enum import IntEnum
 
 import numpy as np
 
+__all__ = ["ElementType", "RnnMode", "RnnActivation", "ReluType",
+           "EL_FX_8", "EL_FX_16", "EL_ASYM_I8", "EL_ASYM_I32",
+           "RNN_ONE_TO_ONE", "RNN_BATCH_TO_BATCH", "RNN_BATCH_TO_LAST",
+           "RNN_ACT_NONE", "RNN_ACT_TANH", "RNN_ACT_SIGM",
+           "MLI_RELU_NONE", "MLI_RELU_GEN", "MLI_RELU_1", "MLI_RELU_6"]
+
 
 class ElementType(IntEnum):
     """`mli_element_type`."""
