@@ -1,5 +1,6 @@
 """The ``mli`` command: ``mli demo`` (the default), ``mli har``,
-``mli crosscheck``, ``mli export-c``.  Exit codes: 0 success (bit-exact for
+``mli crosscheck``, ``mli export-c``, ``mli vectors``, ``mli fixed-point``;
+``mli --version``.  Exit codes: 0 success (bit-exact for
 crosscheck), 1 mismatch, 2 usage or input error, 130 interrupted (Ctrl-C:
 one line ``mli COMMAND: interrupted`` on stderr, no traceback), 141 the
 reader of stdout went away (``mli ... | head``: no message, as a program
@@ -13,12 +14,15 @@ COMMANDS = {
     "har": ("mli.har", "run the MLI 1.1 HAR LSTM example exactly as its firmware does"),
     "crosscheck": ("mli.crosscheck", "compare firmware outputs with the package, bit for bit"),
     "export-c": ("mli.export_c", "write quantized weights and MLI tensor initialisers as C source"),
+    "vectors": ("mli.vectors", "run reference cases (MLI cases, OpenVINO TensorIterator/Loop folders)"),
+    "fixed-point": ("mli.fixed_point", "run an OpenVINO IR model's cells on the MLI kernels, S/N against float"),
 }
 
 
 def usage():
-    lines = ["usage: mli [COMMAND] [ARGS...]   (no command: mli demo)", "", "commands:"]
-    lines += [f"  {name:<11} {help_}" for name, (_, help_) in COMMANDS.items()]
+    lines = ["usage: mli [COMMAND] [ARGS...]   (no command: mli demo)", "       mli --version", "",
+             "commands:"]
+    lines += [f"  {name:<12} {help_}" for name, (_, help_) in COMMANDS.items()]
     lines += ["", "mli COMMAND --help gives the options of a command."]
     return "\n".join(lines)
 
@@ -27,6 +31,11 @@ def main(argv=None):
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv and argv[0] in ("-h", "--help"):
         print(usage())
+        return 0
+    if argv and argv[0] in ("-V", "--version"):
+        from ._version import __version__  # no need for the extension to say which version this is
+
+        print(f"mli-py {__version__}")
         return 0
     cmd = argv.pop(0) if argv and not argv[0].startswith("-") else "demo"
     if cmd not in COMMANDS:
