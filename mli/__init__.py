@@ -34,7 +34,7 @@ from . import _status, enums, kernels  # noqa: E402
 from ._status import *  # noqa: E402,F401,F403
 from .enums import *  # noqa: E402,F401,F403
 from .rounding import get_rounding, rounding, set_rounding  # noqa: E402
-from .tensor import Tensor, element_type, frac_bits_for  # noqa: E402
+from .tensor import SaturationWarning, Tensor, element_type, frac_bits_for  # noqa: E402
 from .kernels import *  # noqa: E402,F401,F403
 from .dispatch import isa, set_isa, supported_isas, use_isa  # noqa: E402
 
@@ -53,7 +53,7 @@ def get_include():
 
 
 __all__ = (
-    ["__version__", "get_include", "Tensor", "element_type", "frac_bits_for",
+    ["__version__", "get_include", "Tensor", "SaturationWarning", "element_type", "frac_bits_for",
      "get_rounding", "rounding", "set_rounding", "isa", "set_isa", "supported_isas", "use_isa"]
     + list(_status.__all__) + list(enums.__all__) + list(kernels.__all__))
 

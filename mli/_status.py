@@ -1,5 +1,8 @@
 """MLI status codes and the exception hierarchy that carries them."""
+from __future__ import annotations
+
 from enum import IntEnum
+from typing import Any, Optional
 
 __all__ = ["Status", "MliError", "MliBadTensorError", "MliShapeMismatchError", "MliIncompatibleTensorsError",
            "MliBadFuncCfgError", "MliNotEnoughMemError", "MliNotSupportedError", "MliSpecParamMismatchError",
@@ -25,7 +28,7 @@ class Status(IntEnum):
     TYPE_MISMATCH = 12
 
     @property
-    def c_name(self):
+    def c_name(self) -> str:
         return "MLI_STATUS_" + self.name
 
 
@@ -38,8 +41,8 @@ class MliError(Exception):
     1.1 itself would not reject the call but would touch memory outside its
     buffers; mli-py refuses it instead)."""
 
-    def __init__(self, status, kernel="", argument="", field="", detail="", expected=None,
-                 actual=None, mlipy_safety=False):
+    def __init__(self, status: int, kernel: str = "", argument: str = "", field: str = "", detail: str = "",
+                 expected: Optional[int] = None, actual: Optional[int] = None, mlipy_safety: bool = False) -> None:
         self.status = Status(status)
         self.kernel, self.argument, self.field, self.detail = kernel, argument, field, detail
         self.expected, self.actual, self.mlipy_safety = expected, actual, mlipy_safety
@@ -56,7 +59,7 @@ class MliError(Exception):
 _EL_TYPE_NAMES = ("MLI_EL_FX_8", "MLI_EL_FX_16", "MLI_EL_ASYM_I8", "MLI_EL_ASYM_I32")
 
 
-def _value(field, value):
+def _value(field: str, value: Any) -> Any:
     """An expected/actual value as the message prints it: element types by
     their C enum name (``MLI_EL_FX_8``), any other value as it is."""
     if field.endswith("el_type") and isinstance(value, int) and 0 <= value < len(_EL_TYPE_NAMES):
@@ -78,7 +81,7 @@ class MliRankMismatchError(MliError, ValueError): pass
 class MliTypeMismatchError(MliError, TypeError): pass
 
 
-ERROR_CLASSES = {
+ERROR_CLASSES: dict[Status, type[MliError]] = {
     Status.BAD_TENSOR: MliBadTensorError,
     Status.SHAPE_MISMATCH: MliShapeMismatchError,
     Status.INCOMPATEBLE_TENSORS: MliIncompatibleTensorsError,
@@ -94,12 +97,13 @@ ERROR_CLASSES = {
 }
 
 
-def error(status, kernel="", argument="", field="", detail="", **kw):
+def error(status: int, kernel: str = "", argument: str = "", field: str = "", detail: str = "",
+          **kw: Any) -> MliError:
     """The exception object of the class that fits `status`."""
     return ERROR_CLASSES.get(Status(status), MliError)(status, kernel, argument, field, detail, **kw)
 
 
-def raise_for_status(status, kernel=None):
+def raise_for_status(status: int, kernel: Optional[str] = None) -> None:
     """Raise the typed error for a non-OK status of the last C call on this
     thread, with the argument and field the C checker recorded."""
     if status == 0:

@@ -1,5 +1,9 @@
 """Enumerations of the MLI 1.1 C API (values and names as in C)."""
+from __future__ import annotations
+
+from collections.abc import Sequence
 from enum import IntEnum
+from typing import TypeVar
 
 import numpy as np
 
@@ -50,19 +54,21 @@ RNN_ACT_NONE, RNN_ACT_TANH, RNN_ACT_SIGM = RnnActivation
 MLI_RELU_NONE, MLI_RELU_GEN, MLI_RELU_1, MLI_RELU_6 = ReluType
 
 #: kind name -> (data element type, weights element type)
-KINDS = {
+KINDS: dict[str, tuple[ElementType, ElementType]] = {
     "fx8": (ElementType.FX_8, ElementType.FX_8),
     "fx16": (ElementType.FX_16, ElementType.FX_16),
     "fx8w16d": (ElementType.FX_16, ElementType.FX_8),
 }
 #: kind name -> variant index of the bridge
-VARIANT = {"fx8": 0, "fx16": 1, "fx8w16d": 2}
+VARIANT: dict[str, int] = {"fx8": 0, "fx16": 1, "fx8w16d": 2}
 
+
+E = TypeVar("E", bound=IntEnum)
 
 _ALIASES = {"GENERAL": "GEN", "1": "RELU_1", "6": "RELU_6", "SIGMOID": "SIGM"}
 
 
-def parse_enum(value, enum, prefixes=()):
+def parse_enum(value: object, enum: type[E], prefixes: Sequence[str] = ()) -> E:
     """The member of `enum` that `value` names: a member, its integer, or
     its name in any case, with or without its C prefix (``"RNN_ACT_TANH"``,
     ``"tanh"``).  ValueError naming the choices otherwise."""

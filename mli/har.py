@@ -66,6 +66,17 @@ def default_data_dir():
     return cands[0]
 
 
+def searched_places():
+    """The places :func:`default_data_dir` looked in, in order, as one line
+    for a "not found" message: the variable it took, or (both unset) every
+    candidate folder."""
+    if os.environ.get("MLI_HAR_DATA"):
+        return f"$MLI_HAR_DATA ({os.environ['MLI_HAR_DATA']})"
+    if os.environ.get("MLI_SHARED"):
+        return f"$MLI_SHARED/data/har ({os.path.join(os.environ['MLI_SHARED'], 'data', 'har')})"
+    return ", ".join([os.path.normpath(c) for c in _candidate_dirs()]) + " ($MLI_HAR_DATA and $MLI_SHARED unset)"
+
+
 def data_dir_for_case(case_path):
     """The HAR folder of the ``shared/`` tree a case file sits in
     (``<shared>/vectors/<set>/<case>.npz`` -> ``<shared>/data/har``), else
@@ -113,7 +124,7 @@ class HarModel:
     frac: dict
     coef: dict
     data_dir: str
-    fc1_seq: tuple = field(default=None, repr=False)
+    fc1_seq: "tuple | None" = field(default=None, repr=False)
 
     @property
     def data_type(self):
@@ -416,8 +427,8 @@ def main(argv=None):
     """``mli har``: run the example on its built-in input (and test set)."""
     ap = argparse.ArgumentParser(prog="mli har", description="Run the MLI 1.1 HAR smartphone LSTM example "
                                  "exactly as its firmware does and print its quality figures.")
-    ap.add_argument("--data", metavar="DIR", help="HAR data folder (default: $MLI_HAR_DATA or "
-                    "<project>/../shared/data/har)")
+    ap.add_argument("--data", metavar="DIR", help="HAR data folder (default: $MLI_HAR_DATA, $MLI_SHARED/data/har, "
+                    "<project>/../shared/data/har, ./../shared/data/har, ./shared/data/har: the first that exists)")
     ap.add_argument("--depth", type=int, choices=sorted(DEPTHS), default=16,
                     help="MODEL_BIT_DEPTH: 16 = fx16, 816 = 8-bit weights / 16-bit data, 8 = fx8 (default 16)")
     ap.add_argument("--layer3", choices=("custom", "library"), default="custom",
@@ -427,6 +438,10 @@ def main(argv=None):
                     help="DSP rounding mode (the library's build uses convergent)")
     args = ap.parse_args(argv)
     data = args.data if args.data is not None else default_data_dir()
+    if args.data is None and not os.path.isdir(data):
+        print(f"mli har: HAR data folder not found; looked in {searched_places()} "
+              "(give --data DIR or set MLI_HAR_DATA)", file=sys.stderr)
+        return 2
     try:
         model = load_har(data, args.depth)
         x_f, ref = load_reference(data)

@@ -31,7 +31,7 @@ import numpy as np
 from .limits import CHUNK, check_size, read_exactly
 
 #: IDX type code -> big-endian numpy dtype.
-TYPE_CODES = {
+TYPE_CODES: "dict[int, np.dtype]" = {
     0x08: np.dtype(">u1"), 0x09: np.dtype(">i1"), 0x0B: np.dtype(">i2"),
     0x0C: np.dtype(">i4"), 0x0D: np.dtype(">f4"), 0x0E: np.dtype(">f8"),
 }

@@ -1,0 +1,9 @@
+# Types of mli/rounding.py.
+from contextlib import AbstractContextManager
+from typing import Literal
+
+_RoundingMode = Literal["convergent", "up"]
+
+def set_rounding(mode: str) -> None: ...
+def get_rounding() -> _RoundingMode: ...
+def rounding(mode: str) -> AbstractContextManager[None]: ...
