@@ -664,7 +664,8 @@ class CrosscheckResult:
         """One line: bit-exact, or where the first mismatch is."""
         head = f"vector {self.label}: " if self.label != "" else ""
         if self.bit_exact:
-            return head + f"bit-exact ({len(self.layers)} outputs)"
+            n = len(self.layers)
+            return head + f"bit-exact ({n} output{'' if n == 1 else 's'})"
         fm = self.first_mismatch
         r = fm.report
         line = (f"{head}MISMATCH {fm.name}: {r.n_diff}/{r.count} differ, first at {r.where()} "

@@ -493,8 +493,10 @@ def _run(argv):
         "(MLI 1.1 layout, designated initialisers) and a .h with their declarations."),
         epilog="SOURCE: a file spec (x.idx, w.npy, coefs.npz or coefs.npz:KEY, dump.bin,dtype=int16,shape=4x8, "
                "coefs.c or coefs.c:NAME,macro=QMN,frac=14).  An .npz or .c without a key exports all its arrays.")
-    ap.add_argument("sources", nargs="+", metavar="SOURCE", help="arrays to export")
-    ap.add_argument("-o", "--output", required=True, metavar="BASE", help="writes BASE.c and BASE.h")
+    ap.add_argument("sources", nargs="*", metavar="SOURCE", help="arrays to export")
+    ap.add_argument("-o", "--output", metavar="BASE", help="writes BASE.c and BASE.h (required)")
+    ap.add_argument("--print-include", action="store_true",
+                    help="print the folder of mli_api.h (mli.get_include()) for the C compiler's -I, and exit")
     ap.add_argument("--type", default="fx16", help="element type of every tensor: fx16 (default) or fx8")
     ap.add_argument("--type-of", action="append", metavar="NAME=TYPE", help="element type of one tensor")
     ap.add_argument("--frac", action="append", metavar="NAME=N", help="frac bits of one tensor")
@@ -514,6 +516,15 @@ def _run(argv):
     ap.add_argument("--allow-saturation", action="store_true",
                     help="do not fail when quantization clamps values (a warning is printed instead)")
     args = ap.parse_args(argv)
+    if args.print_include:
+        from . import get_include
+
+        print(get_include())
+        return 0
+    if not args.sources:
+        ap.error("the following arguments are required: SOURCE")
+    if args.output is None:
+        ap.error("the following arguments are required: -o/--output")
     default_type = _el(args.type, "--type")
     types = _pairs(args.type_of, "--type-of", lambda v: _el(v, "--type-of"))
     fracs = _pairs(args.frac, "--frac", int)

@@ -224,7 +224,7 @@ def _selected(name, patterns, folder):
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(prog="python -m mli.vectors", description=__doc__.split("\n")[0])
+    ap = argparse.ArgumentParser(prog="mli vectors", description=__doc__.split("\n")[0])
     ap.add_argument("dirs", nargs="+", metavar="DIR", help="folders of reference cases")
     ap.add_argument("-k", dest="patterns", action="append", metavar="GLOB",
                     help="run only cases whose name matches (repeatable; the NNNN_ prefix may be left out)")
@@ -251,6 +251,10 @@ def main(argv=None):
             else:
                 failed += 1
                 print(f"FAIL {r.name}: {r.message}")
+    if passed + failed == 0:  # a run that checked nothing must not look like a pass
+        what = f"no case matched -k {' -k '.join(args.patterns)}" if args.patterns else "no cases"
+        print(f"mli vectors: error: {what} in {', '.join(args.dirs)}", file=sys.stderr)
+        return 2
     print(f"{passed} passed, {failed} failed")
     return 0 if failed == 0 else 1
 

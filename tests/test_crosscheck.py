@@ -330,7 +330,7 @@ def test_dataset_folder_of_inputs(tmp_path, capsys):
     lines = out.strip().splitlines()
     assert code == 1 and len(lines) == 6, out
     assert lines[3].startswith("vector v03.npy: MISMATCH fully_connected: 1/4 differ, first at element 2")
-    assert lines[0] == "vector v00.npy: bit-exact (1 outputs)"
+    assert lines[0] == "vector v00.npy: bit-exact (1 output)"
     assert lines[-1] == "5 vectors: 4 bit-exact, 1 mismatch"
     assert err == ""          # no progress bar: stderr is not a terminal
     code, out, _ = run_cli(capsys, *argv, "--json")

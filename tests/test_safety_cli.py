@@ -218,7 +218,7 @@ def test_crosscheck_ctrl_c_keeps_the_lines_done_and_prints_one_line(tmp_path):
     assert code == 130
     assert err == "mli crosscheck: interrupted\n"
     assert 3 <= len(lines) < N_VECTORS
-    assert lines == [f"vector {i}: bit-exact (1 outputs)\n" for i in range(len(lines))]
+    assert lines == [f"vector {i}: bit-exact (1 output)\n" for i in range(len(lines))]
 
 
 def test_crosscheck_reader_gone_exits_quietly(tmp_path):
@@ -226,7 +226,7 @@ def test_crosscheck_reader_gone_exits_quietly(tmp_path):
     try:
         ready, _, _ = select.select([p.stdout], [], [], 60)
         assert ready, "no output within 60 s"
-        assert os.read(p.stdout.fileno(), 4096).decode().startswith("vector 0: bit-exact (1 outputs)")
+        assert os.read(p.stdout.fileno(), 4096).decode().startswith("vector 0: bit-exact (1 output)")
         p.stdout.close()            # what `| head -1` does
         code = p.wait(timeout=60)
         err = p.stderr.read()
