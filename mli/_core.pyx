@@ -6,6 +6,7 @@ into; the kernel wrappers pass those structs to C with the GIL released and
 return the integer `mli_status`.  Python-side validation lives in `mli`."""
 import threading
 
+cimport cython
 from cpython.buffer cimport PyObject_GetBuffer, PyBuffer_Release, PyBUF_SIMPLE, PyBUF_WRITABLE
 from libc.stdint cimport int8_t, int16_t, intptr_t, uint32_t, uint8_t
 from libc.string cimport memcpy, memset
@@ -23,6 +24,7 @@ class BridgeError(ValueError):
         self.argument = argument
 
 
+@cython.no_gc_clear  # keep `base` alive until __dealloc__ has released the buffer view
 cdef class CTensor:
     """An `mli_tensor`, field for field, plus the memory it points into.
 
@@ -261,6 +263,43 @@ cdef int _prep(tuple names, tuple inputs, tuple outputs, bint elementwise, bint 
     return 0
 
 
+# Output buffers of recurrent kernel calls in flight (GIL released): byte
+# ranges, so that two threads never write one buffer at once (e.g. one
+# cfg.ir shared by threads).  Touched only with the GIL held.
+_in_flight = {}
+_flight_seq = 0
+
+
+cdef object _claim(tuple names, tuple outputs):
+    """Reserve the outputs' buffers for this call; BridgeError when another
+    thread's call is writing into one of them now."""
+    global _flight_seq
+    cdef CTensor o
+    cdef intptr_t a0, a1
+    ranges = []
+    for i in range(len(outputs)):
+        o = outputs[i]
+        if not _live(o):
+            continue
+        a0 = <intptr_t>o.t.data
+        a1 = a0 + (o.t.capacity if o.t.capacity else 1)
+        for (b0, b1, who) in _in_flight.values():
+            if a0 < b1 and b0 < a1:
+                raise BridgeError(names[i], f"is being written by a kernel call on another thread ({who}); "
+                                            "give each thread its own outputs and cfg.ir (or cfg.ir=None)")
+        ranges.append((a0, a1, threading.current_thread().name))
+    _flight_seq += 1
+    for r in ranges:
+        _flight_seq += 1
+        _in_flight[_flight_seq] = r
+    return [k for k in range(_flight_seq - len(ranges) + 1, _flight_seq + 1)]
+
+
+cdef void _release(object keys):
+    for k in keys:
+        _in_flight.pop(k, None)
+
+
 def check_call(tuple names, tuple inputs, tuple outputs, bint elementwise=False, bint scalars=False):
     """The bridge's memory checks for a call about to be made (raises BridgeError);
     `scalars`: rank-0 value tensors are accepted (eltwise operands)."""
@@ -276,6 +315,30 @@ def last_error():
 
 
 _tls = threading.local()
+
+
+cdef extern from "Python.h":
+    int PyErr_CheckSignals() except -1
+
+
+cdef int _poll() noexcept with gil:
+    """The kernels' poll (mlipy_set_poll): runs Python's signal handlers, so
+    Ctrl-C interrupts a long sequence within MLIPY_POLL_STEPS steps."""
+    try:
+        PyErr_CheckSignals()
+    except BaseException as e:
+        _tls.interrupt = e
+        return 1
+    return 0
+
+
+cdef int _reraise(mli_status st) except -1:
+    """Raise what interrupted a kernel call (KeyboardInterrupt ...)."""
+    if st == MLIPY_STATUS_INTERRUPTED:
+        e = getattr(_tls, "interrupt", None)
+        _tls.interrupt = None
+        raise e if e is not None else KeyboardInterrupt()
+    return 0
 
 
 cdef unsigned char *_workspace(size_t n) except? NULL:
@@ -328,7 +391,17 @@ def set_rounding(int up):
 
 
 def get_rounding():
+    """The mode a call started now on this thread would use (0 / 1)."""
     return <int>mlipy_get_rounding()
+
+
+def set_thread_rounding(int mode):
+    """Override the process default for this thread (-1: no override)."""
+    mlipy_set_thread_rounding(mode)
+
+
+def get_thread_rounding():
+    return mlipy_get_thread_rounding()
 
 
 # ----------------------------------------------------------------- kernels
@@ -403,10 +476,17 @@ def basic_rnn_cell(int variant, CTensor inp, CTensor prev_out, CTensor weights, 
     cdef mli_tensor *p_weights = tp(weights)
     cdef mli_tensor *p_bias = tp(bias)
     cdef mli_tensor *p_out = tp(out)
-    with nogil:
-        mlipy_set_workspace(ws, nws)
-        st = f(p_inp, p_prev_out, p_weights, p_bias, &cfg, p_out)
-        mlipy_set_workspace(NULL, 0)
+    keys = _claim(("cfg.ir_tsr", "out"), (ir, out))
+    try:
+        with nogil:
+            mlipy_set_workspace(ws, nws)
+            mlipy_set_poll(_poll)
+            st = f(p_inp, p_prev_out, p_weights, p_bias, &cfg, p_out)
+            mlipy_set_poll(NULL)
+            mlipy_set_workspace(NULL, 0)
+    finally:
+        _release(keys)
+    _reraise(st)
     return <int>st
 
 
@@ -427,10 +507,17 @@ def lstm_cell(int variant, CTensor inp, CTensor prev_out, CTensor weights, CTens
     cdef mli_tensor *p_bias = tp(bias)
     cdef mli_tensor *p_cell = tp(cell)
     cdef mli_tensor *p_out = tp(out)
-    with nogil:
-        mlipy_set_workspace(ws, nws)
-        st = f(p_inp, p_prev_out, p_weights, p_bias, pcfg, p_cell, p_out)
-        mlipy_set_workspace(NULL, 0)
+    keys = _claim(("cfg.ir_tsr", "cell", "out"), (ir, cell, out))
+    try:
+        with nogil:
+            mlipy_set_workspace(ws, nws)
+            mlipy_set_poll(_poll)
+            st = f(p_inp, p_prev_out, p_weights, p_bias, pcfg, p_cell, p_out)
+            mlipy_set_poll(NULL)
+            mlipy_set_workspace(NULL, 0)
+    finally:
+        _release(keys)
+    _reraise(st)
     return <int>st
 
 
@@ -628,6 +715,7 @@ cdef class PreparedCall:
     cdef unsigned char *ws
     cdef size_t nws
     cdef object on_error
+    cdef object lock  # one call at a time: the calls share the workspace and out
     cdef unsigned long gens[7]
 
     cdef inline bint _changed(self):
@@ -654,6 +742,7 @@ cdef class PreparedCall:
         self.inp, self.prev_out, self.weights, self.bias = inp, prev_out, weights, bias
         self.ir, self.cell, self.out = ir, cell, out
         self.on_error = on_error
+        self.lock = threading.Lock()
         _cfg(&self.cfg, mode, act, ir)
         self._check()
         self.nws = _ws_size(weights, prev_out, 4 if lstm else
@@ -664,6 +753,11 @@ cdef class PreparedCall:
         mlipy_set_workspace(NULL, 0)
 
     def __call__(self):
+        """Concurrent calls from several threads run one after the other."""
+        with self.lock:  # waits with the GIL released
+            self._call()
+
+    cdef _call(self):
         cdef mli_status st
         if self._changed():  # a tensor was changed since: check again
             self._check()
@@ -677,10 +771,13 @@ cdef class PreparedCall:
         cdef rnn_fn fr = RNN[self.variant]
         with nogil:
             mlipy_set_workspace_reuse(self.ws, self.nws)
+            mlipy_set_poll(_poll)
             if self.lstm:
                 st = fl(a, b, c, d, &self.cfg, e, o)
             else:
                 st = fr(a, b, c, d, &self.cfg, o)
+            mlipy_set_poll(NULL)
             mlipy_set_workspace(NULL, 0)
+        _reraise(st)
         if st != MLI_STATUS_OK:
             self.on_error(<int>st)

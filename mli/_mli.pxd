@@ -76,6 +76,8 @@ cdef extern from "mli_api.h" nogil:
         MLIPY_ROUND_UP
     void mlipy_set_rounding(mlipy_rounding_mode)
     mlipy_rounding_mode mlipy_get_rounding()
+    void mlipy_set_thread_rounding(int)
+    int mlipy_get_thread_rounding()
     ctypedef struct mlipy_error_detail:
         mli_status status
         const char *function
@@ -88,6 +90,9 @@ cdef extern from "mli_api.h" nogil:
         int mlipy_safety
     const mlipy_error_detail *mlipy_last_error()
     void mlipy_set_workspace(void *buf, size_t size)
+    ctypedef int (*mlipy_poll_fn)() noexcept
+    void mlipy_set_poll(mlipy_poll_fn fn)
+    mli_status MLIPY_STATUS_INTERRUPTED
     void mlipy_set_workspace_reuse(void *buf, size_t size)
     size_t mlipy_workspace_size(int K, int N, int S)
     int mlipy_get_isa()

@@ -106,6 +106,9 @@ def _out(name, out, count, kind, fname, inputs=None, elementwise=False, scalars=
         t.capacity = count * el
         return t
     _tensor(name, out, fname)
+    if getattr(out, "_strided_copy", False):
+        raise ValueError(f"{fname}: {name} wraps a copy of a non-contiguous array, so the results would not "
+                         f"reach the caller's array: pass np.ascontiguousarray(...) and read the tensor")
     if inputs:
         _core.check_call(tuple(inputs) + (name,), tuple(inputs.values()), (out,), elementwise, scalars)
     return out

@@ -78,7 +78,11 @@ class Tensor(_core.CTensor):
             self.rank = 0
             return
         if not arr.flags.c_contiguous:
+            # a strided view is copied (inputs only): results written into
+            # the copy would never reach the caller's array, so a kernel
+            # refuses such a tensor as an output
             arr = np.ascontiguousarray(arr)
+            self._strided_copy = True
         self._attach(arr)
         self.capacity = arr.nbytes
         self.shape4 = arr.shape
@@ -114,18 +118,35 @@ class Tensor(_core.CTensor):
         et = element_type(el_type)
         return cls(np.zeros(shape, _DTYPES[et]), frac_bits)
 
+    _strided_copy = False
+
     @classmethod
-    def from_float(cls, x, el_type, frac_bits):
+    def from_float(cls, x, el_type, frac_bits, *, saturate=False):
         """Quantize float values as MLI's example helper mli_hlp_float_to_fx_tensor
-        does (float32 arithmetic, halves away from zero, saturation)."""
+        does (float32 arithmetic, halves away from zero, saturation).
+
+        Values beyond the range of `el_type` at `frac_bits` saturate; that
+        raises :class:`mli.SaturationWarning` unless ``saturate=True`` says it
+        is meant.  Finite values beyond float32's range saturate likewise;
+        NaN and infinity raise ValueError."""
         et = element_type(el_type)
         f = check_frac_bits(frac_bits)
         xf = np.asarray(x)
         if xf.dtype.kind not in "fiu":
             raise TypeError(f"x: expected real numbers, got dtype {xf.dtype}")
-        xf = np.ascontiguousarray(xf, dtype=np.float32)
-        if not np.all(np.isfinite(xf)):
+        if xf.size and not np.all(np.isfinite(xf)):
             raise ValueError("x: contains NaN or infinity, which cannot be quantized")
+        big = float(np.finfo(np.float32).max)
+        xf = np.ascontiguousarray(np.clip(xf, -big, big) if xf.dtype.kind == "f" else xf, dtype=np.float32)
+        if not saturate and xf.size:
+            top = (2.0 ** (8 * _DTYPES[et].itemsize - 1)) / 2.0 ** f
+            over = int(np.count_nonzero((xf.astype(np.float64) >= top - 0.5 / 2.0 ** f) |
+                                        (xf.astype(np.float64) <= -top - 0.5 / 2.0 ** f)))
+            if over:
+                import warnings
+                warnings.warn(f"from_float: {over} value(s) outside the range of {et.name} with {f} frac bits "
+                              f"[{-top:g}, {top:g}) saturate (pass saturate=True if that is meant)",
+                              SaturationWarning, stacklevel=2)
         if xf.ndim > 4:
             raise ValueError(f"x: rank {xf.ndim} exceeds MLI_MAX_RANK (4)")
         t = cls(np.zeros(xf.shape, _DTYPES[et]), f, el_type=et)
@@ -189,6 +210,10 @@ class Tensor(_core.CTensor):
     def __array__(self, dtype=None, copy=None):
         a = self.numpy()
         return a.astype(dtype) if dtype is not None else a
+
+
+class SaturationWarning(UserWarning):
+    """Float values quantized beyond the range of their fixed-point format."""
 
 
 def _check(status, kernel):

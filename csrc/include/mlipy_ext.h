@@ -9,10 +9,16 @@
 extern "C" {
 #endif
 
-/* DSP rounding mode of every rounding read-out and shift (process-wide).
- * CONVERGENT = round half to even (MLI 1.1's build flag); UP = half up. */
+/* DSP rounding mode of every rounding read-out and shift.
+ * CONVERGENT = round half to even (MLI 1.1's build flag); UP = half up.
+ * mlipy_set_rounding sets the process default; mlipy_set_thread_rounding
+ * overrides it for the calling thread (-1 removes the override).  A call
+ * takes the mode once, at its start, and uses it to its end.
+ * mlipy_get_rounding: the mode a call started now on this thread would use. */
 typedef enum { MLIPY_ROUND_CONVERGENT = 0, MLIPY_ROUND_UP = 1 } mlipy_rounding_mode;
 void mlipy_set_rounding(mlipy_rounding_mode mode);
+void mlipy_set_thread_rounding(int mode);
+int mlipy_get_thread_rounding(void);
 mlipy_rounding_mode mlipy_get_rounding(void);
 
 /* Why the last call on this thread failed: which argument, which field,
@@ -38,6 +44,16 @@ const mlipy_error_detail *mlipy_last_error(void);
  * columns).  Without one (NULL) they run the plain path; the numbers are the
  * same either way. */
 void mlipy_set_workspace(void *buf, size_t size);
+
+/* Interruption (beyond MLI): a poll function for this thread, called by the
+ * basic RNN and LSTM kernels every MLIPY_POLL_STEPS time steps; when it
+ * returns non-zero the kernel stops and returns MLIPY_STATUS_INTERRUPTED
+ * (not an mli_status of MLI's): out and cell then hold the steps done so
+ * far.  NULL (the default) never interrupts. */
+#define MLIPY_POLL_STEPS 1024
+#define MLIPY_STATUS_INTERRUPTED ((mli_status)64)
+typedef int (*mlipy_poll_fn)(void);
+void mlipy_set_poll(mlipy_poll_fn fn);
 /* The same, for a caller that calls one kernel again and again with the same
  * weights, unchanged: weights packed into `buf` by an earlier call are used
  * again without packing (the caller vouches that they did not change). */

@@ -62,6 +62,11 @@ mli_status mli_hlp_point_to_subtensor(const mli_tensor *in, const mli_point_to_s
         out->shape[i] = in->shape[a + i];
         count *= in->shape[a + i];
     }
+    /* mli-py safety: the view never leaves the parent's buffer (the checks
+     * above bound it already; this states the invariant) */
+    if (offset + count * el > in->capacity)
+        return mlipy_err_safety(MLI_STATUS_BAD_FUNC_CFG, "cfg", "start_coord",
+                                "the sub-tensor would reach beyond in.capacity");
     out->data = (char *)in->data + offset;
     out->capacity = (uint32_t)(count * el);
     out->el_type = in->el_type;

@@ -16,7 +16,7 @@
 
 /* Gate activations in place: i, f, o sigmoid and g tanh of the dense
  * values (frac f_ir) -> Q15 (16-bit data) or Q7 (8-bit data). */
-void MLI_CAT(mlipy_lstm_gates_, KRN_SFX)(KRN_IO_T *gates, int M, int f_ir) {
+static void MLI_CAT(lstm_gates_, KRN_SFX)(KRN_IO_T *gates, int M, int f_ir) {
     MLI_CAT(mli_prv_act_vec, KRN_BITS)(&mli_prv_sigm_lut, gates, M, f_ir, gates);
     MLI_CAT(mli_prv_act_vec, KRN_BITS)(&mli_prv_tanh_lut, gates + M, M, f_ir, gates + M);
     MLI_CAT(mli_prv_act_vec, KRN_BITS)(&mli_prv_sigm_lut, gates + 2 * M, 2 * M, f_ir, gates + 2 * M);
@@ -50,7 +50,7 @@ MLIPY_MULTIVERSION(int, MLI_CAT(cell_update_, KRN_SFX),
                     int64_t up),
                    (i_g, g_g, f_g, c, M, s, up))
 
-void MLI_CAT(mlipy_lstm_cell_update_, KRN_SFX)(const KRN_IO_T *gates, int M, KRN_IO_T *c, int ir_shift) {
+static void MLI_CAT(lstm_cell_update_, KRN_SFX)(const KRN_IO_T *gates, int M, KRN_IO_T *c, int ir_shift) {
     const KRN_IO_T *i_g = gates, *g_g = gates + M, *f_g = gates + 2 * M;
     if (ir_shift > 0 && ir_shift < 31) {
         MLI_CAT(cell_update_, KRN_SFX)(i_g, g_g, f_g, c, M, ir_shift, mlipy_rounding_up);
@@ -80,7 +80,7 @@ MLIPY_MULTIVERSION(int, MLI_CAT(hidden_, KRN_SFX),
                    (const KRN_IO_T *p, const KRN_IO_T *o, int M, int s, int64_t up, KRN_IO_T *h),
                    (p, o, M, s, up, h))
 
-void MLI_CAT(mlipy_lstm_hidden_, KRN_SFX)(const KRN_IO_T *gates, int M, const KRN_IO_T *c, int f_c,
+static void MLI_CAT(lstm_hidden_, KRN_SFX)(const KRN_IO_T *gates, int M, const KRN_IO_T *c, int f_c,
                                           mli_rnn_out_activation act, int mshift, KRN_IO_T *h) {
     const KRN_IO_T *o_g = gates + 3 * M;
     const KRN_IO_T *p = c;
@@ -94,6 +94,22 @@ void MLI_CAT(mlipy_lstm_hidden_, KRN_SFX)(const KRN_IO_T *gates, int M, const KR
     }
     for (int m = 0; m < M; m++)
         h[m] = (KRN_IO_T)mli_math_sat(mli_math_asr32((int64_t)p[m] * o_g[m], mshift), KRN_BITS);
+}
+
+/* The steps as exported functions (mlipy_ext.h): each takes the rounding
+ * mode at its start, as a kernel does. */
+void MLI_CAT(mlipy_lstm_gates_, KRN_SFX)(KRN_IO_T *gates, int M, int f_ir) {
+    mlipy_rounding_begin();
+    MLI_CAT(lstm_gates_, KRN_SFX)(gates, M, f_ir);
+}
+void MLI_CAT(mlipy_lstm_cell_update_, KRN_SFX)(const KRN_IO_T *gates, int M, KRN_IO_T *c, int ir_shift) {
+    mlipy_rounding_begin();
+    MLI_CAT(lstm_cell_update_, KRN_SFX)(gates, M, c, ir_shift);
+}
+void MLI_CAT(mlipy_lstm_hidden_, KRN_SFX)(const KRN_IO_T *gates, int M, const KRN_IO_T *c, int f_c,
+                                          mli_rnn_out_activation act, int mshift, KRN_IO_T *h) {
+    mlipy_rounding_begin();
+    MLI_CAT(lstm_hidden_, KRN_SFX)(gates, M, c, f_c, act, mshift, h);
 }
 
 mli_status MLI_CAT(mli_krn_lstm_cell_, KRN_SFX)(const mli_tensor *in, const mli_tensor *prev_out,
@@ -132,12 +148,13 @@ mli_status MLI_CAT(mli_krn_lstm_cell_, KRN_SFX)(const mli_tensor *in, const mli_
     mli_dense_plan plan;
     MLI_CAT(mli_prv_dense_plan_, KRN_SFX)(&plan, W, N + M, 4 * M, N, M, b, sh, batch);
     for (long t = 0; t < batch; t++) {
+        if (t > 0 && mlipy_poll_now(t - 1)) return MLIPY_STATUS_INTERRUPTED;
         KRN_IO_T *h_out = mode == RNN_BATCH_TO_BATCH ? y + t * M : y;
         MLI_CAT(mli_prv_dense_step_, KRN_SFX)(&plan, x + t * N, N, h, M, W, N + M, b, 4 * M, sh,
                                               MLI_CAT(mli_prv_dense_ready_, KRN_SFX)(&plan, x, N, t, batch), gates);
-        MLI_CAT(mlipy_lstm_gates_, KRN_SFX)(gates, M, f_ir);
-        MLI_CAT(mlipy_lstm_cell_update_, KRN_SFX)(gates, M, c, ir_shift);
-        MLI_CAT(mlipy_lstm_hidden_, KRN_SFX)(gates, M, c, f_c, act, mshift, h_out);
+        MLI_CAT(lstm_gates_, KRN_SFX)(gates, M, f_ir);
+        MLI_CAT(lstm_cell_update_, KRN_SFX)(gates, M, c, ir_shift);
+        MLI_CAT(lstm_hidden_, KRN_SFX)(gates, M, c, f_c, act, mshift, h_out);
         h = h_out;
     }
 

@@ -39,6 +39,7 @@ mli_status MLI_CAT(mli_krn_basic_rnn_cell_, KRN_SFX)(const mli_tensor *in, const
     mli_dense_plan plan;
     MLI_CAT(mli_prv_dense_plan_, KRN_SFX)(&plan, W, N + M, K, N, M, b, sh, batch);
     for (long t = 0; t < batch; t++) {
+        if (t > 0 && mlipy_poll_now(t - 1)) return MLIPY_STATUS_INTERRUPTED;
         KRN_IO_T *dense_out, *step_out;
         if (b2l && act == RNN_ACT_NONE) { /* ping-pong so that the last step lands in out */
             dense_out = step_out = ((batch - 1 - t) % 2 == 0) ? y : ir;

@@ -35,7 +35,9 @@ mli_status mli_chk_tensor(const mli_tensor *t, const char *arg) {
                       mlipy_err_val(MLI_STATUS_BAD_TENSOR, arg, STRIDE_F[i],
                                     "is smaller than the extent of the inner dimensions", need,
                                     t->mem_stride[i]));
-            size += (uint64_t)(t->shape[i] - 1) * (uint64_t)t->mem_stride[i];
+            /* each term < 2^63; saturate the sum instead of wrapping */
+            const uint64_t term = (uint64_t)(t->shape[i] - 1) * (uint64_t)t->mem_stride[i];
+            size = term > MLI_PRV_COUNT_MAX - size ? MLI_PRV_COUNT_MAX : size + term;
         }
     } else {
         size = mli_prv_count(t, 0);
@@ -73,11 +75,15 @@ static mli_status chk_type(const mli_tensor *t, const char *arg, mli_element_typ
     return MLI_STATUS_OK;
 }
 
-static mli_status chk_same_type(const mli_tensor *a, const mli_tensor *b, const char *arg) {
-    RETURN_IF(a->el_type != b->el_type,
-              mlipy_err_val(MLI_STATUS_TYPE_MISMATCH, arg, "el_type", "element types differ",
-                            a->el_type, b->el_type));
-    return MLI_STATUS_OK;
+/* MLI's "a and b have the same el_type" step.  The status is MLI's; the
+ * detail names the one of the two that is not the kernel's type `want`. */
+static mli_status chk_same_type(const mli_tensor *a, const char *a_arg, const mli_tensor *b, const char *b_arg,
+                                mli_element_type want) {
+    if (a->el_type == b->el_type) return MLI_STATUS_OK;
+    const bool a_off = a->el_type != want;
+    return mlipy_err_val(MLI_STATUS_TYPE_MISMATCH, a_off ? a_arg : b_arg, "el_type",
+                         "is not the element type of this kernel",
+                         want, a_off ? a->el_type : b->el_type);
 }
 
 static mli_status chk_bias_frac(const mli_tensor *in, const mli_tensor *w, const mli_tensor *b) {
@@ -108,6 +114,15 @@ static mli_status chk_capacity(uint64_t need, const mli_tensor *t, const char *a
 static mli_status safe_data(const mli_tensor *t, const char *arg) {
     RETURN_IF(t->data == NULL,
               mlipy_err_safety(MLI_STATUS_BAD_TENSOR, arg, "data", "is NULL"));
+    return MLI_STATUS_OK;
+}
+
+/* mli-py safety: MLI's dense kernels count elements in C int; 2^31
+ * elements or more overflow them (no ARC memory holds such tensors). */
+static mli_status safe_int_count(const mli_tensor *t, const char *arg) {
+    RETURN_IF(mli_prv_count(t, 0) >= ((uint64_t)1 << 31),
+              mlipy_err_safety(MLI_STATUS_NOT_ENGH_MEM, arg, "shape",
+                               "has 2^31 elements or more (MLI's int element counters overflow)"));
     return MLI_STATUS_OK;
 }
 
@@ -155,6 +170,8 @@ mli_status mli_chk_fully_connected(const mli_tensor *in, const mli_tensor *weigh
     RETURN_BAD(safe_data(in, "in"));
     RETURN_BAD(safe_data(weights, "weights"));
     RETURN_BAD(safe_data(bias, "bias"));
+    RETURN_BAD(safe_int_count(in, "in"));
+    RETURN_BAD(safe_int_count(weights, "weights"));
     uint64_t row = weights->mem_stride[0] ? (uint64_t)weights->mem_stride[0] : weights->shape[1];
     uint64_t reach = ((uint64_t)weights->shape[0] - 1) * row + weights->shape[1];
     RETURN_IF(reach * mli_prv_elsize(weights->el_type) > weights->capacity,
@@ -294,8 +311,8 @@ mli_status mli_chk_basic_rnn_cell(const mli_tensor *in, const mli_tensor *prev_o
                                 "must equal the input size plus the state size"));
     }
     RETURN_BAD(chk_shape_eq(1, prev_out->rank, "prev_out", "rank", "must be 1"));
-    RETURN_BAD(chk_same_type(weights, bias, "bias"));
-    RETURN_BAD(chk_same_type(in, prev_out, "prev_out"));
+    RETURN_BAD(chk_same_type(weights, "weights", bias, "bias", k.weights));
+    RETURN_BAD(chk_same_type(in, "in", prev_out, "prev_out", k.data));
     RETURN_BAD(chk_bias_frac(in, weights, bias));
     const uint64_t el = mli_prv_elsize(in->el_type);
     if (cfg->mode == RNN_BATCH_TO_LAST) {
@@ -315,6 +332,8 @@ mli_status mli_chk_basic_rnn_cell(const mli_tensor *in, const mli_tensor *prev_o
     RETURN_BAD(safe_data(prev_out, "prev_out"));
     RETURN_BAD(safe_data(weights, "weights"));
     RETURN_BAD(safe_data(bias, "bias"));
+    RETURN_BAD(safe_int_count(in, "in"));
+    RETURN_BAD(safe_int_count(weights, "weights"));
     if (*skip_compute)
         mlipy_err_safety(MLI_STATUS_OK, "out", "capacity",
                          "is too small; MLI 1.1 returns OK here and overruns the buffer, "
@@ -361,9 +380,9 @@ mli_status mli_chk_lstm_cell(const mli_tensor *in, const mli_tensor *prev_out,
     RETURN_BAD(chk_contig(bias, "bias"));
     RETURN_BAD(safe_rnn_cfg(cfg));
     RETURN_BAD(chk_out_contig_r(out, rnn_out_rank(cfg, 1)));
-    RETURN_BAD(chk_same_type(weights, bias, "bias"));
-    RETURN_BAD(chk_same_type(in, prev_out, "prev_out"));
-    RETURN_BAD(chk_same_type(in, cell, "cell"));
+    RETURN_BAD(chk_same_type(weights, "weights", bias, "bias", k.weights));
+    RETURN_BAD(chk_same_type(in, "in", prev_out, "prev_out", k.data));
+    RETURN_BAD(chk_same_type(in, "in", cell, "cell", k.data));
     RETURN_BAD(chk_bias_frac(in, weights, bias));
     const uint64_t el = mli_prv_elsize(in->el_type);
     const uint64_t B = cfg->mode == RNN_BATCH_TO_BATCH ? in->shape[0] : 1;
@@ -378,5 +397,7 @@ mli_status mli_chk_lstm_cell(const mli_tensor *in, const mli_tensor *prev_out,
     RETURN_BAD(safe_data(weights, "weights"));
     RETURN_BAD(safe_data(bias, "bias"));
     RETURN_BAD(safe_data(cell, "cell"));
+    RETURN_BAD(safe_int_count(in, "in"));
+    RETURN_BAD(safe_int_count(weights, "weights"));
     return MLI_STATUS_OK;
 }

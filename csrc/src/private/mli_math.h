@@ -7,10 +7,14 @@
 #define MLI_MATH_H
 
 #include <stdint.h>
+#include "mli_config.h"
 #include "mlipy_ext.h"
 
-/* Process-wide DSP rounding mode (mli_error.c). */
-extern int mlipy_rounding_up;
+/* The DSP rounding mode of the call running on this thread (mli_error.c). */
+extern MLIPY_THREAD_LOCAL int mlipy_rounding_up;
+void mlipy_rounding_begin(void);
+/* 1 when the thread's poll function (mlipy_set_poll) asks to stop after `step`. */
+int mlipy_poll_now(long step);
 
 static inline int64_t mli_math_sat(int64_t x, int bits) {
     const int64_t hi = ((int64_t)1 << (bits - 1)) - 1, lo = -hi - 1;

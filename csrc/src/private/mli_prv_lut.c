@@ -125,12 +125,16 @@ typedef struct {
 } lut_setup;
 
 static void lut_prepare(const mli_lut *lut, int frac_in, lut_setup *c) {
+    if (frac_in < -64) frac_in = -64; /* the same results (see the direct case), no int overflow */
     int s = frac_in - lut->frac;
     c->up = mlipy_rounding_up;
     c->off = lut->offset;
-    if (s <= 0) { /* x << -s with -s <= lut->frac <= 4: inside int32 */
+    if (s <= 0) { /* x << -s, saturated to 16 bits */
         c->direct = 1;
-        c->s = -s;
+        /* a negative frac_in (the exported LSTM step functions take any int)
+         * would shift by 31 or more: every nonzero int16 saturates from a
+         * shift of 16 on, so 16 gives the same results, inside int32 */
+        c->s = -s > 16 ? 16 : -s;
         c->hi = lut->length - 1;
         return;
     }

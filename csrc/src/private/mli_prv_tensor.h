@@ -15,14 +15,17 @@ static inline uint32_t mli_prv_elsize(mli_element_type t) {
     }
 }
 
-/* Product of shape[from..rank-1] (rank 0: 1), saturated so that absurd
- * shapes compare as huge instead of wrapping around. */
+/* Product of shape[from..rank-1] (rank 0: 1), saturated at 2^40 so that
+ * absurd shapes compare as huge instead of wrapping around (2^40 times an
+ * element size stays far inside uint64; no capacity reaches it). */
+#define MLI_PRV_COUNT_MAX ((uint64_t)1 << 40)
 static inline uint64_t mli_prv_count(const mli_tensor *t, uint32_t from) {
     uint64_t n = 1;
     uint32_t r = t->rank > MLI_MAX_RANK ? MLI_MAX_RANK : t->rank;
     for (uint32_t i = from; i < r; i++) {
-        n *= t->shape[i];
-        if (n > ((uint64_t)1 << 40)) n = (uint64_t)1 << 40;
+        const uint64_t s = t->shape[i];
+        if (s == 0) return 0;
+        n = n > MLI_PRV_COUNT_MAX / s ? MLI_PRV_COUNT_MAX : n * s; /* checked before multiplying */
     }
     return n;
 }
