@@ -1,0 +1,77 @@
+"""What a user of the installed package meets outside the kernels: the
+version, the headers for exported C, the source-tree import message, the
+vectors runner's empty run, the HAR data search."""
+import os
+import pathlib
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+import mli
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+PKG_PARENT = os.path.dirname(os.path.dirname(os.path.abspath(mli.__file__)))
+SHARED = pathlib.Path(os.environ.get("MLI_SHARED", ROOT.parent / "shared"))
+
+
+def _mli(args, cwd, **env):
+    e = dict(os.environ, PYTHONPATH=PKG_PARENT, **env)
+    return subprocess.run([sys.executable, "-m", "mli", *args], cwd=cwd, env=e, capture_output=True, text=True,
+                          timeout=300)
+
+
+def test_version_written_once(tmp_path):
+    from mli._version import __version__
+
+    assert mli.__version__ == __version__
+    r = _mli(["--version"], tmp_path)
+    assert (r.returncode, r.stdout, r.stderr) == (0, f"mli-py {__version__}\n", "")
+    toml = (ROOT / "pyproject.toml").read_text()
+    assert 'dynamic = ["version"]' in toml and 'version = { attr = "mli._version.__version__" }' in toml
+    assert 'version = "' not in toml
+
+
+def test_get_include_has_the_headers(tmp_path):
+    inc = pathlib.Path(mli.get_include())
+    assert sorted(p.name for p in inc.glob("*.h")) == ["mli_api.h", "mli_config.h", "mli_helpers_api.h",
+                                                     "mli_kernels_api.h", "mli_types.h", "mlipy_ext.h"]
+    r = _mli(["export-c", "--print-include"], tmp_path)
+    assert (r.returncode, r.stdout, r.stderr) == (0, f"{inc}\n", "")
+
+
+def test_source_tree_without_extension_says_what_to_do(tmp_path):
+    """A copy of the package's Python files without the compiled core, run
+    from its folder as `python -m mli` from a fresh clone's root would."""
+    src = pathlib.Path(mli.__file__).parent
+    shutil.copytree(src, tmp_path / "mli", ignore=shutil.ignore_patterns("*.so", "*.pyd", "__pycache__", "include"))
+    shutil.copy(ROOT / "mli" / "_core.pyx", tmp_path / "mli" / "_core.pyx")
+    r = subprocess.run([sys.executable, "-c", "import mli"], cwd=tmp_path, capture_output=True, text=True,
+                       env={k: v for k, v in os.environ.items() if k != "PYTHONPATH"}, timeout=300)
+    assert r.returncode == 1
+    assert r.stderr.splitlines()[-1] == (
+        f"ImportError: you are importing mli from its source tree ({tmp_path / 'mli'}) without a built extension; "
+        "run `python setup.py build_ext --inplace` (or `pip install -e .`) there, or run from another folder "
+        "to use the installed mli")
+
+
+@pytest.mark.skipif(not (SHARED / "vectors" / "ov_ti_loop").is_dir(), reason=f"reference data not found at {SHARED}")
+def test_vectors_nothing_matched_is_an_error(tmp_path):
+    d = SHARED / "vectors" / "ov_ti_loop"
+    r = _mli(["vectors", str(d), "-k", "nomatch*"], tmp_path)
+    assert (r.returncode, r.stdout, r.stderr) == (2, "", f"mli vectors: error: no case matched -k nomatch* in {d}\n")
+
+
+def test_har_lists_the_places_it_looked(tmp_path):
+    r = _mli(["har"], tmp_path, MLI_SHARED=str(tmp_path / "nowhere"))
+    assert (r.returncode, r.stdout) == (2, "")
+    assert r.stderr == (f"mli har: HAR data folder not found; looked in $MLI_SHARED/data/har "
+                        f"({tmp_path / 'nowhere' / 'data' / 'har'}) (give --data DIR or set MLI_HAR_DATA)\n")
+    env = {k: v for k, v in os.environ.items() if k not in ("MLI_SHARED", "MLI_HAR_DATA")}
+    r = subprocess.run([sys.executable, "-c", "from mli import har; print(har.searched_places())"], cwd=tmp_path,
+                       env=dict(env, PYTHONPATH=PKG_PARENT), capture_output=True, text=True, timeout=300)
+    assert r.stdout == ", ".join([os.path.normpath(os.path.join(PKG_PARENT, "..", "shared", "data", "har")),
+                                  os.path.normpath(os.path.join(str(tmp_path), "..", "shared", "data", "har")),
+                                  os.path.join(str(tmp_path), "shared", "data", "har")]) + \
+        " ($MLI_HAR_DATA and $MLI_SHARED unset)\n"
