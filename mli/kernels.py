@@ -458,6 +458,13 @@ def prepare(kernel, x, prev_out, weights, bias, cfg, cell=None, *, out):
     if ir is None and (lstm or cfg.mode == RnnMode.BATCH_TO_LAST):
         ir = Tensor(np.zeros(max(4 * _fits(M, prev_out) if lstm else _fits(_count(bias), bias), 1), _dtype(kind)))
     fname = "mli_krn_" + name
+    # the caller's weights too (the handle computes from a copy of them)
+    outs = (ir, cell, out) if lstm else (ir, out)
+    _core.check_call(("in", "prev_out", "weights", "bias", "cfg.ir_tsr") + (("cell",) if lstm else ()) + ("out",),
+                     (x, prev_out, weights, bias), outs)
+    if getattr(out, "_strided_copy", False):
+        raise ValueError(f"prepare: out wraps a copy of a non-contiguous array, so the results would not reach "
+                         f"the caller's array: pass np.ascontiguousarray(...) and read the tensor")
 
     def on_error(st):
         raise_for_status(st, fname)

@@ -402,3 +402,15 @@ def test_7_3_from_float_beyond_float32_saturates():
         mli.Tensor.from_float(np.array([100.0]), "fx16", 12)
     with pytest.raises(ValueError, match="NaN or infinity"):
         mli.Tensor.from_float(np.array([np.inf]), "fx16", 0)
+
+
+def test_prepare_refuses_out_over_the_callers_weights():
+    """The handle computes from a copy of the weights; an out over the caller's
+    weights would still overwrite them (found by the fuzzer under ASan)."""
+    w = np.arange(24, dtype=np.int16).reshape(4, 6)
+    before = w.copy()
+    x, h, b = i16(np.ones(2), 12), i16(np.zeros(4), 15), i16(np.zeros(4), 14)
+    out = mli.Tensor(w.reshape(-1)[:4], 0)
+    with pytest.raises(ValueError, match="overlaps weights"):
+        mli.prepare(mli.basic_rnn_cell_fx16, x, h, mli.Tensor(w, 14), b, mli.RnnCellConfig(mode=0, act=3), out=out)
+    assert (w == before).all()
