@@ -2,7 +2,7 @@
 use: ``scalar`` (the definition), ``avx2`` or ``avx512_vnni``.  Chosen at
 import from the CPU; the environment variable ``MLIPY_ISA`` forces one the
 CPU supports.  Every path computes the same integers."""
-import contextlib
+import os
 
 from . import _core
 
@@ -32,12 +32,27 @@ def set_isa(name=None):
     return name
 
 
-@contextlib.contextmanager
-def use_isa(name):
-    """Context manager: run a block on path `name`, then restore."""
-    old = isa()
-    set_isa(name)
-    try:
-        yield
-    finally:
-        set_isa(old)
+class use_isa:
+    """Use path `name` (None: the best the CPU supports) from now on, like
+    :func:`set_isa`; used as a context manager (``with mli.use_isa("scalar"):``)
+    it restores the previous path at the end of the block."""
+
+    def __init__(self, name=None):
+        self.previous = isa()
+        set_isa(name)
+
+    def __enter__(self):
+        return isa()
+
+    def __exit__(self, *exc):
+        set_isa(self.previous)
+        return False
+
+
+# MLIPY_ISA is read by the C core, which ignores a name it does not know:
+# a typo must not silently leave the default path in use.
+_env = os.environ.get("MLIPY_ISA", "").strip()
+if _env and _env not in ISAS:
+    raise ImportError(f"MLIPY_ISA={_env!r}: unknown path (use one of {', '.join(ISAS)}, or unset it)")
+if _env and not _core.isa_supported(ISAS.index(_env)):
+    raise ImportError(f"MLIPY_ISA={_env!r}: this CPU does not support it (supported: {', '.join(supported_isas())})")

@@ -413,8 +413,8 @@ def _plan(layer, weights, stats, kind):
     if stats.saturated:
         notes.append(f"{stats.saturated} of {stats.gates} gate pre-activations exceed +-8 "
                      f"(largest {stats.acc:.3g}) and saturate")
-    body = KernelBody("lstm" if lstm else "rnn", Tensor.from_float(w, w_el, f_w),
-                      Tensor.from_float(b, w_el, f_b), in_frac=f_x, cell_frac=f_c, kind=kind)
+    body = KernelBody("lstm" if lstm else "rnn", Tensor.from_float(w, w_el, f_w, saturate=True),
+                      Tensor.from_float(b, w_el, f_b, saturate=True), in_frac=f_x, cell_frac=f_c, kind=kind)
     return QuantizedCell(layer, body, stats.as_dict(lstm), notes)
 
 

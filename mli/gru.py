@@ -144,15 +144,15 @@ class GruCell:
                 raise ValueError(f"GruCell: bias {name} frac {f_b} exceeds the input frac + "
                                  f"weights frac = {f_in + f_w} (MLI's bias shift must not be "
                                  f"negative)")
-            self.weights[name] = Tensor.from_float(w, w_el, f_w)
-            self.biases[name] = Tensor.from_float(b, w_el, f_b)
+            self.weights[name] = Tensor.from_float(w, w_el, f_w, saturate=True)
+            self.biases[name] = Tensor.from_float(b, w_el, f_b, saturate=True)
         self._none = RnnCellConfig(mode=RnnMode.ONE_TO_ONE, act=RnnActivation.NONE)
         self._tanh_cfg = RnnCellConfig(mode=RnnMode.ONE_TO_ONE, act=RnnActivation.TANH)
         if self.clip > 0:
-            lim = {f: Tensor.from_float(np.float64(self.clip), data_el, f)
+            lim = {f: Tensor.from_float(np.float64(self.clip), data_el, f, saturate=True)
                    for f in {self.gate_frac, self.n_frac}}
             self._clip_hi = lim
-            self._clip_lo = {f: Tensor.from_float(np.float64(-self.clip), data_el, f)
+            self._clip_lo = {f: Tensor.from_float(np.float64(-self.clip), data_el, f, saturate=True)
                              for f in lim}
         rnn, fc = f"basic_rnn_cell_{kind}", f"fully_connected_{kind}"
         act = lambda op: f"{op}_{data_el}"                            # noqa: E731
@@ -188,7 +188,7 @@ class GruCell:
 
     def quantize(self, value, what):
         """Float values -> integer array at the frac bits of ``what`` ("x" or "h")."""
-        return Tensor.from_float(value, self.data_el, self._frac_of(what)).numpy().copy()
+        return Tensor.from_float(value, self.data_el, self._frac_of(what), saturate=True).numpy().copy()
 
     def dequantize(self, value, what):
         """Integer array at the frac bits of ``what`` ("x", "h", "y") -> float32."""

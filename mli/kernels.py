@@ -292,6 +292,14 @@ def _make_relu(kind):
 
     def fn(x, relu_type=ReluType.GEN, *, out=None):
         _tensor("in", x, fname)
+        if isinstance(relu_type, str):  # a name: "gen", "relu_6", "MLI_RELU_1"
+            try:
+                relu_type = parse_enum(relu_type, ReluType, ("MLI_RELU_",))
+            except ValueError as e:
+                raise error(Status.BAD_FUNC_CFG, "mli_krn_" + fname, "cfg", "type", str(e)) from None
+        elif isinstance(relu_type, bool) or not isinstance(relu_type, (int, np.integer)):
+            raise TypeError(f"{fname}: relu_type must be an mli.ReluType, an int or a name, "
+                            f"got {type(relu_type).__name__}")
         rt = int(relu_type)
         if not -2 ** 31 <= rt < 2 ** 31:
             raise error(Status.BAD_FUNC_CFG, "mli_krn_" + fname, "cfg", "type",

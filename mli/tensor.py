@@ -63,7 +63,12 @@ class Tensor(_core.CTensor):
         if arr.dtype.kind not in "iu" or arr.dtype.itemsize > 2 or arr.dtype.kind == "u":
             if arr.dtype.kind == "f":
                 raise TypeError("data: float arrays need quantizing first: use Tensor.from_float(x, el_type, frac_bits)")
-            raise TypeError(f"data: dtype {arr.dtype} is not an MLI fixed-point type (int8 or int16)")
+            if not isinstance(data, np.ndarray):
+                raise TypeError(f"data: a {type(data).__name__} becomes a numpy {arr.dtype} array, which is not an "
+                                "MLI fixed-point type: pass an int8 or int16 array (np.array(data, np.int16)) or "
+                                "quantize with Tensor.from_float(x, el_type, frac_bits)")
+            raise TypeError(f"data: dtype {arr.dtype} is not an MLI fixed-point type: pass an int8 or int16 array "
+                            "or use Tensor.from_float(x, el_type, frac_bits)")
         if not arr.dtype.isnative:
             raise TypeError(f"data: byte order of {arr.dtype} is not native; use arr.astype(arr.dtype.newbyteorder('='))")
         et = _BY_DTYPE[np.dtype(arr.dtype)] if el_type is None else element_type(el_type)

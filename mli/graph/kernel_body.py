@@ -218,8 +218,8 @@ class KernelBody(Body):
             w_frac = frac_bits_for(weights, w_el)
         if b_frac is None:
             b_frac = min(frac_bits_for(bias, w_el), int(in_frac) + w_frac)
-        return cls(cell, Tensor.from_float(weights, w_el, w_frac),
-                   Tensor.from_float(bias, w_el, b_frac), in_frac=in_frac,
+        return cls(cell, Tensor.from_float(weights, w_el, w_frac, saturate=True),
+                   Tensor.from_float(bias, w_el, b_frac, saturate=True), in_frac=in_frac,
                    state_frac=state_frac, cell_frac=cell_frac, kind=kind, act=act, fuse=fuse)
 
     @property
@@ -236,7 +236,7 @@ class KernelBody(Body):
 
         As :meth:`mli.Tensor.from_float` (halves away from zero, saturation);
         any shape (rank 0..4)."""
-        return Tensor.from_float(value, _EL_NAME[self.data_el], self._frac_of(what)).numpy().copy()
+        return Tensor.from_float(value, _EL_NAME[self.data_el], self._frac_of(what), saturate=True).numpy().copy()
 
     def dequantize(self, value, what):
         """Integer array at the frac bits of ``what`` ("x", "h", "c", "y") -> float32."""
