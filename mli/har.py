@@ -167,8 +167,7 @@ def load_har(data_dir=None, depth=16):
         raise ValueError(f"{jpath}: malformed model.json (frac_bits of depth {depth}): {e!r}") from None
     wdt = np.dtype(_DT[DEPTHS[depth][1]])
     try:
-        with np.load(qpath, allow_pickle=False) as z:
-            arrays = {k: z[k] for k in COEFFICIENTS if k in z.files}
+        arrays = _npz_arrays(qpath, COEFFICIENTS, missing_ok=True)
     except (OSError, ValueError) as e:
         raise ValueError(f"{qpath}: not a readable .npz file: {e}") from None
     coef = {}
@@ -333,6 +332,20 @@ def format_sn(sn, db, c_style=False):
     return s if c_style else "S/N=%.1f (%.1f db)" % (float(sn), float(db))
 
 
+def _npz_arrays(path, keys, missing_ok=False):
+    """The arrays `keys` of an .npz file through mli.io (size limit, no pickles)."""
+    from .io.npz import read_npz
+
+    out = {}
+    for k in keys:
+        try:
+            out[k] = read_npz(path, k)
+        except KeyError:
+            if not missing_ok:
+                raise
+    return out
+
+
 def load_reference(data_dir=None):
     """(input_seq_300 float32 [128, 9], out_scores_300 float32 [6]) of ``ref_inout.npz``."""
     d = os.fspath(data_dir) if data_dir is not None else default_data_dir()
@@ -340,8 +353,8 @@ def load_reference(data_dir=None):
     if not os.path.isfile(p):
         raise FileNotFoundError(f"HAR data file missing: {p}")
     try:
-        with np.load(p, allow_pickle=False) as z:
-            x, r = z["input_seq_300"], z["out_scores_300"]
+        arrays = _npz_arrays(p, ("input_seq_300", "out_scores_300"))
+        x, r = arrays["input_seq_300"], arrays["out_scores_300"]
     except (OSError, KeyError, ValueError) as e:
         raise ValueError(f"{p}: malformed reference file: {e!r}") from None
     if x.shape != (128, 9) or r.shape != (6,):
