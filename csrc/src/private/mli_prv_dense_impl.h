@@ -263,14 +263,17 @@ void MLI_CAT(mli_prv_dense_plan_, DENSE_SFX)(mli_dense_plan *plan, const DENSE_W
     /* Bounds on sum |w| per group of rows: the direct form's chunks each hold
      * at most MLI_DOT_CHUNK_MAX_ABS per row (8-bit chunks: 2 * 128 per pair),
      * else the part's length times the largest |w|. */
+    int64_t top = 0; /* the largest |bias term|: one test per group, a loop the compiler vectorizes */
+    for (int k = 0; k < K; k++) {
+        const int64_t a = plan->bias_term[k] < 0 ? -plan->bias_term[k] : plan->bias_term[k];
+        top = a > top ? a : top;
+    }
     plan->unclamped = 1;
     for (int g = 0; g < plan->groups; g++) {
         plan->l1_in[g] = MLI_CAT(l1_bound_, DENSE_SFX)(plan->direct_in, plan->chunk_in, g, plan->n_pairs, N);
         plan->l1_st[g] = S > 0 ? MLI_CAT(l1_bound_, DENSE_SFX)(plan->direct_st, plan->chunk_st, g, plan->s_pairs, S) : 0;
-        for (int k = g * MLI_DOT_GROUP; k < (g + 1) * MLI_DOT_GROUP && k < K; k++)
-            if (!MLI_CAT(never_clamped_, DENSE_SFX)(plan->bias_term[k], DENSE_IO_MAXABS * plan->l1_in[g],
-                                                    DENSE_IO_MAXABS * plan->l1_st[g], S, sh))
-                plan->unclamped = 0;
+        plan->unclamped &= MLI_CAT(never_clamped_, DENSE_SFX)(top, DENSE_IO_MAXABS * plan->l1_in[g],
+                                                              DENSE_IO_MAXABS * plan->l1_st[g], S, sh);
     }
     /* the branch-free read-out handles right shifts; other shifts use dense_out */
     plan->fast_epilogue = sh.out_shift > 0 && sh.out_shift < 62 && (S == 0 || (sh.in_to_state >= -23 && sh.in_to_state < 62));
