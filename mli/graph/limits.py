@@ -19,8 +19,8 @@ iterations, :data:`DEFAULT_MAX_LOOP_OUTPUT_BYTES` = 1 GiB).
 
 from __future__ import annotations
 
-import os
 
+from .._settings import limit
 from .ports import GraphError
 
 __all__ = ["MAX_LOOP_ITERATIONS", "MAX_LOOP_OUTPUT_BYTES", "DEFAULT_MAX_LOOP_ITERATIONS",
@@ -41,34 +41,13 @@ class LoopLimitError(GraphError):
     """A Loop passed :func:`max_loop_iterations` or :func:`max_loop_output_bytes`."""
 
 
-def _positive(value, what):
-    if isinstance(value, bool):
-        raise ValueError(f"{what}: expected a count > 0, got {value!r}")
-    try:
-        n = int(str(value).strip(), 0) if isinstance(value, str) else int(value)
-    except (TypeError, ValueError):
-        raise ValueError(f"{what}: expected a count > 0, got {value!r}") from None
-    if n <= 0:
-        raise ValueError(f"{what}: expected a count > 0, got {value!r}")
-    return n
-
-
-def _limit(setting, name, env, default):
-    if setting is not None:
-        return _positive(setting, f"mli.graph.limits.{name}")
-    text = os.environ.get(env)
-    if text is not None and text.strip():
-        return _positive(text, env)
-    return default
-
-
 def max_loop_iterations() -> int:
     """The iteration limit now in force (see the module docstring)."""
-    return _limit(MAX_LOOP_ITERATIONS, "MAX_LOOP_ITERATIONS", ITERATIONS_ENV,
-                  DEFAULT_MAX_LOOP_ITERATIONS)
+    return limit(MAX_LOOP_ITERATIONS, "mli.graph.limits.MAX_LOOP_ITERATIONS", ITERATIONS_ENV,
+                 DEFAULT_MAX_LOOP_ITERATIONS)
 
 
 def max_loop_output_bytes() -> int:
     """The output-size limit now in force (see the module docstring)."""
-    return _limit(MAX_LOOP_OUTPUT_BYTES, "MAX_LOOP_OUTPUT_BYTES", OUTPUT_BYTES_ENV,
-                  DEFAULT_MAX_LOOP_OUTPUT_BYTES)
+    return limit(MAX_LOOP_OUTPUT_BYTES, "mli.graph.limits.MAX_LOOP_OUTPUT_BYTES", OUTPUT_BYTES_ENV,
+                 DEFAULT_MAX_LOOP_OUTPUT_BYTES, "byte count")

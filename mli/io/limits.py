@@ -20,7 +20,8 @@ The limit is, first found:
   model and well below a workstation's memory.
 """
 
-import os
+
+from .._settings import limit
 
 __all__ = ["MAX_ARRAY_BYTES", "DEFAULT_MAX_ARRAY_BYTES", "ENV_VAR", "SizeLimitError", "max_array_bytes",
            "check_size", "read_bounded", "read_exactly"]
@@ -42,26 +43,9 @@ class SizeLimitError(ValueError):
     file (entry, array), the size and the limit."""
 
 
-def _positive(value, what):
-    if isinstance(value, bool):
-        raise ValueError(f"{what}: expected a byte count > 0, got {value!r}")
-    try:
-        n = int(str(value).strip(), 0) if isinstance(value, str) else int(value)
-    except (TypeError, ValueError):
-        raise ValueError(f"{what}: expected a byte count > 0, got {value!r}") from None
-    if n <= 0:
-        raise ValueError(f"{what}: expected a byte count > 0, got {value!r}")
-    return n
-
-
 def max_array_bytes():
     """The size limit in bytes now in force (see the module docstring)."""
-    if MAX_ARRAY_BYTES is not None:
-        return _positive(MAX_ARRAY_BYTES, "mli.io.limits.MAX_ARRAY_BYTES")
-    env = os.environ.get(ENV_VAR)
-    if env is not None and env.strip():
-        return _positive(env, ENV_VAR)
-    return DEFAULT_MAX_ARRAY_BYTES
+    return limit(MAX_ARRAY_BYTES, "mli.io.limits.MAX_ARRAY_BYTES", ENV_VAR, DEFAULT_MAX_ARRAY_BYTES, "byte count")
 
 
 def limit_text(limit=None):
