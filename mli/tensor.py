@@ -216,6 +216,34 @@ class Tensor(_core.CTensor):
         a = self.numpy()
         return a.astype(dtype) if dtype is not None else a
 
+    # pickling and copy.deepcopy (multiprocessing sweeps): every field and
+    # the bytes from data on; the copy owns a private buffer
+    def __reduce__(self):
+        if self.is_null:
+            data = ("null",)
+        elif self.scalar_value is not None:
+            data = ("scalar", self.scalar_value)
+        elif self.data_null:
+            data = ("data_null",)
+        else:
+            data = ("bytes", np.frombuffer(self.base, np.uint8, count=self.nbytes_available,
+                                           offset=self.offset).tobytes())
+        fields = dict(capacity=self.capacity, shape=self.shape4, rank=self.rank, mem_stride=self.mem_stride,
+                      el_type=self.el_type, frac_bits=self.frac_bits)
+        return _restore, (type(self), data, fields)
+
+
+def _restore(cls, data, fields):
+    """A tensor from Tensor.__reduce__'s state."""
+    kind = data[0]
+    t = cls.raw(bytearray(data[1]) if kind == "bytes" else None, is_null=kind == "null",
+                scalar=data[1] if kind == "scalar" else None, data_null=kind == "data_null",
+                capacity=fields["capacity"] if kind == "bytes" else None, shape=fields["shape"], rank=fields["rank"],
+                mem_stride=fields["mem_stride"], el_type=fields["el_type"], frac_bits=fields["frac_bits"])
+    if kind in ("scalar", "data_null", "null"):
+        t.capacity = fields["capacity"]
+    return t
+
 
 class SaturationWarning(UserWarning):
     """Float values quantized beyond the range of their fixed-point format."""

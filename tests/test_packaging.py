@@ -75,3 +75,27 @@ def test_har_lists_the_places_it_looked(tmp_path):
                                   os.path.normpath(os.path.join(str(tmp_path), "..", "shared", "data", "har")),
                                   os.path.join(str(tmp_path), "shared", "data", "har")]) + \
         " ($MLI_HAR_DATA and $MLI_SHARED unset)\n"
+
+
+def test_tensor_pickles_and_copies():
+    """Tensors cross process boundaries (multiprocessing sweeps): every field
+    and the data survive pickle and copy.deepcopy, into a private buffer."""
+    import copy
+    import pickle
+
+    import numpy as np
+
+    import mli
+
+    t = mli.Tensor(np.arange(6, dtype=np.int16).reshape(2, 3), 9)
+    for u in (pickle.loads(pickle.dumps(t)), copy.deepcopy(t)):
+        assert u.numpy().tolist() == [[0, 1, 2], [3, 4, 5]]
+        assert (u.frac_bits, u.shape4, u.rank, u.capacity, u.el_type) == (9, t.shape4, 2, 12, t.el_type)
+        u.numpy()[0, 0] = 7
+        assert t.numpy()[0, 0] == 0
+    assert pickle.loads(pickle.dumps(mli.Tensor(np.array(5, np.int16), 3))).scalar_value == 5
+    assert pickle.loads(pickle.dumps(mli.Tensor.raw(is_null=True))).is_null
+    d = pickle.loads(pickle.dumps(mli.Tensor.raw(None, data_null=True, capacity=10, shape=(5,))))
+    assert d.data_null and d.capacity == 10 and d.shape == (5,)
+    sub = mli.point_to_subtensor(t, [1], 1)
+    assert pickle.loads(pickle.dumps(sub)).numpy().tolist() == [[3, 4, 5]]
