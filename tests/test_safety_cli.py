@@ -10,6 +10,7 @@ import resource
 import select
 import signal
 import subprocess
+import tempfile
 import sys
 import threading
 
@@ -41,7 +42,9 @@ def cap_memory():
 
 
 def run_mli(*argv, cwd=None, timeout=120, **env):
-    r = subprocess.run([sys.executable, "-m", "mli", *map(str, argv)], capture_output=True, text=True, cwd=cwd,
+    # cwd outside the source tree unless given: `python -m` puts the cwd first on sys.path
+    r = subprocess.run([sys.executable, "-m", "mli", *map(str, argv)], capture_output=True, text=True,
+                       cwd=cwd or tempfile.gettempdir(),
                        env=mli_env(**env), preexec_fn=cap_memory, timeout=timeout)
     return r.returncode, r.stdout, r.stderr
 

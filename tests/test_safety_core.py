@@ -7,6 +7,7 @@ import os
 import signal
 import subprocess
 import sys
+import tempfile
 import textwrap
 import threading
 import time
@@ -22,10 +23,19 @@ def i16(a, f):
     return mli.Tensor(np.asarray(a, np.int16), f)
 
 
+# the folder holding the mli under test (installed package or checkout)
+MLI_HOME = os.path.dirname(os.path.dirname(os.path.abspath(mli.__file__)))
+
+
 def run_py(code, timeout=120):
-    """Run `code` in a fresh interpreter; returns (returncode, stdout, stderr)."""
+    """Run `code` in a fresh interpreter on the mli under test, from a folder
+    outside the source tree (`python -c` puts the cwd first on sys.path);
+    returns (returncode, stdout, stderr)."""
+    env = {**os.environ, "PYTHONFAULTHANDLER": "1",
+           "PYTHONPATH": os.pathsep.join([MLI_HOME] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep)
+                                                        if p])}
     p = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], capture_output=True, text=True,
-                       timeout=timeout, env={**os.environ, "PYTHONFAULTHANDLER": "1"})
+                       timeout=timeout, env=env, cwd=tempfile.gettempdir())
     return p.returncode, p.stdout, p.stderr
 
 

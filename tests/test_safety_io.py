@@ -10,6 +10,7 @@ import os
 import resource
 import subprocess
 import sys
+import tempfile
 import textwrap
 import tracemalloc
 import zipfile
@@ -47,8 +48,9 @@ def run_py(code, *, limit=None, timeout=60, cap=2 * GIB):
     def cap_memory():
         resource.setrlimit(resource.RLIMIT_AS, (cap, cap))
 
+    # cwd outside the source tree: `python -c` puts the cwd first on sys.path
     r = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], env=env, preexec_fn=cap_memory,
-                       capture_output=True, text=True, timeout=timeout)
+                       capture_output=True, text=True, timeout=timeout, cwd=tempfile.gettempdir())
     return r.returncode, r.stdout, r.stderr
 
 
