@@ -46,7 +46,8 @@ def run_py(code, *, limit=None, timeout=60, cap=2 * GIB):
         env["MLI_MAX_ARRAY_BYTES"] = str(limit)
 
     def cap_memory():
-        resource.setrlimit(resource.RLIMIT_AS, (cap, cap))
+        if "asan" not in os.environ.get("LD_PRELOAD", ""):  # ASan reserves terabytes of address space
+            resource.setrlimit(resource.RLIMIT_AS, (cap, cap))
 
     # cwd outside the source tree: `python -c` puts the cwd first on sys.path
     r = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], env=env, preexec_fn=cap_memory,
