@@ -23,36 +23,38 @@ static inline int64_t MLI_CAT(dot_, DENSE_SFX)(const DENSE_IO_T *a, const DENSE_
     return acc;
 }
 
-/* One output from the exact sums of the two phases: the accumulator model
- * of SPEC.md section 4 (saturation points, rescale, read-out). */
-static inline DENSE_IO_T MLI_CAT(dense_out_, DENSE_SFX)(int64_t bias, int64_t sum_in, int64_t sum_st, int S,
-                                                       mli_dense_shifts sh) {
-    int64_t acc;
-#if DENSE_ACC40
-    acc = sh.bias_shift >= 0 ? mli_math_sat_shl(bias, sh.bias_shift, 40) : mli_math_floor_shr(bias, -sh.bias_shift);
-    acc = mli_math_sat40(acc + sum_in);
-    if (S > 0) {
-        acc = mli_math_acc40_shift(acc, sh.in_to_state); /* floor, no rounding */
-        acc = mli_math_sat40(acc + sum_st);
-    }
-    return mli_math_read16(acc, sh.out_shift);
-#else
-    acc = mli_math_asr32(bias, -sh.bias_shift);
-    acc = mli_math_sat32(acc + sum_in);
-    if (S > 0) {
-        acc = mli_math_asr32(acc, sh.in_to_state); /* rounding */
-        acc = mli_math_sat32(acc + sum_st);
-    }
-    return (DENSE_IO_T)mli_math_sat(mli_math_asr32(acc, sh.out_shift), 8 * (int)sizeof(DENSE_IO_T));
-#endif
-}
-
 /* The bias term of the accumulator: b << bias_shift in the accumulator's width. */
 static inline int64_t MLI_CAT(bias_term_, DENSE_SFX)(int64_t bias, mli_dense_shifts sh) {
 #if DENSE_ACC40
     return sh.bias_shift >= 0 ? mli_math_sat_shl(bias, sh.bias_shift, 40) : mli_math_floor_shr(bias, -sh.bias_shift);
 #else
     return mli_math_asr32(bias, -sh.bias_shift);
+#endif
+}
+
+/* The accumulator after the input part (`a`, not yet clamped to its width)
+ * rescaled for the state part: 40 bits with a floor shift (fx16), or the
+ * 32-bit register with a rounding shift (fx8, fx8w16d).  Monotone in `a`. */
+static inline int64_t MLI_CAT(state_start_, DENSE_SFX)(int64_t a, mli_dense_shifts sh) {
+#if DENSE_ACC40
+    return mli_math_acc40_shift(mli_math_sat40(a), sh.in_to_state); /* floor, no rounding */
+#else
+    return mli_math_asr32(mli_math_sat32(a), sh.in_to_state); /* rounding */
+#endif
+}
+
+/* One output from the bias term and the exact sums of the two phases: the
+ * accumulator model of SPEC.md section 4 with one clamp per part. */
+static inline DENSE_IO_T MLI_CAT(dense_out_, DENSE_SFX)(int64_t bt, int64_t sum_in, int64_t sum_st, int S,
+                                                       mli_dense_shifts sh) {
+#if DENSE_ACC40
+    const int64_t acc = S > 0 ? mli_math_sat40(MLI_CAT(state_start_, DENSE_SFX)(bt + sum_in, sh) + sum_st)
+                              : mli_math_sat40(bt + sum_in);
+    return mli_math_read16(acc, sh.out_shift);
+#else
+    const int64_t acc = S > 0 ? mli_math_sat32(MLI_CAT(state_start_, DENSE_SFX)(bt + sum_in, sh) + sum_st)
+                              : mli_math_sat32(bt + sum_in);
+    return (DENSE_IO_T)mli_math_sat(mli_math_asr32(acc, sh.out_shift), 8 * (int)sizeof(DENSE_IO_T));
 #endif
 }
 
@@ -83,13 +85,12 @@ static DENSE_IO_T MLI_CAT(mli_row_, DENSE_SFX)(const DENSE_IO_T *x, int N, const
     const int singles = N < 8 && S < 8;
     int64_t a = MLI_CAT(bias_term_, DENSE_SFX)(bias, sh);
     a = MLI_CAT(mli_part_, DENSE_SFX)(a, x, row, N, singles);
+    if (S > 0) a = MLI_CAT(mli_part_, DENSE_SFX)(MLI_CAT(state_start_, DENSE_SFX)(a, sh), h, row + N, S, singles);
 #if DENSE_ACC40
-    if (S > 0) a = MLI_CAT(mli_part_, DENSE_SFX)(mli_math_acc40_shift(a, sh.in_to_state), h, row + N, S, singles);
     return mli_math_read16(a, sh.out_shift);
 #else
-    a = mli_math_sat32(a); /* the 32-bit register the MAC returns into */
-    if (S > 0) a = mli_math_sat32(MLI_CAT(mli_part_, DENSE_SFX)(mli_math_asr32(a, sh.in_to_state), h, row + N, S, singles));
-    return (DENSE_IO_T)mli_math_sat(mli_math_asr32(a, sh.out_shift), 8 * (int)sizeof(DENSE_IO_T));
+    /* read from the 32-bit register the last MAC returned into */
+    return (DENSE_IO_T)mli_math_sat(mli_math_asr32(mli_math_sat32(a), sh.out_shift), 8 * (int)sizeof(DENSE_IO_T));
 #endif
 }
 
@@ -111,11 +112,7 @@ static inline int MLI_CAT(unclamped_, DENSE_SFX)(int64_t bt, int64_t s_in, int64
     const int64_t lim = (int64_t)1 << 39;
     if ((bt < 0 ? -bt : bt) + c_in >= lim) return 0;
     if (S <= 0) return 1;
-#if DENSE_ACC40
-    int64_t a = mli_math_acc40_shift(bt + s_in, sh.in_to_state);
-#else
-    int64_t a = mli_math_asr32(mli_math_sat32(bt + s_in), sh.in_to_state);
-#endif
+    const int64_t a = MLI_CAT(state_start_, DENSE_SFX)(bt + s_in, sh);
     return (a < 0 ? -a : a) + c_st < lim;
 }
 
@@ -131,8 +128,9 @@ void MLI_CAT(mli_prv_dense_, DENSE_SFX)(const DENSE_IO_T *x, int N, const DENSE_
         const DENSE_W_T *row = W + (long)k * row_stride;
         const int64_t s_in = MLI_CAT(dot_, DENSE_SFX)(x, row, N);
         const int64_t s_st = S > 0 ? MLI_CAT(dot_, DENSE_SFX)(h, row + N, S) : 0;
-        if (MLI_CAT(unclamped_, DENSE_SFX)(MLI_CAT(bias_term_, DENSE_SFX)(b[k], sh), s_in, c_in, c_st, S, sh))
-            y[k] = MLI_CAT(dense_out_, DENSE_SFX)(b[k], s_in, s_st, S, sh);
+        const int64_t bt = MLI_CAT(bias_term_, DENSE_SFX)(b[k], sh);
+        if (MLI_CAT(unclamped_, DENSE_SFX)(bt, s_in, c_in, c_st, S, sh))
+            y[k] = MLI_CAT(dense_out_, DENSE_SFX)(bt, s_in, s_st, S, sh);
         else
             y[k] = MLI_CAT(mli_row_, DENSE_SFX)(x, N, h, S, row, b[k], sh);
     }
@@ -213,16 +211,12 @@ static int64_t MLI_CAT(l1_bound_, DENSE_SFX)(int direct, const int32_t *chunks, 
 #endif
 }
 
-/* unclamped_ for every data vector: |sum over a part| <= c_in or c_st. */
-static int MLI_CAT(never_clamped_, DENSE_SFX)(int64_t bt, int64_t c_in, int64_t c_st, int S, mli_dense_shifts sh) {
-    const int64_t lim = (int64_t)1 << 39, top = (bt < 0 ? -bt : bt) + c_in;
-    if (top >= lim) return 0;
-    if (S <= 0) return 1;
-    /* the state part starts from A rescaled: at most top >> its (+1 for the
-     * rounding or floor), or top << -its */
-    const int64_t start = sh.in_to_state >= 0 ? mli_math_floor_shr(top, sh.in_to_state) + 1
-                                              : mli_math_sat_shl(top, -sh.in_to_state, 40);
-    return start + c_st < lim;
+/* unclamped_ for every row whose |bias term| <= bt_max and for every data
+ * (|sum over a part| <= c_in, c_st): the state part's start is monotone in
+ * the input part's sum, so the two extremes settle it. */
+static int MLI_CAT(never_clamped_, DENSE_SFX)(int64_t bt_max, int64_t c_in, int64_t c_st, int S, mli_dense_shifts sh) {
+    return MLI_CAT(unclamped_, DENSE_SFX)(bt_max, c_in, c_in, c_st, S, sh) &&
+           MLI_CAT(unclamped_, DENSE_SFX)(-bt_max, -c_in, c_in, c_st, S, sh);
 }
 
 /* int16 data times int16 weights: the high/low byte split where the weights
@@ -260,10 +254,9 @@ void MLI_CAT(mli_prv_dense_plan_, DENSE_SFX)(mli_dense_plan *plan, const DENSE_W
     } else {
         for (int k = 0; k < K; k++) plan->bias_term[k] = MLI_CAT(bias_term_, DENSE_SFX)(b[k], sh);
     }
-    /* Bounds on sum |w| per group of rows: the direct form's chunks each hold
-     * at most MLI_DOT_CHUNK_MAX_ABS per row (8-bit chunks: 2 * 128 per pair),
-     * else the part's length times the largest |w|. */
-    int64_t top = 0; /* the largest |bias term|: one test per group, a loop the compiler vectorizes */
+    /* Whether a partial sum can reach the 40-bit limit with any data: the
+     * largest |bias term| and, per group of rows, bounds on sum |w| */
+    int64_t top = 0;
     for (int k = 0; k < K; k++) {
         const int64_t a = plan->bias_term[k] < 0 ? -plan->bias_term[k] : plan->bias_term[k];
         top = a > top ? a : top;
@@ -379,7 +372,7 @@ void MLI_CAT(mli_prv_dense_step_, DENSE_SFX)(const mli_dense_plan *plan, const D
                                       mlipy_rounding_up, y);
     } else {
         for (int k = 0; k < K; k++)
-            y[k] = MLI_CAT(dense_out_, DENSE_SFX)(b[k], si[k], S > 0 ? plan->s_st[k] : 0, S, sh);
+            y[k] = MLI_CAT(dense_out_, DENSE_SFX)(plan->bias_term[k], si[k], S > 0 ? plan->s_st[k] : 0, S, sh);
     }
     if (plan->unclamped) return;
     /* rows whose partial sums may reach the 40-bit limit with this data: MLI's order */
