@@ -266,38 +266,33 @@ cdef int _prep(tuple names, tuple inputs, tuple outputs, bint elementwise, bint 
 # Output buffers of recurrent kernel calls in flight (GIL released): byte
 # ranges, so that two threads never write one buffer at once (e.g. one
 # cfg.ir shared by threads).  Touched only with the GIL held.
-_in_flight = {}
-_flight_seq = 0
+_in_flight = []
 
 
-cdef object _claim(tuple names, tuple outputs):
-    """Reserve the outputs' buffers for this call; BridgeError when another
-    thread's call is writing into one of them now."""
-    global _flight_seq
+cdef list _claim(tuple names, tuple outputs):
+    """Reserve the outputs' buffers for this call (a list to pass to
+    _release); BridgeError when another thread's call is writing into one."""
     cdef CTensor o
     cdef intptr_t a0, a1
-    ranges = []
+    cdef list mine = []
     for i in range(len(outputs)):
         o = outputs[i]
         if not _live(o):
             continue
         a0 = <intptr_t>o.t.data
         a1 = a0 + (o.t.capacity if o.t.capacity else 1)
-        for (b0, b1, who) in _in_flight.values():
-            if a0 < b1 and b0 < a1:
-                raise BridgeError(names[i], f"is being written by a kernel call on another thread ({who}); "
+        for r in _in_flight:
+            if a0 < r[1] and r[0] < a1:
+                raise BridgeError(names[i], f"is being written by a kernel call on another thread (id {r[2]}); "
                                             "give each thread its own outputs and cfg.ir (or cfg.ir=None)")
-        ranges.append((a0, a1, threading.current_thread().name))
-    _flight_seq += 1
-    for r in ranges:
-        _flight_seq += 1
-        _in_flight[_flight_seq] = r
-    return [k for k in range(_flight_seq - len(ranges) + 1, _flight_seq + 1)]
+        mine.append((a0, a1, threading.get_ident()))
+    _in_flight.extend(mine)
+    return mine
 
 
-cdef void _release(object keys):
-    for k in keys:
-        _in_flight.pop(k, None)
+cdef void _release(list mine):
+    for r in mine:
+        _in_flight.remove(r)
 
 
 def check_call(tuple names, tuple inputs, tuple outputs, bint elementwise=False, bint scalars=False):

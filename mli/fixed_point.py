@@ -364,6 +364,19 @@ def _plan_gru(layer, weights, stats, kind):
         n_frac = min(g0, _frac_for([-big, big], data_el, layer, "the candidate's parts"))
         if n_frac < g0:
             notes.append(f"candidate parts reach {big:.3g}: held at frac {n_frac}")
+    notes += _saturation_notes(stats, q)
+    try:
+        cell = GruCell(W, R, B, linear_before_reset=lbr, kind=kind, in_frac=f_x,
+                       clip=_clip(layer), w_fracs=f_w, n_frac=n_frac)
+    except ValueError as e:
+        raise FixedPointError(f"{layer}: {e}") from None
+    return QuantizedCell(layer, cell, stats.as_dict(False), notes)
+
+
+def _saturation_notes(stats, q):
+    """What the calibration saw saturate: the state input beyond [-1, 1) of
+    its frac `q`, gate pre-activations beyond +-8."""
+    notes = []
     lo, hi = stats.range("h_in")
     top = (2 ** q - 1) / 2 ** q
     if lo < -1 or hi > top:
@@ -372,12 +385,7 @@ def _plan_gru(layer, weights, stats, kind):
     if stats.saturated:
         notes.append(f"{stats.saturated} of {stats.gates} gate pre-activations exceed +-8 "
                      f"(largest {stats.acc:.3g}) and saturate")
-    try:
-        cell = GruCell(W, R, B, linear_before_reset=lbr, kind=kind, in_frac=f_x,
-                       clip=_clip(layer), w_fracs=f_w, n_frac=n_frac)
-    except ValueError as e:
-        raise FixedPointError(f"{layer}: {e}") from None
-    return QuantizedCell(layer, cell, stats.as_dict(False), notes)
+    return notes
 
 
 def _plan(layer, weights, stats, kind):
@@ -405,14 +413,7 @@ def _plan(layer, weights, stats, kind):
     f_b = min(_frac_for(b, w_el, layer, "the bias B"), f_x + f_w)
     f_c = _frac_for(stats.range("c_in", "c_out"), data_el, layer, "the cell state") \
         if lstm else None
-    lo, hi = stats.range("h_in")
-    top = (2 ** q - 1) / 2 ** q
-    if lo < -1 or hi > top:
-        notes.append(f"H input reaches [{lo:.4g}, {hi:.4g}] but the state frac {q} holds "
-                     f"[-1, {top:.6g}]: those values saturate")
-    if stats.saturated:
-        notes.append(f"{stats.saturated} of {stats.gates} gate pre-activations exceed +-8 "
-                     f"(largest {stats.acc:.3g}) and saturate")
+    notes += _saturation_notes(stats, q)
     body = KernelBody("lstm" if lstm else "rnn", Tensor.from_float(w, w_el, f_w, saturate=True),
                       Tensor.from_float(b, w_el, f_b, saturate=True), in_frac=f_x, cell_frac=f_c, kind=kind)
     return QuantizedCell(layer, body, stats.as_dict(lstm), notes)

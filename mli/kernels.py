@@ -106,12 +106,17 @@ def _out(name, out, count, kind, fname, inputs=None, elementwise=False, scalars=
         t.capacity = count * el
         return t
     _tensor(name, out, fname)
-    if getattr(out, "_strided_copy", False):
-        raise ValueError(f"{fname}: {name} wraps a copy of a non-contiguous array, so the results would not "
-                         f"reach the caller's array: pass np.ascontiguousarray(...) and read the tensor")
+    _not_a_strided_copy(name, out, fname)
     if inputs:
         _core.check_call(tuple(inputs) + (name,), tuple(inputs.values()), (out,), elementwise, scalars)
     return out
+
+
+def _not_a_strided_copy(name, out, fname):
+    """An output must be the caller's memory, not mli.Tensor's copy of a strided view."""
+    if getattr(out, "_strided_copy", False):
+        raise ValueError(f"{fname}: {name} wraps a copy of a non-contiguous array, so the results would not "
+                         f"reach the caller's array: pass np.ascontiguousarray(...) and read the tensor")
 
 
 class _FracFor:
@@ -470,9 +475,7 @@ def prepare(kernel, x, prev_out, weights, bias, cfg, cell=None, *, out):
     outs = (ir, cell, out) if lstm else (ir, out)
     _core.check_call(("in", "prev_out", "weights", "bias", "cfg.ir_tsr") + (("cell",) if lstm else ()) + ("out",),
                      (x, prev_out, weights, bias), outs)
-    if getattr(out, "_strided_copy", False):
-        raise ValueError(f"prepare: out wraps a copy of a non-contiguous array, so the results would not reach "
-                         f"the caller's array: pass np.ascontiguousarray(...) and read the tensor")
+    _not_a_strided_copy("out", out, "prepare")
 
     def on_error(st):
         raise_for_status(st, fname)

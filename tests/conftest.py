@@ -22,5 +22,17 @@ except ImportError:  # hypothesis is a test extra
     pass
 
 
+def manifest_cases(folder, what):
+    """(folder path, the cases of its manifest.json) of shared/vectors/`folder`;
+    skips the calling test module, naming `what`, where the folder is absent."""
+    import json
+
+    path = SHARED / "vectors" / folder
+    if not (path / "manifest.json").is_file():
+        pytest.skip(f"{what} not found at {path} (set MLI_SHARED to the shared folder; CI always has it)",
+                    allow_module_level=True)
+    return path, json.loads((path / "manifest.json").read_text(encoding="utf-8"))["cases"]
+
+
 def mli11_cases():
     return sorted(p.stem for p in MLI11.glob("*.npz")) if MLI11.is_dir() else []

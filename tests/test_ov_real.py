@@ -1,24 +1,16 @@
 """The IRs real converters wrote (shared/vectors/ov_real) through mli.ovcases, and the
 fixed-point conversion of their recurrent ops where the manifest asks for it."""
 
-import json
-import os
-from pathlib import Path
 
 import numpy as np
 import pytest
 
-SHARED = Path(os.environ.get("MLI_SHARED") or Path(__file__).resolve().parents[1].parent / "shared")
-CASES_DIR = SHARED / "vectors" / "ov_real"
+from conftest import manifest_cases
 
-if not (CASES_DIR / "manifest.json").is_file():
-    pytest.skip(f"OpenVINO real-converter cases not found at {CASES_DIR} "
-                f"(set MLI_SHARED to the shared folder)", allow_module_level=True)
+CASES_DIR, CASES = manifest_cases("ov_real", "OpenVINO real-converter cases")
 
 from mli.ir import read_model  # noqa: E402
 from mli.ovcases import run_case  # noqa: E402
-
-CASES = json.loads((CASES_DIR / "manifest.json").read_text(encoding="utf-8"))["cases"]
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c["name"] for c in CASES])

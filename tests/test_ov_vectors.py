@@ -1,21 +1,14 @@
 """Every case of shared/vectors/ov_ti_loop through mli.ovcases (ids = case names)."""
 
 import json
-import os
-from pathlib import Path
 
 import pytest
 
-SHARED = Path(os.environ.get("MLI_SHARED") or Path(__file__).resolve().parents[1].parent / "shared")
-CASES_DIR = SHARED / "vectors" / "ov_ti_loop"
+from conftest import manifest_cases
 
-if not (CASES_DIR / "manifest.json").is_file():
-    pytest.skip(f"OpenVINO TI/Loop reference cases not found at {CASES_DIR} "
-                f"(set MLI_SHARED to the shared folder)", allow_module_level=True)
+CASES_DIR, CASES = manifest_cases("ov_ti_loop", "OpenVINO TI/Loop reference cases")
 
 from mli.ovcases import run_case, run_manifest_dir  # noqa: E402
-
-CASES = json.loads((CASES_DIR / "manifest.json").read_text(encoding="utf-8"))["cases"]
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c["name"] for c in CASES])

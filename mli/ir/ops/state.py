@@ -15,18 +15,12 @@ import numpy as np
 
 from ..errors import ELEMENT_TYPES, IRError
 from ..program import compute_dtype, variables
+from ..reader import _shape_attr
 from ..registry import REQUIRED, element_type, ports, register
 
 
 def _shape(text):
-    text = text.strip().strip("[]").strip()
-    if not text:
-        return ()
-    dims = []
-    for tok in text.split(","):
-        tok = tok.strip()
-        dims.append(None if tok in ("?", "-1") or ".." in tok else int(tok))
-    return tuple(dims)
+    return _shape_attr(text, "variable_shape", allow_dynamic=True)
 
 
 def _check(value, vtype, vshape, vid):
