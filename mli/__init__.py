@@ -5,9 +5,12 @@ The API: :class:`Tensor`, the kernels (``basic_rnn_cell_fx16``, ...,
 named as in MLI minus ``mli_krn_``), their configuration
 (:class:`RnnCellConfig` and the enums), the status exceptions
 (:class:`MliError` and one subclass per ``mli_status``), the rounding mode
-and the instruction-set path.  The tools built on it are the submodules
-``mli.crosscheck``, ``mli.export_c``, ``mli.fixed_point``, ``mli.graph``,
-``mli.ir``, ``mli.io``, ``mli.har``, ``mli.vectors``, ``mli.metrics``."""
+and the instruction-set path.  Built on it, as libraries: ``mli.graph``
+(TensorIterator / Loop), ``mli.ir`` (OpenVINO IR models), ``mli.fixed_point``
+(IR models on the MLI kernels), ``mli.io`` (tensor files), ``mli.metrics``
+(S/N and comparisons), ``mli.reference`` (numpy models of the kernels).  The
+commands (``mli demo``, ``har``, ``crosscheck``, ``export-c``, ``vectors``,
+``fixed-point``) live in ``mli.tools``."""
 import os as _os
 
 from ._version import __version__

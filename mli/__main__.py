@@ -1,5 +1,6 @@
+"""``python -m mli``: the ``mli`` command."""
 import sys
 
-from .cli import main
+from .tools.cli import main
 
 sys.exit(main())

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import mli
-from mli.crosscheck import CaseError, crosscheck, main, run_case
+from mli.tools.crosscheck import CaseError, crosscheck, main, run_case
 from mli.io import write_idx
 from mli.io.npz import write_npz
 from mli.io.raw import write_raw
@@ -367,7 +367,7 @@ def test_dataset_idx_with_many_vectors(tmp_path, capsys):
 
 # ------------------------------------------------------------------------ HAR
 def _har_dumps(tmp_path, depth=16, perturb=None, mode="convergent", layer3="custom", ext="idx"):
-    from mli import har
+    from mli.tools import har
     x, _ = har.load_reference(HAR)
     with mli.rounding(mode):
         res = har.run_har(har.quantize_input(x, depth), depth, layer3, data_dir=HAR)
@@ -419,7 +419,7 @@ def test_har_rounding_up_firmware_is_diagnosed(tmp_path, capsys):
 
 @needs_har
 def test_har_dataset_stacked_dumps(tmp_path, capsys):
-    from mli import har
+    from mli.tools import har
     from mli.io import read_idx
     tests = read_idx(HAR / "small_test_base" / "tests.idx")[:4]
     write_idx(tmp_path / "t.idx", tests)

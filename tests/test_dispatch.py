@@ -7,7 +7,7 @@ import pytest
 
 import mli
 from conftest import MLI11, NEEDS_SHARED, mli11_cases
-from mli.vectors import run_case
+from mli.tools.vectors import run_case
 
 PATHS = mli.supported_isas()
 

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import mli
-from mli.export_c import (ExportError, export_c, main, make_buffer, make_rnn_cfg, make_tensor, quantize, render)
+from mli.tools.export_c import (ExportError, export_c, main, make_buffer, make_rnn_cfg, make_tensor, quantize, render)
 from mli.io.c_array import read_c_array
 from mli.io.npz import write_npz
 

@@ -6,7 +6,8 @@ import pathlib
 import numpy as np
 import pytest
 
-from mli.fixed_point import FixedPointError, main, to_fixed_point
+from mli.fixed_point import FixedPointError, to_fixed_point
+from mli.tools.fixed_point import main
 from mli.graph import KernelBody
 from mli.ir import IRUnsupportedError, read_model
 from mli.metrics import sn_db

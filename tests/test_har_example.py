@@ -1,4 +1,4 @@
-"""The MLI 1.1 HAR smartphone example end to end (mli/har.py): the six
+"""The MLI 1.1 HAR smartphone example end to end (mli/tools/har.py): the six
 har_model vectors, the README figure, SPEC section 13, and the whole-sequence
 forms the package uses in place of the example's per-step loops."""
 import glob
@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import mli
-from mli import har
+from mli.tools import har
 
 SHARED = Path(os.environ.get("MLI_SHARED") or Path(__file__).resolve().parents[1].parent / "shared")
 HAR = SHARED / "data" / "har"
@@ -48,7 +48,7 @@ def har_cases():
 @pytest.mark.parametrize("rounding", ["convergent", "up"])
 @pytest.mark.parametrize("case", har_cases() or ["none"])
 def test_har_vectors(case, rounding):
-    from mli.vectors import run_case
+    from mli.tools.vectors import run_case
 
     r = run_case(str(MLI11 / f"{case}.npz"), rounding=rounding, har_data=str(HAR))
     assert r.passed, r.message
@@ -61,7 +61,7 @@ def test_six_har_vectors_exist():
 @pytest.mark.parametrize("case", har_cases() or ["none"])
 def test_per_layer_against_vectors(case, models, ref):
     """Each layer, the input quantization and the float32 S/N, dB separately."""
-    from mli.vectors import load_case
+    from mli.tools.vectors import load_case
 
     meta, a = load_case(str(MLI11 / f"{case}.npz"))
     depth = int(meta["kind"])
@@ -231,7 +231,7 @@ def test_env_default(monkeypatch):
 def test_case_finds_data_beside_its_shared_tree(monkeypatch, tmp_path):
     # An installed package has no ../shared of its own: a har_model case must
     # find the data of the shared tree it sits in, whatever the cwd and env.
-    from mli.vectors import run_case
+    from mli.tools.vectors import run_case
     monkeypatch.delenv("MLI_HAR_DATA", raising=False)
     monkeypatch.delenv("MLI_SHARED", raising=False)
     monkeypatch.chdir(tmp_path)

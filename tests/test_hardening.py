@@ -448,7 +448,7 @@ def test_from_float_nan_inf(v):
 
 
 def test_export_c_nan(tmp_path, capsys):
-    from mli import export_c
+    from mli.tools import export_c
     write_npz(tmp_path / "w.npz", {"w": np.array([0.5, np.nan])})
     code = export_c.main([str(tmp_path / "w.npz"), "-o", str(tmp_path / "m"), "--frac-all", "12"])
     err = capsys.readouterr().err

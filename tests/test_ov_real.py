@@ -1,4 +1,4 @@
-"""The IRs real converters wrote (shared/vectors/ov_real) through mli.ovcases, and the
+"""The IRs real converters wrote (shared/vectors/ov_real) through mli.tools.ovcases, and the
 fixed-point conversion of their recurrent ops where the manifest asks for it."""
 
 
@@ -10,7 +10,7 @@ from conftest import manifest_cases
 CASES_DIR, CASES = manifest_cases("ov_real", "OpenVINO real-converter cases")
 
 from mli.ir import read_model  # noqa: E402
-from mli.ovcases import run_case  # noqa: E402
+from mli.tools.ovcases import run_case  # noqa: E402
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c["name"] for c in CASES])

@@ -1,4 +1,4 @@
-"""Every case of shared/vectors/ov_ti_loop through mli.ovcases (ids = case names)."""
+"""Every case of shared/vectors/ov_ti_loop through mli.tools.ovcases (ids = case names)."""
 
 import json
 
@@ -8,7 +8,7 @@ from conftest import manifest_cases
 
 CASES_DIR, CASES = manifest_cases("ov_ti_loop", "OpenVINO TI/Loop reference cases")
 
-from mli.ovcases import run_case, run_manifest_dir  # noqa: E402
+from mli.tools.ovcases import run_case, run_manifest_dir  # noqa: E402
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c["name"] for c in CASES])

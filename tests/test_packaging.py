@@ -16,6 +16,11 @@ PKG_PARENT = os.path.dirname(os.path.dirname(os.path.abspath(mli.__file__)))
 SHARED = pathlib.Path(os.environ.get("MLI_SHARED", ROOT.parent / "shared"))
 
 
+def _python(args, cwd):
+    return subprocess.run([sys.executable, *args], cwd=cwd, env=dict(os.environ, PYTHONPATH=PKG_PARENT),
+                          capture_output=True, text=True, timeout=300)
+
+
 def _mli(args, cwd, **env):
     e = dict(os.environ, PYTHONPATH=PKG_PARENT, **env)
     return subprocess.run([sys.executable, "-m", "mli", *args], cwd=cwd, env=e, capture_output=True, text=True,
@@ -69,7 +74,7 @@ def test_har_lists_the_places_it_looked(tmp_path):
     assert r.stderr == (f"mli har: HAR data folder not found; looked in $MLI_SHARED/data/har "
                         f"({tmp_path / 'nowhere' / 'data' / 'har'}) (give --data DIR or set MLI_HAR_DATA)\n")
     env = {k: v for k, v in os.environ.items() if k not in ("MLI_SHARED", "MLI_HAR_DATA")}
-    r = subprocess.run([sys.executable, "-c", "from mli import har; print(har.searched_places())"], cwd=tmp_path,
+    r = subprocess.run([sys.executable, "-c", "from mli.tools import har; print(har.searched_places())"], cwd=tmp_path,
                        env=dict(env, PYTHONPATH=PKG_PARENT), capture_output=True, text=True, timeout=300)
     assert r.stdout == ", ".join([os.path.normpath(os.path.join(PKG_PARENT, "..", "shared", "data", "har")),
                                   os.path.normpath(os.path.join(str(tmp_path), "..", "shared", "data", "har")),
@@ -99,3 +104,30 @@ def test_tensor_pickles_and_copies():
     assert d.data_null and d.capacity == 10 and d.shape == (5,)
     sub = mli.point_to_subtensor(t, [1], 1)
     assert pickle.loads(pickle.dumps(sub)).numpy().tolist() == [[3, 4, 5]]
+
+
+def test_the_api_does_not_import_the_tools(tmp_path):
+    """``import mli`` (the API) loads nothing of mli.tools (the commands)."""
+    r = _python(["-c", "import mli, sys; print(sorted(m for m in sys.modules if m.startswith('mli.tools')))"],
+                tmp_path)
+    assert r.stdout == "[]\n", r.stderr
+
+
+def test_old_import_paths_keep_working(tmp_path):
+    """The tools moved to mli.tools; the names users imported before stay."""
+    import mli.crosscheck
+    import mli.export_c
+    import mli.fixed_point
+    import mli.tools.crosscheck
+    import mli.tools.export_c
+    import mli.tools.vectors
+    import mli.vectors
+
+    assert mli.crosscheck.crosscheck is mli.tools.crosscheck.crosscheck
+    assert mli.crosscheck.crosscheck_har is mli.tools.crosscheck.crosscheck_har
+    assert mli.export_c.make_tensor is mli.tools.export_c.make_tensor
+    assert mli.vectors.run_case is mli.tools.vectors.run_case
+    assert callable(mli.fixed_point.to_fixed_point)
+    for module in ("mli.vectors", "mli.fixed_point", "mli.crosscheck", "mli.export_c"):
+        r = _python(["-m", module, "--help"], tmp_path)
+        assert r.returncode == 0 and r.stdout.startswith("usage: "), (module, r.stdout, r.stderr)

@@ -109,7 +109,7 @@ def shims(tmp_path):
     bindir = tmp_path / "bin"
     bindir.mkdir()
     # `mli` as pip's console script is: a script, so the folder it runs in is not on sys.path
-    scripts = {"mli": f"#!{sys.executable}\nimport sys\nfrom mli.cli import main\nsys.exit(main())\n",
+    scripts = {"mli": f"#!{sys.executable}\nimport sys\nfrom mli.tools.cli import main\nsys.exit(main())\n",
                "python": f'#!/bin/sh\nexec "{sys.executable}" "$@"\n'}
     for name, text in scripts.items():
         p = bindir / name

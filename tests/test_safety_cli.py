@@ -18,12 +18,12 @@ import numpy as np
 import pytest
 
 import mli
-import mli.cli as cli
-import mli.crosscheck
-import mli.demo
-import mli.export_c
-import mli.har
-from mli.export_c import main as export_main
+import mli.tools.cli as cli
+import mli.tools.crosscheck.cli
+import mli.tools.demo
+import mli.tools.export_c
+import mli.tools.har
+from mli.tools.export_c import main as export_main
 
 MLI_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(mli.__file__)))
 
@@ -119,9 +119,9 @@ def test_export_c_failed_second_rename_restores_the_first(tmp_path, monkeypatch,
             raise PermissionError(13, "Permission denied", dst)
         return real_replace(src, dst, *a, **kw)
 
-    monkeypatch.setattr(mli.export_c.os, "replace", replace)
+    monkeypatch.setattr(mli.tools.export_c.os, "replace", replace)
     assert export_main(argv) == 2
-    monkeypatch.setattr(mli.export_c.os, "replace", real_replace)
+    monkeypatch.setattr(mli.tools.export_c.os, "replace", real_replace)
     assert capsys.readouterr() == ("", "mli export-c: error: -o: cannot write model.h: Permission denied; "
                                        "nothing was changed\n")
     assert sorted(os.listdir(tmp_path)) == before
@@ -242,8 +242,9 @@ def test_crosscheck_reader_gone_exits_quietly(tmp_path):
 
 
 @pytest.mark.parametrize("cmd, module, func", [
-    ("demo", mli.demo, "_run"), ("crosscheck", mli.crosscheck, "_run"), ("export-c", mli.export_c, "_run"),
-    ("har", mli.har, "main")])
+    ("demo", mli.tools.demo, "_run"), ("crosscheck", mli.tools.crosscheck.cli, "_run"),
+    ("export-c", mli.tools.export_c, "_run"),
+    ("har", mli.tools.har, "main")])
 @pytest.mark.parametrize("exc, code, err", [
     (KeyboardInterrupt, 130, "mli {cmd}: interrupted\n"),
     (BrokenPipeError, 141, ""),

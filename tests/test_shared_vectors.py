@@ -3,7 +3,7 @@ output data and metadata, LSTM cell, IR scratch)."""
 import pytest
 
 from conftest import MLI11, NEEDS_SHARED, mli11_cases
-from mli.vectors import run_case
+from mli.tools.vectors import run_case
 
 pytestmark = NEEDS_SHARED
 
@@ -16,7 +16,7 @@ def test_case(case, rounding):
 
 
 def test_cli_runner_counts(capsys):
-    from mli.vectors import main
+    from mli.tools.vectors import main
 
     code = main([str(MLI11), "-k", "basic_rnn_cell*", "-k", "tanh*", "-k", "sigm*"])
     out = capsys.readouterr().out.strip().splitlines()
@@ -28,7 +28,7 @@ def test_cli_runner_reports_failures(tmp_path, capsys):
     """A broken case file is one failing line and a non-zero exit, not a crash."""
     import shutil
 
-    from mli.vectors import main
+    from mli.tools.vectors import main
 
     src = sorted(MLI11.glob("*basic_rnn_cell*.npz"))[0]
     shutil.copy(src, tmp_path / src.name)

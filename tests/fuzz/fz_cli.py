@@ -1,4 +1,4 @@
-"""Fuzz target `cli`: mli.crosscheck.main([...]) and mli.export_c.main([...])
+"""Fuzz target `cli`: mli.tools.crosscheck.main([...]) and mli.tools.export_c.main([...])
 on random options and (mutated) files.
 
 Rules: main() returns 0, 1 or 2 (export-c: 0 or 2), never raises, and
@@ -22,8 +22,8 @@ import traceback
 import numpy as np
 from hypothesis import strategies as st
 
-from mli import crosscheck as xc
-from mli import export_c as ex
+from mli.tools import crosscheck as xc
+from mli.tools import export_c as ex
 from mli.io import encode_idx
 from mli.io.c_array import format_c_array
 

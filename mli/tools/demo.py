@@ -8,10 +8,10 @@ import time
 
 import numpy as np
 
-from . import kernels as K
-from .enums import RnnActivation, RnnMode
-from .metrics import sn_db
-from .tensor import Tensor, frac_bits_for
+from .. import kernels as K
+from ..enums import RnnActivation, RnnMode
+from ..metrics import sn_db
+from ..tensor import Tensor, frac_bits_for
 
 KIND_TYPES = {"fx8": ("fx8", "fx8"), "fx16": ("fx16", "fx16"), "fx8w16d": ("fx16", "fx8")}
 
@@ -102,7 +102,7 @@ def main(argv=None):
     except _UsageError as e:
         print(f"mli demo: error: {e}", file=sys.stderr)
         return 2
-    except BrokenPipeError:  # the reader of stdout left (mli.cli exits quietly)
+    except BrokenPipeError:  # the reader of stdout left (mli.tools.cli exits quietly)
         raise
     except Exception as e:  # never a traceback
         if os.environ.get("MLI_DEBUG"):

@@ -10,12 +10,12 @@ import os
 import sys
 
 COMMANDS = {
-    "demo": ("mli.demo", "quantize a seeded synthetic RNN and compare fx8 / fx16 / fx8w16d against float"),
-    "har": ("mli.har", "run the MLI 1.1 HAR LSTM example exactly as its firmware does"),
-    "crosscheck": ("mli.crosscheck", "compare firmware outputs with the package, bit for bit"),
-    "export-c": ("mli.export_c", "write quantized weights and MLI tensor initialisers as C source"),
-    "vectors": ("mli.vectors", "run reference cases (MLI cases, OpenVINO TensorIterator/Loop folders)"),
-    "fixed-point": ("mli.fixed_point", "run an OpenVINO IR model's cells on the MLI kernels, S/N against float"),
+    "demo": ("mli.tools.demo", "quantize a seeded synthetic RNN and compare fx8 / fx16 / fx8w16d against float"),
+    "har": ("mli.tools.har", "run the MLI 1.1 HAR LSTM example exactly as its firmware does"),
+    "crosscheck": ("mli.tools.crosscheck", "compare firmware outputs with the package, bit for bit"),
+    "export-c": ("mli.tools.export_c", "write quantized weights and MLI tensor initialisers as C source"),
+    "vectors": ("mli.tools.vectors", "run reference cases (MLI cases, OpenVINO TensorIterator/Loop folders)"),
+    "fixed-point": ("mli.tools.fixed_point", "run an OpenVINO IR model's cells on the MLI kernels, S/N against float"),
 }
 
 
@@ -33,7 +33,7 @@ def main(argv=None):
         print(usage())
         return 0
     if argv and argv[0] in ("-V", "--version"):
-        from ._version import __version__  # no need for the extension to say which version this is
+        from .._version import __version__  # no need for the extension to say which version this is
 
         print(f"mli-py {__version__}")
         return 0

@@ -20,12 +20,13 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .io import read_idx
-from .kernels import (RnnCellConfig, basic_rnn_cell, eltwise_add, eltwise_mul, fully_connected, lstm_cell,
+from ..io import read_idx
+from ..kernels import (RnnCellConfig, basic_rnn_cell, eltwise_add, eltwise_mul, fully_connected, lstm_cell,
                       point_to_subtensor, relu, sigm, tanh)
-from .enums import ReluType, RnnActivation, RnnMode
-from .rounding import rounding as rounding_ctx
-from .tensor import Tensor
+from ..enums import ReluType, RnnActivation, RnnMode
+from ..rounding import rounding as rounding_ctx
+from ..tensor import Tensor
+from .cases import CaseResult
 
 DEPTHS = {16: ("fx16", "fx16"), 816: ("fx16", "fx8"), 8: ("fx8", "fx8")}  # depth -> (data, weights)
 LAYERS = ("fc1", "relu1", "lstm2", "lstm3", "out")
@@ -43,7 +44,8 @@ _DT = {"fx8": np.int8, "fx16": np.int16}
 
 def _candidate_dirs():
     """Where the shared HAR folder may be, in the order they are tried."""
-    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    package = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # .../mli
+    root = os.path.dirname(package)
     yield os.path.join(root, "..", "shared", "data", "har")          # in-place build
     yield os.path.join(os.getcwd(), "..", "shared", "data", "har")   # run from the project root
     yield os.path.join(os.getcwd(), "shared", "data", "har")         # run beside shared/
@@ -334,7 +336,7 @@ def format_sn(sn, db, c_style=False):
 
 def _npz_arrays(path, keys, missing_ok=False):
     """The arrays `keys` of an .npz file through mli.io (size limit, no pickles)."""
-    from .io.npz import read_npz
+    from ..io.npz import read_npz
 
     out = {}
     for k in keys:
@@ -403,8 +405,6 @@ def run_har_case(path, meta, arrays, rounding="convergent", har_data=None):
     changes their intermediate layers; so they always run in their recorded
     mode and `rounding` is not applied to them.
     """
-    from .vectors import CaseResult
-
     name = os.path.splitext(os.path.basename(path))[0]
     tags = meta.get("tags", [])
     layer3 = "library" if "layer3_library" in tags else "custom"

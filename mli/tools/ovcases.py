@@ -21,37 +21,18 @@ from __future__ import annotations
 
 import fnmatch
 import json
-from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
-from .ir import read_model
+from ..ir import read_model
+from .cases import CaseResult
 
 __all__ = ["CaseResult", "load_manifest", "run_case", "run_manifest_dir"]
 
 DEFAULT_TOLERANCE = {"rtol": 1e-4, "atol": 1e-5}
 _CLEAR_ERRORS = (ValueError, TypeError, NotImplementedError)
 _MUST_RAISE = ("error", "unsupported")
-
-
-@dataclass(frozen=True)
-class CaseResult:
-    """Outcome of one case.
-
-    Attributes
-    ----------
-    name : str
-    passed : bool
-    message : str
-        ``"ok ..."`` or what went wrong.
-    category : str
-    """
-
-    name: str
-    passed: bool
-    message: str
-    category: str = ""
 
 
 def load_manifest(path) -> list[dict]:

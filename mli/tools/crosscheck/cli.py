@@ -1,0 +1,171 @@
+"""The ``mli crosscheck`` command line: parse, run, print one line per result,
+exit 0 (bit-exact), 1 (mismatch) or 2 (usage or input error)."""
+import argparse
+import json
+import os
+import sys
+
+from ..._status import MliError
+from .case import _CLI_FLAG, KINDS, ROUNDINGS, CaseError, _msg
+from .har_dumps import crosscheck_har
+from .plot import plot_results
+from .results import DatasetResult
+from .run import crosscheck
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message):
+        raise CaseError(f"{message} (see mli crosscheck --help)")
+
+
+def _build_parser():
+    ap = _Parser(prog="mli crosscheck", description=(
+        "Compare a firmware's integer outputs with mli-py's, bit for bit: where the first difference is "
+        "(time step, unit), by how much, the S/N, and whether the other DSP rounding mode would match. "
+        "Exit 0 bit-exact, 1 mismatch, 2 usage or input error."),
+        epilog="File specs: PATH[:KEY][,dtype=int16,shape=128x32,endian=big,offset=N] (idx, npy, npz:KEY, "
+               "raw .bin/.raw/.dat, c:NAME with macro=M,frac=F).  See the README.")
+    ap.add_argument("case", nargs="?", help="JSON or TOML case file (kernel or layer chain)")
+    g = ap.add_argument_group("one kernel without a case file")
+    g.add_argument("--kernel", help="e.g. lstm_cell_fx16, fully_connected, relu, eltwise_add_fx8")
+    g.add_argument("--kind", choices=KINDS, help="fx8, fx16 (default) or fx8w16d when --kernel has no suffix")
+    g.add_argument("--in", "--input", dest="input", metavar="SPEC", help="input file (float: quantized)")
+    g.add_argument("--in-frac", dest="input_frac", type=int, metavar="N", help="input frac bits")
+    for role in ("weights", "bias", "prev_out", "cell", "in2"):
+        flag = "--" + role.replace("_", "-")
+        g.add_argument(flag, dest=role, metavar="SPEC",
+                       help=f"{role} file" + (" or 'zeros' (default)" if role in ("prev_out", "cell") else ""))
+        g.add_argument(flag + "-frac", dest=role + "_frac", type=int, metavar="N", help=f"{role} frac bits")
+    g.add_argument("--mode", help="RNN/LSTM mode: one_to_one, batch_to_batch (default), batch_to_last")
+    g.add_argument("--act", help="RNN/LSTM output activation: tanh (default), sigm, none")
+    g.add_argument("--relu-type", dest="relu", help="relu type: gen (default), relu_1, relu_6, none")
+    g.add_argument("--out-frac", dest="out_frac", type=int, metavar="N",
+                   help="output frac bits (fully_connected, basic_rnn_cell with act none, eltwise_mul)")
+    g.add_argument("--per-step", dest="per_step", choices=("auto", "yes", "no"),
+                   help="fully_connected on each row of a [T, N] input (auto: when the row length fits)")
+    g.add_argument("--firmware", metavar="SPEC", help="the firmware's output")
+    g.add_argument("--firmware-cell", dest="firmware_cell", metavar="SPEC", help="the firmware's LSTM cell after the run")
+    g.add_argument("--float-ref", dest="float_ref", metavar="SPEC",
+                   help="float reference output (S/N of each side vs float); with --har a folder of ir_*.idx")
+    g.add_argument("--time-axis", dest="time_axis", metavar="N", help="time axis of the output (default 0; none)")
+    h = ap.add_argument_group("the HAR example")
+    h.add_argument("--har", metavar="DIR", help="folder (or .npz) of firmware dumps fc1 relu1 lstm2 lstm3 out")
+    h.add_argument("--depth", type=int, default=16, help="MODEL_BIT_DEPTH 16 (default), 816 or 8")
+    h.add_argument("--layer3", default="custom", help="custom (default, the example's build) or library")
+    h.add_argument("--data", metavar="DIR", help="HAR data folder (default: $MLI_HAR_DATA or ../shared/data/har)")
+    o = ap.add_argument_group("run and output")
+    o.add_argument("--vectors", action="store_true", default=None,
+                   help="data-set run: the input's first axis (or an input folder's files) are vectors")
+    o.add_argument("--rounding", choices=ROUNDINGS, help="mode checked first (default convergent)")
+    o.add_argument("--no-alt-rounding", dest="alt", action="store_false", help="do not try the other rounding mode")
+    o.add_argument("--isolate", action="store_true", default=None,
+                   help="feed each layer the firmware's output of the previous layer")
+    o.add_argument("--json", action="store_true", help="print the result as JSON")
+    o.add_argument("--plot", metavar="FILE.png", help="draw differences and S/N per time step (needs matplotlib)")
+    return ap
+
+
+def _cli_case(args):
+    case = {"_cli": True}
+    for key in ("kernel", "kind", "input", "input_frac", "weights", "weights_frac", "bias", "bias_frac",
+                "prev_out", "prev_out_frac", "cell", "cell_frac", "in2", "in2_frac", "mode", "act", "relu",
+                "out_frac", "per_step", "firmware", "firmware_cell", "float_ref"):
+        v = getattr(args, key)
+        if v is not None:
+            case[key] = v
+    if args.time_axis is not None:
+        ta = args.time_axis.strip().lower()
+        if ta == "none":
+            case["time_axis"] = None
+        else:
+            try:
+                case["time_axis"] = int(ta)
+            except ValueError:
+                raise CaseError(f"--time-axis: expected an axis number or none, got {args.time_axis!r}") from None
+    return case
+
+
+_KERNEL_FLAGS = ("kernel", "kind", "weights", "bias", "prev_out", "cell", "in2", "mode", "act", "relu",
+                 "out_frac", "per_step", "firmware", "firmware_cell", "weights_frac", "bias_frac",
+                 "prev_out_frac", "cell_frac", "in2_frac", "time_axis")
+
+
+def _print_line(result):
+    # line and newline in one write, flushed at once: the lines of the vectors done reach a
+    # pipe whole, whenever an interrupt comes
+    sys.stdout.write(result.summary_line() + "\n")
+    sys.stdout.flush()
+
+
+def _run(argv):
+    args = _build_parser().parse_args(argv)
+    # a data set's lines are printed as each vector is done (JSON comes whole at the end); the
+    # lines are the progress then, no bar
+    stream = None if args.json else _print_line
+    show_bar = bool(args.json)
+    if args.plot:
+        try:
+            import matplotlib  # noqa: F401
+        except ImportError:
+            raise CaseError("--plot: needs matplotlib, which is not installed (pip install matplotlib)") from None
+    used = [_CLI_FLAG.get(k, "--" + k) for k in _KERNEL_FLAGS if getattr(args, k) is not None]
+    if args.har is not None:
+        if args.case:
+            raise CaseError("--har: give either a case file or --har, not both")
+        if used:
+            raise CaseError(f"{used[0]}: does not apply with --har")
+        if args.input_frac is not None:
+            raise CaseError("--in-frac: does not apply with --har (the depth fixes the input format)")
+        res = crosscheck_har(args.har, x=args.input, depth=args.depth, layer3=args.layer3, data_dir=args.data,
+                             float_ref=args.float_ref, rounding=args.rounding or "convergent",
+                             check_other_rounding=args.alt, vectors=bool(args.vectors), progress=show_bar,
+                             on_result=stream)
+    elif args.case:
+        if used or args.input is not None or args.input_frac is not None or args.float_ref is not None:
+            raise CaseError(f"{(used or ['--in'])[0]}: the case file describes the run; drop the kernel flags")
+        res = crosscheck(args.case, rounding=args.rounding, check_other_rounding=args.alt, isolate=args.isolate,
+                         vectors=args.vectors, progress=show_bar, on_result=stream)
+    else:
+        if args.kernel is None:
+            raise CaseError("give a case file, --kernel with its files, or --har DIR (see mli crosscheck --help)")
+        case = _cli_case(args)
+        if args.input is not None and os.path.isdir(args.input):
+            case["vectors"] = True
+        res = crosscheck(case, base_dir=None, rounding=args.rounding, check_other_rounding=args.alt,
+                         isolate=args.isolate, vectors=args.vectors, progress=show_bar, on_result=stream)
+    if args.json:
+        print(json.dumps(res.to_dict(), indent=2))
+    elif isinstance(res, DatasetResult):
+        print(res.summary())      # the per-vector lines are out already
+    else:
+        print(res.format())
+    if args.plot:
+        plot_results(res, args.plot)
+        if not args.json:
+            print(f"plot written to {args.plot}")
+    return 0 if res.bit_exact else 1
+
+
+def main(argv=None):
+    """``mli crosscheck``: returns 0 (bit-exact), 1 (mismatch) or 2 (usage
+    or input error, reported on one line of stderr)."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    try:
+        return _run(argv)
+    except SystemExit as e:  # --help
+        return int(e.code or 0) if isinstance(e.code, int) else 0
+    except BrokenPipeError:  # the reader of stdout left: not an input error (mli.tools.cli exits quietly)
+        raise
+    except (CaseError, MliError, ValueError, TypeError, KeyError, OSError) as e:
+        print(f"mli crosscheck: error: {_msg(e)}", file=sys.stderr)
+        return 2
+    except Exception as e:  # an input we did not foresee: still no traceback
+        if os.environ.get("MLI_DEBUG"):
+            raise
+        print(f"mli crosscheck: error: {type(e).__name__}: {e} (set MLI_DEBUG=1 for a traceback)",
+              file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

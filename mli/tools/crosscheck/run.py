@@ -1,0 +1,369 @@
+"""Running a normalised case: tensors built once per case, the layer chain
+run per vector in one rounding mode and the other, each output compared
+with the firmware's."""
+import math
+import os
+import sys
+from dataclasses import replace
+
+import numpy as np
+
+from ... import kernels as K
+from ..._status import MliError
+from ...enums import ReluType, RnnActivation, RnnMode
+from ...io.npz import npz_frac_bits
+from ...metrics import compare
+from ...rounding import rounding as rounding_ctx
+from ...tensor import Tensor
+from .case import (
+    _CLI_FLAG,
+    _DATA_ROLES,
+    _LAYER_KEYS,
+    KERNELS,
+    CaseError,
+    _data_dtype,
+    _enum,
+    _fmt,
+    _frac,
+    _normalize,
+    _read,
+    _read_many,
+    _spec,
+    _to_container,
+    _weight_dtype,
+    load_case,
+)
+from .results import CrosscheckResult, DatasetResult, LayerResult
+
+
+class _Prepared:
+    """A case with every static tensor loaded: layers, their tensors,
+    and per-vector sources (input, firmware, float refs)."""
+
+    def __init__(self, layers, opts, base_dir, require_firmware=True):
+        self.layers, self.opts, self.base_dir = layers, opts, base_dir
+        self.static = {}     # (layer, role) -> Tensor
+        self.params = {}     # layer -> dict of parsed config
+        self.sources = {}    # (layer or "", role) -> ArraySpec for per-vector data
+        names = [lay.name for lay in layers]
+        first = layers[0]
+        for i, lay in enumerate(layers):
+            c = lay.cfg
+            p = {}
+            for role in KERNELS[lay.kernel]:
+                val = c.get(role)
+                fr = c.get(role + "_frac")
+                dt = _data_dtype(lay.kind) if role in _DATA_ROLES else _weight_dtype(lay.kind)
+                if lay.kernel in ("relu", "tanh", "sigm") or lay.kernel.startswith("eltwise"):
+                    dt = _data_dtype(lay.kind)
+                if role in ("prev_out", "cell") and (val is None or val == "zeros"):
+                    bias = self.static.get((lay.name, "bias"))
+                    m = bias.shape[-1] if bias is not None and bias.rank else 0
+                    if role == "prev_out" and fr is None:
+                        act = c.get("act", "tanh")
+                        if _enum(act, RnnActivation, lay.where("act"), ("RNN_ACT_",)) != RnnActivation.NONE:
+                            fr = 15 if lay.kind != "fx8" else 7
+                    fr = _frac(fr, lay.where(role + "_frac"))
+                    self.static[(lay.name, role)] = Tensor(np.zeros(m, dt), fr)
+                    continue
+                if val is None:
+                    raise CaseError(f"{lay.where(role)}: required by {lay.full_kernel}")
+                sp = _spec(val, lay.where(role), base_dir)
+                if fr is None and sp.frac_bits is not None:
+                    fr = sp.frac_bits
+                if fr is None and sp.selector and _fmt(sp) == "npz" and os.path.isfile(sp.path):
+                    try:
+                        fr = npz_frac_bits(sp.path).get(sp.selector)
+                    except (ValueError, OSError):
+                        pass
+                fr = _frac(fr, lay.where(role + "_frac"))
+                if sp.resolved_format() == "c" and sp.macro and sp.frac_bits is None:
+                    sp = replace(sp, frac_bits=fr)
+                if sp.resolved_format() in ("c", "raw") and sp.dtype is None:
+                    sp = replace(sp, dtype=dt.name)
+                arr = _read(sp, lay.where(role))
+                self.static[(lay.name, role)] = Tensor(_to_container(arr, dt, fr, lay.where(role), role), fr)
+            if lay.kernel in ("basic_rnn_cell", "lstm_cell"):
+                p["mode"] = _enum(c.get("mode", "batch_to_batch"), RnnMode, lay.where("mode"), ("RNN_",))
+                p["act"] = _enum(c.get("act", "tanh"), RnnActivation, lay.where("act"), ("RNN_ACT_",))
+            elif "mode" in c or "act" in c:
+                raise CaseError(f"{lay.where('mode' if 'mode' in c else 'act')}: applies to basic_rnn_cell "
+                                "and lstm_cell only")
+            if lay.kernel == "relu":
+                p["relu"] = _enum(c.get("relu", "gen"), ReluType, lay.where("relu"), ("MLI_RELU_", "MLI_"))
+            p["out_frac"] = _frac(c.get("out_frac"), lay.where("out_frac"), required=False)
+            ps = c.get("per_step", "auto")
+            if ps not in ("auto", True, False, "yes", "no", "true", "false"):
+                raise CaseError(f"{lay.where('per_step')}: expected auto, yes or no, got {ps!r}")
+            p["per_step"] = {"yes": True, "true": True, "no": False, "false": False}.get(ps, ps)
+            ta = c.get("time_axis", 0)
+            if ta in ("none", "None"):
+                ta = None
+            if ta is not None and (isinstance(ta, bool) or not isinstance(ta, int)):
+                raise CaseError(f"{lay.where('time_axis')}: expected an axis number or none, got {ta!r}")
+            p["time_axis"] = ta
+            # the layer's input
+            inp = c.get("input")
+            if inp is None and i == 0:
+                inp = opts["input"]
+                if inp is None:
+                    raise CaseError(f"{_CLI_FLAG['input'] if lay.label == '--' else 'input'}: "
+                                    "the first layer needs an input file")
+                p["input_frac"] = opts["input_frac"] if c.get("input_frac") is None else c.get("input_frac")
+            else:
+                p["input_frac"] = c.get("input_frac")
+            if isinstance(inp, str) and inp.startswith("@"):
+                ref = inp[1:]
+                if ref not in names[:i]:
+                    raise CaseError(f"{lay.where('input')}: {inp!r} names no earlier layer "
+                                    f"({', '.join(names[:i]) or 'none'})")
+                p["input_ref"] = ref
+            elif inp is None:
+                p["input_ref"] = names[i - 1]
+            else:
+                self.sources[(lay.name, "input")] = _spec(inp, lay.where("input"), base_dir)
+            for role in ("firmware", "firmware_cell", "float_ref"):
+                if c.get(role) is not None:
+                    if role == "firmware_cell" and lay.kernel != "lstm_cell":
+                        raise CaseError(f"{lay.where(role)}: only lstm_cell has a cell output")
+                    self.sources[(lay.name, role)] = _spec(c[role], lay.where(role), base_dir)
+            self.params[lay.name] = p
+        if require_firmware and not any(k[1] in ("firmware", "firmware_cell") for k in self.sources):
+            raise CaseError(f"{_CLI_FLAG['firmware'] if first.label == '--' else 'firmware'}: "
+                            "no layer names a firmware output to compare")
+        self.first = first
+
+    # ----------------------------------------------------------- vectors
+    def vector_data(self, inputs_only=False):
+        """[(label, {(layer, role): ndarray})] for each vector."""
+        vec = self.opts["vectors"]
+        entries = [(k, v) for k, v in self.sources.items() if not inputs_only or k[1] == "input"]
+        if not vec:
+            data = {}
+            for (lname, role), sp in entries:
+                lay = self._layer(lname)
+                data[(lname, role)] = _read(sp, lay.where(role), **self._defaults(lay, role))
+            return [("", data)]
+        n, labels = None, None
+        per = {}
+        # inputs decide the count
+        for (lname, role), sp in sorted(entries, key=lambda e: e[0][1] != "input"):
+            lay = self._layer(lname)
+            arrays, lab = _read_many(sp, lay.where(role), n, **self._defaults(lay, role))
+            if n is None:
+                n, labels = len(arrays), lab
+            per[(lname, role)] = arrays
+        return [(labels[v], {k: per[k][v] for k in per}) for v in range(n)]
+
+    def _layer(self, name):
+        return next(lay for lay in self.layers if lay.name == name)
+
+    def _defaults(self, lay, role):
+        if role == "float_ref":
+            return {}
+        return {"dtype": _data_dtype(lay.kind).name}
+
+
+def _per_step(flag, x, w):
+    if flag is True:
+        return x.rank >= 2
+    if flag is False or x.rank < 2:
+        return False
+    n = w.shape[1] if w.rank >= 2 else 0
+    return math.prod(x.shape) != n and x.shape[-1] == n
+
+
+def _run_layer(lay, p, x, tensors):
+    """(output Tensor, cell Tensor or None)."""
+    fn = getattr(K, lay.full_kernel)
+    kw = {}
+    if lay.kernel == "fully_connected":
+        w, b = tensors["weights"], tensors["bias"]
+        if p["out_frac"] is not None:
+            kw["out_frac_bits"] = p["out_frac"]
+        if _per_step(p["per_step"], x, w):
+            xa = x.numpy()
+            rows = [fn(Tensor(np.ascontiguousarray(xa[t]), x.frac_bits), w, b, **kw) for t in range(xa.shape[0])]
+            return Tensor(np.stack([r.numpy() for r in rows]), rows[0].frac_bits), None
+        return fn(x, w, b, **kw), None
+    if lay.kernel == "basic_rnn_cell":
+        if p["out_frac"] is not None:
+            kw["out_frac_bits"] = p["out_frac"]
+        cfg = K.RnnCellConfig(mode=p["mode"], act=p["act"])
+        return fn(x, tensors["prev_out"], tensors["weights"], tensors["bias"], cfg, **kw), None
+    if lay.kernel == "lstm_cell":
+        cfg = K.RnnCellConfig(mode=p["mode"], act=p["act"])
+        return fn(x, tensors["prev_out"], tensors["weights"], tensors["bias"], cfg, tensors["cell"])
+    if lay.kernel == "relu":
+        return fn(x, p["relu"]), None
+    if lay.kernel in ("tanh", "sigm"):
+        return fn(x), None
+    if lay.kernel == "eltwise_mul" and p["out_frac"] is not None:
+        kw["out_frac_bits"] = p["out_frac"]
+    return fn(x, tensors["in2"], **kw), None
+
+
+def _input_tensor(lay, p, arr):
+    dt = _data_dtype(lay.kind)
+    fr = _frac(p["input_frac"], lay.where("input_frac"))
+    return Tensor(_to_container(arr, dt, fr, lay.where("input"), "input"), fr)
+
+
+def _run_chain(prep, data, mode, feed=None):
+    """{layer: (out, cell)} of one vector in rounding `mode`; `feed`
+    ({layer: firmware output}) makes later layers start from the
+    firmware's outputs instead of the package's (isolation)."""
+    outs = {}
+    with rounding_ctx(mode):
+        for lay in prep.layers:
+            p = prep.params[lay.name]
+            if "input_ref" in p:
+                src = p["input_ref"]
+                prev = outs[src][0]
+                if feed is not None and src in feed:
+                    prev = Tensor(np.ascontiguousarray(feed[src].reshape(prev.shape).astype(prev.dtype)),
+                                  prev.frac_bits)
+                x = prev
+                if x.dtype != _data_dtype(lay.kind):
+                    raise CaseError(f"{lay.where('input')}: layer {src} gives {x.dtype} data, "
+                                    f"{lay.full_kernel} needs {_data_dtype(lay.kind)}")
+            else:
+                x = _input_tensor(lay, p, data[(lay.name, "input")])
+            tensors = {role: prep.static[(lay.name, role)] for role in KERNELS[lay.kernel]}
+            try:
+                outs[lay.name] = _run_layer(lay, p, x, tensors)
+            except MliError as e:
+                role = {"in": "input", "in1": "input", "out": "out_frac"}.get(e.argument, e.argument)
+                where = lay.where(role) if role in _LAYER_KEYS else f"layer {lay.name}"
+                raise CaseError(f"{where}: {e}") from None
+    return outs
+
+
+def run_case(case, *, base_dir=None, rounding="convergent"):
+    """The package's outputs of a case (dict or case-file path) for its
+    first vector: ``{layer: Tensor}`` (and ``"LAYER.cell"`` for LSTM cells).
+    Handy to produce expected dumps."""
+    prep = _prepare(case, base_dir, require_firmware=False)
+    label, data = prep.vector_data(inputs_only=True)[0]
+    outs = _run_chain(prep, data, rounding)
+    res = {}
+    for name, (o, c) in outs.items():
+        res[name] = o
+        if c is not None:
+            res[name + ".cell"] = c
+    return res
+
+
+def _prepare(case, base_dir, require_firmware=True, **overrides):
+    if isinstance(case, (str, os.PathLike)):
+        path = os.fspath(case)
+        d = load_case(path)
+        base = os.path.dirname(os.path.abspath(path)) if base_dir is None else base_dir
+        label = os.path.basename(path)
+    else:
+        d, base, label = case, base_dir, "case"
+        if isinstance(case, dict) and case.get("_cli"):
+            d = {k: v for k, v in case.items() if k != "_cli"}
+            label = "--"
+    d = dict(d)
+    for k, v in overrides.items():
+        if v is not None:
+            d[k] = v
+    layers, opts = _normalize(d, label)
+    return _Prepared(layers, opts, base, require_firmware)
+
+
+def _other(mode):
+    return "up" if mode == "convergent" else "convergent"
+
+
+def _progress(items, total, desc):
+    if not sys.stderr.isatty():
+        return items
+    try:
+        from tqdm import tqdm
+    except ImportError:
+        return items
+    return tqdm(items, total=total, desc=desc, file=sys.stderr, leave=False)
+
+
+def crosscheck(case, *, base_dir=None, rounding=None, check_other_rounding=True, isolate=None, vectors=None,
+               progress=False, on_result=None):
+    """Cross-check the firmware outputs a case names.
+
+    Parameters
+    ----------
+    case : dict or path
+        A case (see the module docstring) or a JSON/TOML case file.
+    base_dir : str, optional
+        Directory relative paths are relative to (default: the case file's).
+    rounding : {"convergent", "up"}, optional
+        The mode to check first (default: the case's, else convergent).
+    check_other_rounding : bool
+        Also run in the other mode and say whether it would match.
+    isolate : bool, optional
+        Feed each layer the firmware's output of the layer before (when
+        dumped) instead of the package's, so a difference does not spread.
+    vectors : bool, optional
+        Data-set run: the input's first axis (or the files of an input
+        folder) are independent vectors; firmware files likewise.
+    progress : bool
+        Show a tqdm progress bar on stderr when it is a terminal.
+    on_result : callable, optional
+        In a data-set run, called with each vector's :class:`CrosscheckResult`
+        as soon as it is done (what the CLI prints a data set's lines with, so an interrupted
+        run keeps the lines of the vectors finished).
+
+    Returns
+    -------
+    CrosscheckResult, or DatasetResult for a data-set run.
+
+    Raises
+    ------
+    CaseError (a ValueError)
+        Bad case, option, file or kernel configuration; the message names
+        the argument.
+    """
+    prep = _prepare(case, base_dir, rounding=rounding, isolate=isolate, vectors=vectors)
+    mode = prep.opts["rounding"]
+    alt_mode = _other(mode) if check_other_rounding else None
+    data_list = prep.vector_data()
+    vec = prep.opts["vectors"]
+    results = []
+    items = _progress(data_list, len(data_list), "crosscheck") if progress and vec else data_list
+    for label, data in items:
+        results.append(_check_vector(prep, data, mode, alt_mode, label if vec else ""))
+        if on_result is not None and vec:
+            on_result(results[-1])
+    return DatasetResult(results) if vec else results[0]
+
+
+def _check_vector(prep, data, mode, alt_mode, label):
+    isolate = prep.opts["isolate"]
+    fw = {}
+    for lay in prep.layers:
+        if (lay.name, "firmware") in data:
+            fw[lay.name] = data[(lay.name, "firmware")]
+    feed = fw if isolate else None
+    outs = _run_chain(prep, data, mode, feed)
+    alt_outs = _run_chain(prep, data, alt_mode, feed) if alt_mode else None
+    layer_results = []
+    for lay in prep.layers:
+        p = prep.params[lay.name]
+        for role, idx, suffix in (("firmware", 0, ""), ("firmware_cell", 1, ".cell")):
+            if (lay.name, role) not in data:
+                continue
+            pkg = outs[lay.name][idx]
+            fref = data.get((lay.name, "float_ref")) if role == "firmware" else None
+            where = lay.where(role)
+            try:
+                rep = compare(data[(lay.name, role)], pkg, time_axis=p["time_axis"], float_ref=fref,
+                              frac_bits=pkg.frac_bits)
+                alt = compare(data[(lay.name, role)], alt_outs[lay.name][idx], time_axis=p["time_axis"],
+                              frac_bits=pkg.frac_bits) if alt_outs else None
+            except (ValueError, TypeError) as e:
+                m = str(e)
+                m = m[len("firmware: "):] if m.startswith("firmware: ") else m
+                raise CaseError(f"{where}: {m}") from None
+            layer_results.append(LayerResult(lay.name + suffix, lay.full_kernel, rep, alt, alt_mode))
+    return CrosscheckResult(layer_results, mode, alt_mode, label, isolate)

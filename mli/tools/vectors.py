@@ -1,0 +1,256 @@
+"""Runs reference cases against the package: ``python -m mli.vectors DIR [DIR...]``.
+
+A folder with ``index.json`` holds MLI 1.1 cases (one ``.npz`` each, schema in
+its README): status, output data and metadata, and the LSTM cell are compared
+exactly.  A folder with ``manifest.json`` holds OpenVINO TensorIterator/Loop
+cases (see :mod:`mli.tools.ovcases`).  Prints one line per failing case and, last,
+``N passed, N failed``; the exit code is 0 only when nothing failed."""
+import argparse
+import fnmatch
+import json
+import os
+import sys
+
+import numpy as np
+
+from .. import _core
+from .._status import Status
+from ..enums import VARIANT
+from ..rounding import rounding as rounding_ctx
+from ..tensor import Tensor
+from .cases import CaseResult
+
+__all__ = ["CaseResult", "load_case", "build_tensor", "run_case", "run_dir", "main"]
+
+ROLES = ("in", "in1", "in2", "prev_out", "weights", "bias", "cell", "ir", "out")
+_CONTAINER = {0: np.int8, 1: np.int16, 2: np.int8, 3: np.int32}
+
+
+def load_case(path):
+    """(meta dict, arrays dict) of one MLI case file."""
+    with np.load(path, allow_pickle=False) as z:
+        arrays = {k: z[k] for k in z.files if k != "meta_json"}
+        meta = json.loads(str(z["meta_json"]))
+    return meta, arrays
+
+
+def build_tensor(meta, arrays, role):
+    """The `mli_tensor` a case describes for `role` (None when absent)."""
+    if f"{role}_null" not in meta and f"{role}_el_type" not in meta:
+        return None
+    if meta.get(f"{role}_null"):
+        return Tensor.raw(is_null=True)
+    data = arrays.get(f"{role}_data")
+    cap = int(meta[f"{role}_capacity"])
+    kw = dict(shape=meta[f"{role}_shape"], rank=meta[f"{role}_rank"], mem_stride=meta[f"{role}_mem_stride"],
+              el_type=meta[f"{role}_el_type"], frac_bits=meta[f"{role}_frac"])
+    if meta.get(f"{role}_scalar") is not None and int(meta[f"{role}_rank"]) == 0:
+        return Tensor.raw(scalar=int(meta[f"{role}_scalar"]), capacity=cap, **kw)
+    if meta.get(f"{role}_data_null"):
+        return Tensor.raw(data_null=True, capacity=cap, **kw)
+    nbytes = 0 if data is None else data.nbytes
+    buf = np.zeros(max(cap, nbytes, 1), np.uint8)
+    if data is not None:
+        buf[:nbytes] = np.ascontiguousarray(data).view(np.uint8).reshape(-1)
+    return Tensor.raw(buf, capacity=cap, **kw)
+
+
+def _data(t, el_type, count):
+    dt = np.dtype(_CONTAINER[int(el_type)])
+    return np.frombuffer(t.base, np.uint8, count=count * dt.itemsize, offset=t.offset).view(dt)
+
+
+def _meta_errors(prefix, t, meta, with_shape=True):
+    errs = []
+    if f"expected_{prefix}_frac" in meta and t.frac_bits != meta[f"expected_{prefix}_frac"]:
+        errs.append(f"{prefix}.frac_bits {t.frac_bits} != {meta[f'expected_{prefix}_frac']}")
+    if f"expected_{prefix}_el_type" in meta and t.el_type != meta[f"expected_{prefix}_el_type"]:
+        errs.append(f"{prefix}.el_type {t.el_type} != {meta[f'expected_{prefix}_el_type']}")
+    if with_shape and f"expected_{prefix}_rank" in meta:
+        r = meta[f"expected_{prefix}_rank"]
+        if t.rank != r:
+            errs.append(f"{prefix}.rank {t.rank} != {r}")
+        elif list(t.shape4[:r]) != list(meta[f"expected_{prefix}_shape"][:r]):
+            errs.append(f"{prefix}.shape {t.shape4[:r]} != {meta[f'expected_{prefix}_shape'][:r]}")
+    return errs
+
+
+def _first_diff(got, want):
+    idx = np.flatnonzero(got != want)
+    i = int(idx[0])
+    return f"{idx.size} of {want.size} differ, first at [{i}]: got {got[i]}, expected {want[i]}"
+
+
+def _expected(arrays, key, up):
+    if up and f"{key}_if_round_up" in arrays:
+        return arrays[f"{key}_if_round_up"]
+    return arrays.get(key)
+
+
+def _run_kernel(meta, arrays, t):
+    """Call the case's function; returns (status, extra dict)."""
+    k, kind = meta["kernel"], meta.get("kind", "")
+    if k == "fully_connected":
+        return _core.fully_connected(VARIANT[kind], t["in"], t["weights"], t["bias"], t["out"]), {}
+    if k == "basic_rnn_cell":
+        return _core.basic_rnn_cell(VARIANT[kind], t["in"], t["prev_out"], t["weights"], t["bias"],
+                                    meta["cfg_mode"], meta["cfg_act"], None if meta.get("ir_null") else t["ir"],
+                                    t["out"]), {}
+    if k == "lstm_cell":
+        return _core.lstm_cell(VARIANT[kind], t["in"], t["prev_out"], t["weights"], t["bias"],
+                               meta.get("cfg_mode", 0), meta.get("cfg_act", 0),
+                               None if meta.get("ir_null") else t["ir"], t["cell"], t["out"],
+                               cfg_null=bool(meta.get("cfg_null"))), {}
+    if k in ("tanh", "sigm"):
+        return getattr(_core, k)(VARIANT[kind], t["in"], t["out"]), {}
+    if k == "relu":
+        return _core.relu(VARIANT[kind], t["in"], meta["relu_type"], t["out"]), {}
+    if k.startswith("eltwise_"):
+        return _core.eltwise(k[len("eltwise_"):], VARIANT[kind], t["in1"], t["in2"], t["out"]), {}
+    if k == "convert_tensor":
+        return _core.convert_tensor(t["in"], t["out"]), {}
+    if k == "count_elem_num":
+        return 0, {"value": _core.count_elem_num(t["in"], meta["start_dim"])}
+    if k == "tensor_element_size":
+        return 0, {"value": _core.tensor_element_size(t["in"])}
+    if k == "point_to_subtensor":
+        in_off = t["in"].offset
+        st = _core.point_to_subtensor(t["in"], meta["cfg_start_coord"], meta["cfg_coord_num"],
+                                      meta["cfg_first_out_dim_size"], t["out"], cfg_null=bool(meta.get("cfg_null")))
+        return st, {"offset": t["out"].offset - in_off}
+    if k == "float_to_fx_tensor":
+        return _core.float_to_fx_tensor(np.ascontiguousarray(arrays["src_float32"], np.float32), t["out"]), {}
+    if k == "fx_tensor_to_float":
+        dst = np.zeros(max(int(meta["dst_size"]), 1), np.float32)
+        return _core.fx_tensor_to_float(t["in"], dst, int(meta["dst_size"])), {"floats": dst}
+    raise NotImplementedError(f"kernel {k!r} is not implemented")
+
+
+def run_case(path, rounding="convergent", har_data=None):
+    """Run one MLI case file; returns a CaseResult."""
+    name = os.path.splitext(os.path.basename(path))[0]
+    try:
+        meta, arrays = load_case(path)
+    except Exception as e:  # a malformed case file is a failure, not a crash
+        return CaseResult(name, False, f"cannot read case: {e}")
+    if meta.get("kernel") == "har_model":
+        from .har import run_har_case
+
+        return run_har_case(path, meta, arrays, rounding=rounding, har_data=har_data)
+    up = rounding == "up"
+    with rounding_ctx(rounding):
+        tensors = {r: build_tensor(meta, arrays, r) for r in ROLES}
+        try:
+            st, extra = _run_kernel(meta, arrays, tensors)
+        except NotImplementedError as e:
+            return CaseResult(name, False, str(e))
+        except Exception as e:
+            return CaseResult(name, False, f"raised {type(e).__name__}: {e}")
+    want = int(meta["expected_status"])
+    if st != want:
+        return CaseResult(name, False, f"status {Status(st).c_name} != {Status(want).c_name}")
+    if st != 0 or not meta.get("output_defined", True):
+        return CaseResult(name, True)
+    errs = []
+    k = meta["kernel"]
+    if "value" in extra and extra["value"] != meta["expected_value"]:
+        errs.append(f"value {extra['value']} != {meta['expected_value']}")
+    if k == "point_to_subtensor":
+        if extra["offset"] != meta["expected_byte_offset"]:
+            errs.append(f"byte offset {extra['offset']} != {meta['expected_byte_offset']}")
+        if tensors["out"].capacity != meta["expected_out_capacity"]:
+            errs.append(f"out.capacity {tensors['out'].capacity} != {meta['expected_out_capacity']}")
+        errs += _meta_errors("out", tensors["out"], meta)
+    if k == "fx_tensor_to_float":
+        exp = arrays["expected_float32"]
+        got = extra["floats"][: exp.size]
+        if not np.array_equal(got.view(np.uint32), exp.astype(np.float32).view(np.uint32)):
+            errs.append("floats: " + _first_diff(got.view(np.uint32), exp.view(np.uint32)))
+    exp = _expected(arrays, "expected_out_data", up)
+    if exp is not None and k not in ("fx_tensor_to_float",):
+        out = tensors["out"]
+        el = meta.get("expected_out_el_type", meta.get("out_el_type"))
+        got = _data(out, el, exp.size)
+        if not np.array_equal(got, exp):
+            errs.append("out: " + _first_diff(got, exp.reshape(-1)))
+        if k != "float_to_fx_tensor":
+            errs += _meta_errors("out", out, meta)
+    exp = _expected(arrays, "expected_cell_data", up)
+    if exp is not None:
+        got = _data(tensors["cell"], meta["expected_cell_el_type"], exp.size)
+        if not np.array_equal(got, exp):
+            errs.append("cell: " + _first_diff(got, exp.reshape(-1)))
+        errs += _meta_errors("cell", tensors["cell"], meta)
+    exp = _expected(arrays, "expected_ir_data", up)
+    if exp is not None and (k == "lstm_cell" or meta.get("expected_ir_written")) and not up:
+        # IR scratch: compared in the default mode (no half-up alternative is stored for it)
+        got = _data(tensors["ir"], meta.get("expected_ir_el_type", meta["in_el_type"]), exp.size)
+        if not np.array_equal(got, exp.reshape(-1)):
+            errs.append("ir: " + _first_diff(got, exp.reshape(-1)))
+        if k == "lstm_cell":
+            errs += _meta_errors("ir", tensors["ir"], meta)
+    return CaseResult(name, not errs, "; ".join(errs))
+
+
+def run_dir(path, patterns=None, rounding="convergent", har_data=None):
+    """Run every case of one folder (MLI ``index.json`` or OpenVINO ``manifest.json``)."""
+    if os.path.exists(os.path.join(path, "manifest.json")):
+        from .ovcases import run_manifest_dir
+
+        return run_manifest_dir(path, patterns)
+    files = sorted(f for f in os.listdir(path) if f.endswith(".npz"))
+    if not files:
+        raise FileNotFoundError(f"{path}: no reference cases (.npz with index.json, or manifest.json)")
+    results = []
+    for f in files:
+        name = f[:-4]
+        if patterns and not _selected(name, patterns, path):
+            continue
+        results.append(run_case(os.path.join(path, f), rounding=rounding, har_data=har_data))
+    return results
+
+
+def _selected(name, patterns, folder):
+    """-k GLOB matches the case name with or without its NNNN_ prefix."""
+    short = name.split("_", 1)[1] if name[:4].isdigit() and "_" in name else name
+    return any(fnmatch.fnmatch(name, p) or fnmatch.fnmatch(short, p) for p in patterns)
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(prog="mli vectors", description=__doc__.split("\n")[0])
+    ap.add_argument("dirs", nargs="+", metavar="DIR", help="folders of reference cases")
+    ap.add_argument("-k", dest="patterns", action="append", metavar="GLOB",
+                    help="run only cases whose name matches (repeatable; the NNNN_ prefix may be left out)")
+    ap.add_argument("--rounding", choices=("convergent", "up"), default="convergent",
+                    help="DSP rounding mode (cases carry the half-up result where it differs)")
+    ap.add_argument("--har-data", help="HAR model data (default: DIR/../../data/har, else $MLI_HAR_DATA, $MLI_SHARED/data/har)")
+    ap.add_argument("-v", "--verbose", action="store_true", help="print passing cases too")
+    args = ap.parse_args(argv)
+    passed = failed = 0
+    for d in args.dirs:
+        if not os.path.isdir(d):
+            print(f"{d}: not a folder", file=sys.stderr)
+            return 2
+        try:
+            results = run_dir(d, args.patterns, args.rounding, args.har_data)
+        except (OSError, ValueError) as e:
+            print(f"{d}: {e}", file=sys.stderr)
+            return 2
+        for r in results:
+            if r.passed:
+                passed += 1
+                if args.verbose:
+                    print(f"PASS {r.name}")
+            else:
+                failed += 1
+                print(f"FAIL {r.name}: {r.message}")
+    if passed + failed == 0:  # a run that checked nothing must not look like a pass
+        what = f"no case matched -k {' -k '.join(args.patterns)}" if args.patterns else "no cases"
+        print(f"mli vectors: error: {what} in {', '.join(args.dirs)}", file=sys.stderr)
+        return 2
+    print(f"{passed} passed, {failed} failed")
+    return 0 if failed == 0 else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
