@@ -307,7 +307,8 @@ def test_python_m_mli_no_traceback(tmp_path):
 
 
 # ------------------------------------------------------------------- data sets
-def test_dataset_folder_of_inputs(tmp_path, capsys):
+@pytest.mark.parametrize("jobs", ["1", "2"])    # --jobs 2: the same lines, in the same order
+def test_dataset_folder_of_inputs(tmp_path, capsys, jobs):
     rng = np.random.default_rng(11)
     (tmp_path / "in").mkdir()
     (tmp_path / "fw").mkdir()
@@ -325,7 +326,7 @@ def test_dataset_folder_of_inputs(tmp_path, capsys):
         np.save(tmp_path / "fw" / f"v{i:02d}.npy", y)
     argv = ["--kernel", "fully_connected_fx8", "--in", tmp_path / "in", "--in-frac", 5, "--weights",
             tmp_path / "w.npy", "--weights-frac", 7, "--bias", tmp_path / "b.npy", "--bias-frac", 6, "--out-frac", 4,
-            "--firmware", tmp_path / "fw"]
+            "--firmware", tmp_path / "fw", "--jobs", jobs]
     code, out, err = run_cli(capsys, *argv)
     lines = out.strip().splitlines()
     assert code == 1 and len(lines) == 6, out
@@ -338,7 +339,8 @@ def test_dataset_folder_of_inputs(tmp_path, capsys):
     assert [v["bit_exact"] for v in d["vectors"]] == [True, True, True, False, True]
 
 
-def test_dataset_idx_with_many_vectors(tmp_path, capsys):
+@pytest.mark.parametrize("jobs", ["1", "2"])
+def test_dataset_idx_with_many_vectors(tmp_path, capsys, jobs):
     path, case = make_chain(tmp_path)
     rng = np.random.default_rng(5)
     xs = rng.uniform(-1.5, 1.5, (4, T, N)).astype(np.float32)
@@ -358,7 +360,7 @@ def test_dataset_idx_with_many_vectors(tmp_path, capsys):
     case["input"] = "xs.idx"
     case["vectors"] = True
     (tmp_path / "ds.json").write_text(json.dumps(case))
-    code, out, _ = run_cli(capsys, tmp_path / "ds.json")
+    code, out, _ = run_cli(capsys, tmp_path / "ds.json", "--jobs", jobs)
     lines = out.strip().splitlines()
     assert code == 1 and len(lines) == 5
     assert lines[2].startswith("vector 2: MISMATCH lstm2: 1/") and "step 9, unit 0" in lines[2]
@@ -418,7 +420,8 @@ def test_har_rounding_up_firmware_is_diagnosed(tmp_path, capsys):
 
 
 @needs_har
-def test_har_dataset_stacked_dumps(tmp_path, capsys):
+@pytest.mark.parametrize("jobs", ["1", "2"])
+def test_har_dataset_stacked_dumps(tmp_path, capsys, jobs):
     from mli.tools import har
     from mli.io import read_idx
     tests = read_idx(HAR / "small_test_base" / "tests.idx")[:4]
@@ -431,7 +434,7 @@ def test_har_dataset_stacked_dumps(tmp_path, capsys):
     for k, v in outs.items():
         np.save(tmp_path / "fw" / f"{k}.npy", v)
     code, out, _ = run_cli(capsys, "--har", tmp_path / "fw", "--depth", 8, "--data", HAR, "--in", tmp_path / "t.idx",
-                           "--vectors")
+                           "--vectors", "--jobs", jobs)
     lines = out.strip().splitlines()
     assert code == 1 and len(lines) == 5
     assert lines[1].startswith("vector 1: MISMATCH out: 1/6 differ, first at element 5")

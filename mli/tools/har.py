@@ -27,6 +27,7 @@ from ..enums import ReluType, RnnActivation, RnnMode
 from ..rounding import rounding as rounding_ctx
 from ..tensor import Tensor
 from .cases import CaseResult
+from .jobs import jobs_arg, ordered_map
 
 DEPTHS = {16: ("fx16", "fx16"), 816: ("fx16", "fx8"), 8: ("fx8", "fx8")}  # depth -> (data, weights)
 LAYERS = ("fc1", "relu1", "lstm2", "lstm3", "out")
@@ -375,9 +376,10 @@ def layer_quality(result, data_dir=None):
     return q
 
 
-def accuracy(model, layer3="custom", data_dir=None):
+def accuracy(model, layer3="custom", data_dir=None, jobs=1):
     """Classification over ``small_test_base``: the first maximum of the six
-    raw integer outputs against the label.
+    raw integer outputs against the label; `jobs` test vectors run at once
+    (threads: the same figures as one at a time).
 
     Returns
     -------
@@ -390,8 +392,11 @@ def accuracy(model, layer3="custom", data_dir=None):
     if tests.ndim != 3 or tests.shape[1:] != (128, 9) or labels.shape != tests.shape[:1]:
         raise ValueError(f"{d}/small_test_base: tests {list(tests.shape)} / labels {list(labels.shape)} "
                          "are not [N, 128, 9] / [N]")
-    pred = np.array([int(np.argmax(run_har(quantize_input(t, model.depth), model.depth, layer3,
-                                           model=model)["out"].numpy())) for t in tests])
+    def classify(t):
+        out = run_har(quantize_input(t, model.depth), model.depth, layer3, model=model)["out"]
+        return int(np.argmax(out.numpy()))
+
+    pred = np.array(list(ordered_map(classify, tests, jobs)), dtype=np.int64)
     return int(np.sum(pred == labels.astype(np.int64))), int(labels.size), pred
 
 
@@ -449,6 +454,8 @@ def main(argv=None):
     ap.add_argument("--accuracy", action="store_true", help="also classify the 30-vector test set")
     ap.add_argument("--rounding", choices=("convergent", "up"), default="convergent",
                     help="DSP rounding mode (the library's build uses convergent)")
+    ap.add_argument("-j", "--jobs", type=jobs_arg, default=1, metavar="N",
+                    help="--accuracy: test vectors run at once, on threads (0: one per core; default 1)")
     args = ap.parse_args(argv)
     data = args.data if args.data is not None else default_data_dir()
     if args.data is None and not os.path.isdir(data):
@@ -461,7 +468,7 @@ def main(argv=None):
         with rounding_ctx(args.rounding):
             res = run_har(quantize_input(x_f, args.depth), args.depth, args.layer3, model=model)
             quality = layer_quality(res, data)
-            acc = accuracy(model, args.layer3, data) if args.accuracy else None
+            acc = accuracy(model, args.layer3, data, args.jobs) if args.accuracy else None
     except (OSError, ValueError) as e:
         print(f"mli har: {e}", file=sys.stderr)
         return 2

@@ -27,6 +27,7 @@ import numpy as np
 
 from ..ir import read_model
 from .cases import CaseResult
+from .jobs import ordered_map
 
 __all__ = ["CaseResult", "load_manifest", "run_case", "run_manifest_dir"]
 
@@ -120,7 +121,7 @@ def run_case(path, case: dict) -> CaseResult:
     return CaseResult(name, True, f"ok: {len(expected)} outputs match ({how})", category)
 
 
-def run_manifest_dir(path, patterns=None) -> list[CaseResult]:
+def run_manifest_dir(path, patterns=None, jobs: int = 1) -> list[CaseResult]:
     """Run every case of a folder with a ``manifest.json``.
 
     Parameters
@@ -130,6 +131,8 @@ def run_manifest_dir(path, patterns=None) -> list[CaseResult]:
     patterns : sequence of str, optional
         fnmatch globs on case names; a case runs if any matches.  Default:
         all cases.
+    jobs : int
+        Cases run at once, on threads (:func:`mli.tools.jobs.ordered_map`).
 
     Returns
     -------
@@ -138,9 +141,6 @@ def run_manifest_dir(path, patterns=None) -> list[CaseResult]:
     """
     if isinstance(patterns, str):
         patterns = [patterns]
-    results = []
-    for case in load_manifest(path):
-        if patterns and not any(fnmatch.fnmatchcase(case["name"], p) for p in patterns):
-            continue
-        results.append(run_case(path, case))
-    return results
+    cases = [c for c in load_manifest(path)
+             if not patterns or any(fnmatch.fnmatchcase(c["name"], p) for p in patterns)]
+    return list(ordered_map(lambda case: run_case(path, case), cases, jobs))

@@ -19,8 +19,9 @@ from ..enums import VARIANT
 from ..rounding import rounding as rounding_ctx
 from ..tensor import Tensor
 from .cases import CaseResult
+from .jobs import jobs_arg, ordered_map
 
-__all__ = ["CaseResult", "load_case", "build_tensor", "run_case", "run_dir", "main"]
+__all__ = ["CaseResult", "load_case", "build_tensor", "run_case", "run_dir", "iter_dir", "main"]
 
 ROLES = ("in", "in1", "in2", "prev_out", "weights", "bias", "cell", "ir", "out")
 _CONTAINER = {0: np.int8, 1: np.int16, 2: np.int8, 3: np.int32}
@@ -192,22 +193,25 @@ def run_case(path, rounding="convergent", har_data=None):
     return CaseResult(name, not errs, "; ".join(errs))
 
 
-def run_dir(path, patterns=None, rounding="convergent", har_data=None):
-    """Run every case of one folder (MLI ``index.json`` or OpenVINO ``manifest.json``)."""
+def iter_dir(path, patterns=None, rounding="convergent", har_data=None, jobs=1):
+    """The results of every case of one folder (MLI ``index.json`` or
+    OpenVINO ``manifest.json``), in the folder's order, each as soon as it
+    and the cases before it are done; `jobs` cases run at once."""
     if os.path.exists(os.path.join(path, "manifest.json")):
         from .ovcases import run_manifest_dir
 
-        return run_manifest_dir(path, patterns)
+        yield from run_manifest_dir(path, patterns, jobs)
+        return
     files = sorted(f for f in os.listdir(path) if f.endswith(".npz"))
     if not files:
         raise FileNotFoundError(f"{path}: no reference cases (.npz with index.json, or manifest.json)")
-    results = []
-    for f in files:
-        name = f[:-4]
-        if patterns and not _selected(name, patterns, path):
-            continue
-        results.append(run_case(os.path.join(path, f), rounding=rounding, har_data=har_data))
-    return results
+    chosen = [os.path.join(path, f) for f in files if not patterns or _selected(f[:-4], patterns, path)]
+    yield from ordered_map(lambda p: run_case(p, rounding=rounding, har_data=har_data), chosen, jobs)
+
+
+def run_dir(path, patterns=None, rounding="convergent", har_data=None, jobs=1):
+    """Every case of one folder (see :func:`iter_dir`), as a list."""
+    return list(iter_dir(path, patterns, rounding, har_data, jobs))
 
 
 def _selected(name, patterns, folder):
@@ -225,6 +229,8 @@ def main(argv=None):
                     help="DSP rounding mode (cases carry the half-up result where it differs)")
     ap.add_argument("--har-data", help="HAR model data (default: DIR/../../data/har, else $MLI_HAR_DATA, $MLI_SHARED/data/har)")
     ap.add_argument("-v", "--verbose", action="store_true", help="print passing cases too")
+    ap.add_argument("-j", "--jobs", type=jobs_arg, default=1, metavar="N",
+                    help="cases run at once, on threads (0: one per core; default 1); the output is the same")
     args = ap.parse_args(argv)
     passed = failed = 0
     for d in args.dirs:
@@ -232,18 +238,17 @@ def main(argv=None):
             print(f"{d}: not a folder", file=sys.stderr)
             return 2
         try:
-            results = run_dir(d, args.patterns, args.rounding, args.har_data)
+            for r in iter_dir(d, args.patterns, args.rounding, args.har_data, args.jobs):
+                if r.passed:
+                    passed += 1
+                    if args.verbose:
+                        print(f"PASS {r.name}", flush=True)
+                else:
+                    failed += 1
+                    print(f"FAIL {r.name}: {r.message}", flush=True)
         except (OSError, ValueError) as e:
             print(f"{d}: {e}", file=sys.stderr)
             return 2
-        for r in results:
-            if r.passed:
-                passed += 1
-                if args.verbose:
-                    print(f"PASS {r.name}")
-            else:
-                failed += 1
-                print(f"FAIL {r.name}: {r.message}")
     if passed + failed == 0:  # a run that checked nothing must not look like a pass
         what = f"no case matched -k {' -k '.join(args.patterns)}" if args.patterns else "no cases"
         print(f"mli vectors: error: {what} in {', '.join(args.dirs)}", file=sys.stderr)

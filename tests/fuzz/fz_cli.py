@@ -23,6 +23,7 @@ import numpy as np
 from hypothesis import strategies as st
 
 from mli.tools import crosscheck as xc
+from mli.tools.crosscheck import case as xc_case
 from mli.tools import export_c as ex
 from mli.io import encode_idx
 from mli.io.c_array import format_c_array
@@ -92,7 +93,7 @@ EX_SWITCHES = ("--auto-frac", "--allow-saturation", "--help", "--bogus")
 OUTS = ("@out/model", "@out", "@missingdir/sub/model", "", "@out/ model", "@out/model.c")
 
 
-KEY_OF = {flag: key for key, flag in xc._CLI_FLAG.items()}
+KEY_OF = {flag: key for key, flag in xc_case._CLI_FLAG.items()}
 
 
 def _case_value(draw, key):
@@ -114,7 +115,7 @@ def _case_value(draw, key):
 
 @st.composite
 def case_dict(draw):
-    keys = sorted(xc._LAYER_KEYS)
+    keys = sorted(xc_case._LAYER_KEYS)
     layer = {k: _case_value(draw, k) for k in draw(st.lists(st.sampled_from(keys), max_size=8, unique=True))}
     flags = BASES[draw(st.sampled_from(sorted(BASES)))]
     base = {KEY_OF[f]: (v[1:] if v.startswith("@") else int(v) if v.isdigit() else v) for f, v in flags.items()}

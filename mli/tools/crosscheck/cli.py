@@ -6,6 +6,7 @@ import os
 import sys
 
 from ..._status import MliError
+from ..jobs import jobs_arg
 from .case import _CLI_FLAG, KINDS, ROUNDINGS, CaseError, _msg
 from .har_dumps import crosscheck_har
 from .plot import plot_results
@@ -61,6 +62,9 @@ def _build_parser():
     o.add_argument("--isolate", action="store_true", default=None,
                    help="feed each layer the firmware's output of the previous layer")
     o.add_argument("--json", action="store_true", help="print the result as JSON")
+    o.add_argument("-j", "--jobs", type=jobs_arg, default=1, metavar="N",
+                   help="data-set run: vectors checked at once, on threads (0: one per core; default 1); "
+                        "the output is the same")
     o.add_argument("--plot", metavar="FILE.png", help="draw differences and S/N per time step (needs matplotlib)")
     return ap
 
@@ -119,12 +123,12 @@ def _run(argv):
         res = crosscheck_har(args.har, x=args.input, depth=args.depth, layer3=args.layer3, data_dir=args.data,
                              float_ref=args.float_ref, rounding=args.rounding or "convergent",
                              check_other_rounding=args.alt, vectors=bool(args.vectors), progress=show_bar,
-                             on_result=stream)
+                             on_result=stream, jobs=args.jobs)
     elif args.case:
         if used or args.input is not None or args.input_frac is not None or args.float_ref is not None:
             raise CaseError(f"{(used or ['--in'])[0]}: the case file describes the run; drop the kernel flags")
         res = crosscheck(args.case, rounding=args.rounding, check_other_rounding=args.alt, isolate=args.isolate,
-                         vectors=args.vectors, progress=show_bar, on_result=stream)
+                         vectors=args.vectors, progress=show_bar, on_result=stream, jobs=args.jobs)
     else:
         if args.kernel is None:
             raise CaseError("give a case file, --kernel with its files, or --har DIR (see mli crosscheck --help)")
@@ -132,7 +136,8 @@ def _run(argv):
         if args.input is not None and os.path.isdir(args.input):
             case["vectors"] = True
         res = crosscheck(case, base_dir=None, rounding=args.rounding, check_other_rounding=args.alt,
-                         isolate=args.isolate, vectors=args.vectors, progress=show_bar, on_result=stream)
+                         isolate=args.isolate, vectors=args.vectors, progress=show_bar, on_result=stream,
+                         jobs=args.jobs)
     if args.json:
         print(json.dumps(res.to_dict(), indent=2))
     elif isinstance(res, DatasetResult):

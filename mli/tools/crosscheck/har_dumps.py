@@ -9,6 +9,7 @@ from ...metrics import compare
 from ...rounding import rounding as rounding_ctx
 from ...tensor import Tensor
 from .. import har
+from ..jobs import ordered_map
 from .case import ROUNDINGS, CaseError, _msg, _read, _read_many, _spec, _to_container
 from .results import CrosscheckResult, DatasetResult, LayerResult
 from .run import _other, _progress
@@ -94,7 +95,8 @@ def _har_dumps(source, n_vectors, dtype):
 
 
 def crosscheck_har(firmware, *, x=None, depth=16, layer3="custom", data_dir=None, float_ref=None,
-                   rounding="convergent", check_other_rounding=True, vectors=False, progress=False, on_result=None):
+                   rounding="convergent", check_other_rounding=True, vectors=False, progress=False, on_result=None,
+                   jobs=1):
     """Cross-check firmware dumps of the HAR example's layer outputs.
 
     Parameters
@@ -115,7 +117,7 @@ def crosscheck_har(firmware, *, x=None, depth=16, layer3="custom", data_dir=None
     float_ref : str, optional
         Folder of float per-layer references (``ir_fc1.idx`` ...); default
         the example's ``ir_idx_300`` when `x` is the built-in input.
-    rounding, check_other_rounding, progress, on_result
+    rounding, check_other_rounding, progress, on_result, jobs
         As :func:`crosscheck`.
 
     Returns
@@ -171,11 +173,11 @@ def crosscheck_har(firmware, *, x=None, depth=16, layer3="custom", data_dir=None
     if vectors and labels and all(lb.isdigit() for lb in labels) and not all(lb.isdigit() for lb in dump_labels):
         labels = dump_labels
     alt_mode = _other(rounding) if check_other_rounding else None
-    results = []
     pairs = list(zip(inputs, dumps, labels))
-    items = _progress(pairs, len(pairs), "crosscheck --har") if progress and vectors else pairs
     f_in = har.input_frac_bits(depth)
-    for xin, fw, label in items:
+
+    def check(pair):
+        xin, fw, label = pair
         if xin.dtype.kind == "f":
             try:
                 xt = har.quantize_input(xin, depth)
@@ -213,6 +215,11 @@ def crosscheck_har(firmware, *, x=None, depth=16, layer3="custom", data_dir=None
         missing = [lay for lay in har.LAYERS if lay not in fw]
         if missing:
             res.notes.append(f"no dump for {', '.join(missing)}")
+        return res
+
+    results = []
+    done = ordered_map(check, pairs, jobs if vectors else 1)
+    for res in (_progress(done, len(pairs), "crosscheck --har") if progress and vectors else done):
         results.append(res)
         if on_result is not None and vectors:
             on_result(res)

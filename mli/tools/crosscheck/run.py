@@ -15,6 +15,7 @@ from ...io.npz import npz_frac_bits
 from ...metrics import compare
 from ...rounding import rounding as rounding_ctx
 from ...tensor import Tensor
+from ..jobs import ordered_map
 from .case import (
     _CLI_FLAG,
     _DATA_ROLES,
@@ -288,7 +289,7 @@ def _progress(items, total, desc):
 
 
 def crosscheck(case, *, base_dir=None, rounding=None, check_other_rounding=True, isolate=None, vectors=None,
-               progress=False, on_result=None):
+               progress=False, on_result=None, jobs=1):
     """Cross-check the firmware outputs a case names.
 
     Parameters
@@ -313,6 +314,9 @@ def crosscheck(case, *, base_dir=None, rounding=None, check_other_rounding=True,
         In a data-set run, called with each vector's :class:`CrosscheckResult`
         as soon as it is done (what the CLI prints a data set's lines with, so an interrupted
         run keeps the lines of the vectors finished).
+    jobs : int
+        Data-set run: vectors checked at once, on threads; the results and
+        their order are those of ``jobs=1``.
 
     Returns
     -------
@@ -330,11 +334,12 @@ def crosscheck(case, *, base_dir=None, rounding=None, check_other_rounding=True,
     data_list = prep.vector_data()
     vec = prep.opts["vectors"]
     results = []
-    items = _progress(data_list, len(data_list), "crosscheck") if progress and vec else data_list
-    for label, data in items:
-        results.append(_check_vector(prep, data, mode, alt_mode, label if vec else ""))
+    done = ordered_map(lambda item: _check_vector(prep, item[1], mode, alt_mode, item[0] if vec else ""),
+                       data_list, jobs if vec else 1)
+    for res in (_progress(done, len(data_list), "crosscheck") if progress and vec else done):
+        results.append(res)
         if on_result is not None and vec:
-            on_result(results[-1])
+            on_result(res)
     return DatasetResult(results) if vec else results[0]
 
 
