@@ -152,6 +152,6 @@ def test_convert(bits_in, bits_out, f_in, f_out, n, seed, rounding):
        st.lists(st.floats(-1e6, 1e6, allow_nan=False, width=32), min_size=1, max_size=40))
 def test_float_conversions(el, f, xs):
     x = np.array(xs, np.float32)
-    t = mli.Tensor.from_float(x, el, f)
+    t = mli.Tensor.from_float(x, el, f, saturate=True)   # saturation is part of what is compared
     np.testing.assert_array_equal(t.numpy(), R.float_to_fx(x, DBITS[el], f))
     np.testing.assert_array_equal(t.to_float().view(np.uint32), R.fx_to_float(t.numpy(), f).view(np.uint32))
