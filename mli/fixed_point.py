@@ -102,6 +102,7 @@ import copy
 import dataclasses
 import math
 from pathlib import Path
+from typing import Any, Dict, List, Union
 
 import numpy as np
 
@@ -155,8 +156,8 @@ class QuantizedCell:
         Saturation warnings and frac-bit adjustments.
     """
 
-    layer: object
-    body: KernelBody
+    layer: ir.Layer
+    body: Union[KernelBody, GruCell]
     ranges: dict
     notes: list
 
@@ -272,10 +273,10 @@ def _resolve(site, layer, index, what):
     if src.type == "Parameter" and depth > 0:
         outer = path[depth - 1]
         back = {to for _, to in outer.back_edges}
-        for e in outer.port_map:
-            if e.kind == "input" and e.internal_layer_id == src.id and e.axis is None \
-                    and e.purpose is None and src.id not in back:
-                k = [p.id for p in outer.inputs].index(e.external_port_id)
+        for entry in outer.port_map:
+            if entry.kind == "input" and entry.internal_layer_id == src.id \
+                    and entry.axis is None and entry.purpose is None and src.id not in back:
+                k = [p.id for p in outer.inputs].index(entry.external_port_id)
                 return _resolve((graphs[:depth], path[:depth - 1]), outer, k, what)
     raise FixedPointError(f"{layer}: {what} must be a constant (a Const, possibly through "
                           f"Convert/Transpose/Reshape, or a TensorIterator/Loop invariant input "
@@ -717,30 +718,31 @@ def to_fixed_point(model, calibration_inputs, kind="fx16") -> "FixedPointModel":
         raise FixedPointError(f"{getattr(model.graph, 'name', 'model')!r} has no recurrent "
                               f"op ({', '.join(RECURRENT_TYPES)}) to convert")
     weights = {layer: _check_cell(layer, site) for layer, site in found}  # refuse early
-    stats = {layer: ([_Stats() for _ in _directions(layer)] if layer.type in SEQUENCE_TYPES
-                     else _Stats()) for layer, _ in found}
+    # one _Stats per direction of a sequence op, one for a cell
+    stats = {layer: [_Stats() for _ in (_directions(layer) if layer.type in SEQUENCE_TYPES
+                                        else [False])] for layer, _ in found}
 
     def record(layer, g, fn):
         if layer.type in SEQUENCE_TYPES:
             return _record_sequence(layer, fn, weights[layer], stats[layer])
-        return _record(layer, fn, stats[layer])
+        return _record(layer, fn, stats[layer][0])
     recorder = _with_program(model, _compile(model.graph, record))
     for sample in _samples(calibration_inputs):
         recorder(sample)
-    plans, cells = {}, []
+    plans: Dict[Any, List[QuantizedCell]] = {}      # per direction; one for a cell
+    cells: List[QuantizedCell] = []
     for layer, _ in found:
         if layer.type in SEQUENCE_TYPES:
             plans[layer] = [_plan(layer, [v[d] for v in weights[layer]], st, kind)
                             for d, st in enumerate(stats[layer])]
-            cells += plans[layer]
         else:
-            plans[layer] = _plan(layer, weights[layer], stats[layer], kind)
-            cells.append(plans[layer])
+            plans[layer] = [_plan(layer, weights[layer], stats[layer][0], kind)]
+        cells += plans[layer]
 
     def quantized(layer, g, fn):
         if layer.type in SEQUENCE_TYPES:
             return _quantized_sequence(layer, plans[layer])
-        return _quantized(layer, plans[layer])
+        return _quantized(layer, plans[layer][0])
     program = _compile(model.graph, quantized)
     return FixedPointModel(model, kind, cells, program)
 

@@ -265,7 +265,7 @@ class TensorInfo:
 
     name: str
     names: tuple
-    dtype: np.dtype
+    dtype: Optional[np.dtype]        # None only in a hand-built Graph without element types
     dims: tuple
     layer: Layer = field(repr=False, compare=False)
 
@@ -303,7 +303,7 @@ class Model:
         self.output_names = [t.name for t in self.outputs]
         if len(set(self.output_names)) != len(self.output_names):
             raise IRError(f"duplicate output names {self.output_names}")
-        self._alias = {}
+        self._alias: Dict[str, int] = {}
         for k, t in enumerate(self.inputs):
             for n in t.names:
                 self._alias.setdefault(n, k)
