@@ -100,6 +100,7 @@ from __future__ import annotations
 import copy
 import dataclasses
 import math
+from typing import Any, Dict, List, Union
 
 import numpy as np
 
@@ -153,8 +154,8 @@ class QuantizedCell:
         Saturation warnings and frac-bit adjustments.
     """
 
-    layer: object
-    body: KernelBody
+    layer: ir.Layer
+    body: Union[KernelBody, GruCell]
     ranges: dict
     notes: list
 
@@ -270,10 +271,10 @@ def _resolve(site, layer, index, what):
     if src.type == "Parameter" and depth > 0:
         outer = path[depth - 1]
         back = {to for _, to in outer.back_edges}
-        for e in outer.port_map:
-            if e.kind == "input" and e.internal_layer_id == src.id and e.axis is None \
-                    and e.purpose is None and src.id not in back:
-                k = [p.id for p in outer.inputs].index(e.external_port_id)
+        for entry in outer.port_map:
+            if entry.kind == "input" and entry.internal_layer_id == src.id \
+                    and entry.axis is None and entry.purpose is None and src.id not in back:
+                k = [p.id for p in outer.inputs].index(entry.external_port_id)
                 return _resolve((graphs[:depth], path[:depth - 1]), outer, k, what)
     raise FixedPointError(f"{layer}: {what} must be a constant (a Const, possibly through "
                           f"Convert/Transpose/Reshape, or a TensorIterator/Loop invariant input "
@@ -453,6 +454,37 @@ def _record(layer, float_fn, stats):
     return fn
 
 
+_INT_RANGE = {np.dtype(np.int8): (-128.0, 127.0), np.dtype(np.int16): (-32768.0, 32767.0)}
+
+
+def _quantize(body, value, what):
+    """``body.quantize(value, what)`` for float arrays, computed with numpy ufuncs on the
+    whole array: the same float32 steps as MLI's helper (t = 2^f * x in float32, plus
+    0.5 with the sign of x, truncated toward zero, saturated), so the same integers.
+    Values that are not finite, and non-float input, go to ``body.quantize`` (its
+    errors)."""
+    x = np.asarray(value)
+    if x.dtype.kind != "f" or x.size == 0 or not np.isfinite(x).all():
+        return body.quantize(value, what)
+    frac = body.fracs["x" if what == "x" else "h" if what == "h" else "c"]
+    if x.dtype != np.float32:
+        big = float(np.finfo(np.float32).max)
+        x = np.clip(x, -big, big).astype(np.float32)
+    lo, hi = _INT_RANGE[body.dtype]
+    if frac > 127:               # 2^frac is no float32: leave it to the helper
+        return body.quantize(value, what)
+    t = np.multiply(np.float32(2.0 ** frac), x)
+    # at x == 0 the helper adds -0.5 and this +-0.5: both truncate to 0
+    np.add(t, np.copysign(np.float32(0.5), x), out=t)
+    np.clip(t, lo, hi, out=t)
+    return t.astype(body.dtype)
+
+
+def _dequantize(body, value, what, dtype):
+    """``body.dequantize(value, what).astype(dtype)``: float32(2^-f) * value."""
+    return body.dequantize(value, what).astype(dtype, copy=False)
+
+
 def _quantized(layer, qcell):
     """The cell on the MLI kernel: quantize X, H (C), run, dequantize."""
     body = qcell.body
@@ -463,8 +495,8 @@ def _quantized(layer, qcell):
 
         def gru(x, h, W, R, B):
             ir._check_cell(hs, 3, x, h, W, R, B, nb)
-            out = body.step(body.quantize(x, "x"), body.quantize(h, "h"))
-            return body.dequantize(out, "h").astype(x.dtype, copy=False)
+            out = body.step(_quantize(body, x, "x"), _quantize(body, h, "h"))
+            return _dequantize(body, out, "h", x.dtype)
         return gru
 
     def fn(*xs):
@@ -475,14 +507,14 @@ def _quantized(layer, qcell):
         ir._check_cell(hs, 4 if lstm else 1, x, h, W, R, B)
         if lstm and (c.shape != h.shape or c.dtype != h.dtype):
             raise ir.IRError(f"cell state {c.dtype}{list(c.shape)} does not match H")
-        ins = [body.quantize(x, "x"), body.quantize(h, "h")]
+        ins = [_quantize(body, x, "x"), _quantize(body, h, "h")]
         if lstm:
-            ins.append(body.quantize(c, "c"))
+            ins.append(_quantize(body, c, "c"))
         out = body.run(ins)
-        h_new = body.dequantize(out[1], "h").astype(x.dtype, copy=False)
+        h_new = _dequantize(body, out[1], "h", x.dtype)
         if not lstm:
             return h_new
-        return h_new, body.dequantize(out[2], "c").astype(x.dtype, copy=False)
+        return h_new, _dequantize(body, out[2], "c", x.dtype)
     return fn
 
 
@@ -538,9 +570,12 @@ def _record_sequence(layer, float_fn, weights, stats):
 
 
 def _quantized_sequence(layer, qcells):
-    """The sequence op on the MLI kernels: per direction and batch row, ONE batch-to-batch
-    call over the row's valid steps (read backwards for the reverse direction); outputs
-    past a row's length are 0 and its final state is that of its last valid step."""
+    """The sequence op on the MLI kernels: per direction, X, H (and C) quantized once
+    for all rows; the rows of full length as ONE batch-to-batch call each in one
+    :meth:`KernelBody.run_sequence`, a shorter row as one call over its valid steps
+    (read backwards for the reverse direction); outputs past a row's length are 0 and
+    its final state is that of its last valid step (its initial one for length 0).
+    GRU directions step :class:`mli.gru.GruCell` per row."""
     lstm = layer.type == "LSTMSequence"
     dirs = _directions(layer)
 
@@ -553,31 +588,52 @@ def _quantized_sequence(layer, qcells):
         if lens.shape != (B_,) or (lens.size and (lens.min() < 0 or lens.max() > T)):
             raise ir.IRError(f"sequence_lengths {lens.tolist()} invalid for X {list(x.shape)}")
         M = qcells[0].body.state_size
-        y = np.zeros((B_, len(dirs), T, M), x.dtype)
         finals = [np.array(v, copy=True) for v in states]
+        full = [b for b in range(B_) if lens[b] == T] if T else []
+        part = [b for b in range(B_) if 0 < lens[b] < T]
+        if part or len(full) < B_:
+            # only the valid steps (and the states of rows that run) are quantized, so
+            # only they may fail to (NaN, infinity): zero the rest
+            valid = np.arange(T)[None, :] < lens[:, None]
+            if not np.isfinite(x).all():
+                x = np.where(valid[:, :, None], x, x.dtype.type(0))
+            runs = (lens > 0)[:, None, None]
+            states = tuple(np.where(runs, v, v.dtype.type(0))
+                           if not np.isfinite(v).all() else v for v in states)
+        ys = []
         for d, reverse in enumerate(dirs):
             body = qcells[d].body
-            for b in range(B_):
-                n = int(lens[b])
-                if n == 0:
-                    continue
-                t = np.arange(n)[::-1] if reverse else np.arange(n)
-                if isinstance(body, GruCell):       # stepped: see mli.gru
-                    res = body.run_sequence(body.quantize(x[b, t], "x"),
-                                            body.quantize(states[0][b, d], "h"))
-                    y[b, d, t] = body.dequantize(res[0], "h").astype(x.dtype, copy=False)
+            yq = np.zeros((B_, T, M), body.dtype)
+            if not (full or part):
+                ys.append(_dequantize(body, yq, "h", x.dtype))
+                continue
+            xq = _quantize(body, x, "x")                       # [B, T, N]
+            hq = _quantize(body, states[0][:, d], "h")         # [B, M]
+            cq = _quantize(body, states[1][:, d], "c") if lstm else None
+            if isinstance(body, GruCell):                      # stepped: see mli.gru
+                for b in full + part:
+                    t = np.arange(lens[b])[::-1] if reverse else np.arange(lens[b])
+                    res = body.run_sequence(xq[b, t], hq[b])
+                    yq[b, t] = res[0]
                     finals[0][b, d] = body.dequantize(res[1], "h")
-                    continue
-                ins = [body.quantize(x[b, t][:, None, :], "x"),
-                       body.quantize(states[0][b, d][None], "h")]
+                ys.append(_dequantize(body, yq, "h", x.dtype))
+                continue
+            groups = ([(full, T)] if full else []) + [([b], int(lens[b])) for b in part]
+            for rows, n in groups:
+                seq = xq[rows, :n]                             # [rows, n, N]
+                if reverse:
+                    seq = seq[:, ::-1]
+                ins = [np.ascontiguousarray(seq.transpose(1, 0, 2)), hq[rows]]
                 if lstm:
-                    ins.append(body.quantize(states[1][b, d][None], "c"))
-                res = body.run_sequence(*ins)
-                y[b, d, t] = body.dequantize(res[0][:, 0], "h").astype(x.dtype, copy=False)
-                finals[0][b, d] = body.dequantize(res[1][0], "h")
+                    ins.append(cq[rows])
+                res = body.run_sequence(*ins)                  # y [n, rows, M]
+                out = res[0].transpose(1, 0, 2)
+                yq[rows, :n] = out[:, ::-1] if reverse else out
+                finals[0][rows, d] = body.dequantize(res[1], "h")
                 if lstm:
-                    finals[1][b, d] = body.dequantize(res[2][0], "c")
-        return (y, *finals)
+                    finals[1][rows, d] = body.dequantize(res[2], "c")
+            ys.append(_dequantize(body, yq, "h", x.dtype))
+        return (np.stack(ys, axis=1), *finals)
     return fn
 
 
@@ -660,30 +716,31 @@ def to_fixed_point(model, calibration_inputs, kind="fx16") -> "FixedPointModel":
         raise FixedPointError(f"{getattr(model.graph, 'name', 'model')!r} has no recurrent "
                               f"op ({', '.join(RECURRENT_TYPES)}) to convert")
     weights = {layer: _check_cell(layer, site) for layer, site in found}  # refuse early
-    stats = {layer: ([_Stats() for _ in _directions(layer)] if layer.type in SEQUENCE_TYPES
-                     else _Stats()) for layer, _ in found}
+    # one _Stats per direction of a sequence op, one for a cell
+    stats = {layer: [_Stats() for _ in (_directions(layer) if layer.type in SEQUENCE_TYPES
+                                        else [False])] for layer, _ in found}
 
     def record(layer, g, fn):
         if layer.type in SEQUENCE_TYPES:
             return _record_sequence(layer, fn, weights[layer], stats[layer])
-        return _record(layer, fn, stats[layer])
+        return _record(layer, fn, stats[layer][0])
     recorder = _with_program(model, _compile(model.graph, record))
     for sample in _samples(calibration_inputs):
         recorder(sample)
-    plans, cells = {}, []
+    plans: Dict[Any, List[QuantizedCell]] = {}      # per direction; one for a cell
+    cells: List[QuantizedCell] = []
     for layer, _ in found:
         if layer.type in SEQUENCE_TYPES:
             plans[layer] = [_plan(layer, [v[d] for v in weights[layer]], st, kind)
                             for d, st in enumerate(stats[layer])]
-            cells += plans[layer]
         else:
-            plans[layer] = _plan(layer, weights[layer], stats[layer], kind)
-            cells.append(plans[layer])
+            plans[layer] = [_plan(layer, weights[layer], stats[layer][0], kind)]
+        cells += plans[layer]
 
     def quantized(layer, g, fn):
         if layer.type in SEQUENCE_TYPES:
             return _quantized_sequence(layer, plans[layer])
-        return _quantized(layer, plans[layer])
+        return _quantized(layer, plans[layer][0])
     program = _compile(model.graph, quantized)
     return FixedPointModel(model, kind, cells, program)
 

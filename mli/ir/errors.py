@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from contextlib import contextmanager
+from typing import Dict
 
 import numpy as np
 
@@ -22,12 +23,13 @@ class IRUnsupportedError(IRError, NotImplementedError):
     """Valid IR that uses an op, version, attribute or type this reader does not support."""
 
 
-ELEMENT_TYPES = {
+_SCALAR_TYPES: Dict[str, type] = {
     "boolean": np.bool_, "f16": np.float16, "f32": np.float32, "f64": np.float64,
     "i8": np.int8, "i16": np.int16, "i32": np.int32, "i64": np.int64,
     "u8": np.uint8, "u16": np.uint16, "u32": np.uint32, "u64": np.uint64,
 }
-ELEMENT_TYPES = {k: np.dtype(v) for k, v in ELEMENT_TYPES.items()}
+#: IR element type -> numpy dtype
+ELEMENT_TYPES: Dict[str, np.dtype] = {k: np.dtype(v) for k, v in _SCALAR_TYPES.items()}
 _PRECISIONS = {"BOOL": "boolean", "FP16": "f16", "FP32": "f32", "FP64": "f64", "I8": "i8",
                "I16": "i16", "I32": "i32", "I64": "i64", "U8": "u8", "U16": "u16", "U32": "u32",
                "U64": "u64"}
@@ -92,5 +94,5 @@ def _wrap(e: Exception, layer) -> Exception:
     """Same error class (IRError for foreign ones) with the layer named first."""
     cls = type(e) if isinstance(e, (IRError, GraphError)) else IRError
     err = cls(f"{layer}: {e}")
-    err.located = True
+    setattr(err, "located", True)     # checked with getattr where errors are re-raised
     return err

@@ -4,10 +4,14 @@ from __future__ import annotations
 
 import heapq
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from .errors import ELEMENT_TYPES, IRError, _ctx
+
+if TYPE_CHECKING:
+    from .program import _Program
 
 @dataclass(frozen=True)
 class Port:
@@ -120,19 +124,21 @@ class Graph:
         A topological order.
     """
 
-    def __init__(self, layers, edges, where=""):
+    def __init__(self, layers, edges, where: str = "") -> None:
         self.layers = tuple(layers)
         self.edges = tuple(edges)
         self.where = where
-        self.parent = None          # the enclosing graph of a TensorIterator/Loop body
-        self._by_id = {}
+        self.parent: Graph | None = None   # the enclosing graph of a TensorIterator/Loop body
+        self._by_id: dict[int, Layer] = {}
         for layer in self.layers:
             if layer.id in self._by_id:
                 raise IRError(f"{_ctx(where)}duplicate layer id {layer.id}")
             self._by_id[layer.id] = layer
         self.parameters = tuple(l for l in self.layers if l.type == "Parameter")
         self.results = tuple(l for l in self.layers if l.type == "Result")
-        self._producer, self._consumers = {}, {}
+        # (to layer, to port) -> (from layer, from port); (from ...) -> [(to ...), ...]
+        self._producer: dict[tuple[int, int], tuple[int, int]] = {}
+        self._consumers: dict[tuple[int, int], list[tuple[int, int]]] = {}
         for e in self.edges:
             self._check_edge(e)
         for layer in self.layers:
@@ -140,7 +146,7 @@ class Graph:
                 if (layer.id, p.id) not in self._producer:
                     raise IRError(f"{layer}: input port {p.id} is not connected")
         self.order = self._toposort()
-        self._program = None
+        self._program: _Program | None = None
 
     def _check_edge(self, e):
         text = f"{_ctx(self.where)}edge {e.from_layer}:{e.from_port} -> {e.to_layer}:{e.to_port}"
@@ -189,10 +195,10 @@ class Graph:
     def producer(self, layer_id: int, port_id: int) -> tuple[Layer, Port]:
         """``(layer, output port)`` feeding input port ``port_id`` of layer ``layer_id``."""
         try:
-            src, sp = self._producer[(layer_id, port_id)]
+            src_id, sp = self._producer[(layer_id, port_id)]
         except KeyError:
             raise IRError(f"{self.layer(layer_id)}: no connected input port {port_id}") from None
-        src = self._by_id[src]
+        src = self._by_id[src_id]
         return src, src.output_port(sp)
 
     def input_layer(self, layer: Layer | int, index: int) -> Layer:
@@ -222,7 +228,7 @@ class Graph:
             if layer.body is not None:
                 yield from layer.body.walk(path + (layer,))
 
-    def program(self) -> "_Program":
+    def program(self) -> _Program:
         """The compiled evaluator of this graph (built once)."""
         if self._program is None:
             from .program import _Program

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import contextvars
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any, Callable, Dict, List, Optional, Sequence, Set, Tuple
 
 import numpy as np
 
@@ -57,22 +59,38 @@ def variables(graph=None) -> Variables:
     return store
 
 
+#: ops never folded at plan time: state (ReadValue/Assign), bodies (they may hold state),
+#: and the recurrent ops, which mli.fixed_point replaces in a compiled program
+_NO_FOLD = frozenset({"ReadValue", "Assign", "TensorIterator", "Loop", "LSTMCell", "GRUCell",
+                      "RNNCell", "LSTMSequence", "GRUSequence", "RNNSequence"})
+
+Step = Tuple[Callable[..., Any], List[int], List[int], List[Optional[np.dtype]], Layer]
+
+
 class _Program:
     """A graph compiled into a flat list of steps over numbered value slots.
 
     f16 values are held in f32 (:func:`compute_dtype`): f16 Const data is widened when
     compiling, f16 Parameters receive f32 arrays, and every op result is checked against
     the compute dtype of the element type the IR declares for it.
+
+    Planning folds constants: a step whose inputs are all constants is run once here
+    (when it succeeds without a warning and gives the declared dtype; otherwise it stays
+    a step and fails or warns at run time as before), so Convert of f16 weights, shape
+    arithmetic on static shapes and the like cost nothing per call.  Folded values are
+    read-only; a Result fed by one gets a fresh copy per call.
     """
 
     def __init__(self, graph: Graph):
         self.graph = graph
-        slots = {}
+        slots: Dict[Tuple[int, int], int] = {}
 
-        def slot(lid, pid):
+        def slot(lid: int, pid: int) -> int:
             return slots.setdefault((lid, pid), len(slots))
 
-        template, steps = {}, []
+        template: Dict[int, np.ndarray] = {}
+        steps: List[Step] = []
+        folded: Set[int] = set()
         for layer in graph.order:
             with _about(layer):
                 if layer.type in ("Parameter", "Const", "Result"):
@@ -85,43 +103,160 @@ class _Program:
                     if data is not None and data.dtype == _F16:
                         data = data.astype(_F32)
                         data.flags.writeable = False
-                    template[slot(layer.id, layer.outputs[0].id)] = data
+                    if data is not None:
+                        template[slot(layer.id, layer.outputs[0].id)] = data
+                    else:
+                        slot(layer.id, layer.outputs[0].id)
                 elif layer.type != "Result":
                     fn = _build(layer, graph)
                     ins = [slot(*graph._producer[(layer.id, p.id)]) for p in layer.inputs]
                     outs = [slot(layer.id, p.id) for p in layer.outputs]
                     dts = [None if p.dtype is None else compute_dtype(p.dtype)
                            for p in layer.outputs]
-                    steps.append((fn, ins, outs, dts, layer))
-        self.template = [template.get(i) for i in range(len(slots))]
+                    step: Step = (fn, ins, outs, dts, layer)
+                    if layer.type not in _NO_FOLD and layer.body is None \
+                            and all(i in template for i in ins):
+                        values = _fold(step, template)
+                        if values is not None:
+                            for s_, v in zip(outs, values):
+                                template[s_] = v
+                                folded.add(s_)
+                            continue
+                    steps.append(step)
+        self.template: List[Optional[np.ndarray]] = [template.get(i) for i in range(len(slots))]
         self.steps = steps
         self.param_slots = [slots[(p.id, p.outputs[0].id)] for p in graph.parameters]
         self.result_slots = [slots[graph._producer[(r.id, r.inputs[0].id)]]
                              for r in graph.results]
+        self._copy_results = [s_ in folded for s_ in self.result_slots]
 
-    def run(self, inputs):
+    def run(self, inputs: Sequence[np.ndarray]) -> List[np.ndarray]:
         """Evaluate the graph on Parameter values (in Parameter order)."""
         vals = self.template.copy()
         for s, x in zip(self.param_slots, inputs):
             if x.dtype == _F16:
                 x = x.astype(_F32)
             vals[s] = x
-        for fn, ins, outs, dtypes, layer in self.steps:
-            try:
-                r = fn(*[vals[i] for i in ins])
-            except Exception as e:  # every failure gets the (innermost) layer's name
-                if getattr(e, "located", False):
-                    raise
-                raise _wrap(e, layer) from e
-            if len(outs) == 1:
-                r = (r,)
-            for s, v, dt in zip(outs, r, dtypes):
-                if type(v) is not np.ndarray:
-                    v = np.asarray(v)
-                if dt is not None and v.dtype != dt:
-                    raise IRError(f"{layer}: produced {v.dtype}, the IR declares {dt}")
-                vals[s] = v
-        return [vals[s] for s in self.result_slots]
+        _execute(self.steps, vals)
+        return self._results(vals)
+
+    def _results(self, vals: List[Any]) -> List[np.ndarray]:
+        return [vals[s].copy() if c else vals[s]
+                for s, c in zip(self.result_slots, self._copy_results)]
+
+    def hoisted(self, invariant: Sequence[int]) -> "_Hoisted":
+        """This program split for a loop body whose Parameters ``invariant`` (indices)
+        keep their values over the iterations: the steps that depend only on them and on
+        constants run once per loop (see :class:`_Hoisted`)."""
+        return _Hoisted(self, invariant)
+
+
+def _fold(step: Step, template: Dict[int, np.ndarray]) -> Optional[List[np.ndarray]]:
+    """The outputs of a step on constant inputs, read-only, or None to keep the step."""
+    fn, ins, outs, dtypes, layer = step
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            r = fn(*[template[i] for i in ins])
+    except Exception:       # noqa: BLE001 -- it raises again, located, at run time
+        return None
+    if caught:
+        return None
+    values = list(r) if len(outs) != 1 else [r]
+    out = []
+    for v, dt in zip(values, dtypes):
+        v = np.asarray(v)
+        if dt is not None and v.dtype != dt:
+            return None
+        if v.flags.writeable:
+            if v.base is not None:
+                v = v.copy()
+            v.flags.writeable = False
+        out.append(v)
+    return out
+
+
+def _execute(steps: Sequence[Step], vals: List[Any]) -> None:
+    """Run ``steps`` over the value slots ``vals`` (in place)."""
+    ndarray = np.ndarray
+    for fn, ins, outs, dtypes, layer in steps:
+        try:
+            r = fn(*[vals[i] for i in ins])
+        except Exception as e:  # every failure gets the (innermost) layer's name
+            if getattr(e, "located", False):
+                raise
+            raise _wrap(e, layer) from e
+        if len(outs) == 1:
+            r = (r,)
+        for s, v, dt in zip(outs, r, dtypes):
+            if type(v) is not ndarray:
+                v = np.asarray(v)
+            if dt is not None and v.dtype != dt:
+                raise IRError(f"{layer}: produced {v.dtype}, the IR declares {dt}")
+            vals[s] = v
+
+
+class _Hoisted:
+    """A body program split into loop-invariant steps (:meth:`start`, once per loop
+    run) and the steps each iteration needs (:meth:`run`).
+
+    A step is invariant when all its inputs are constants, invariant Parameters or
+    outputs of invariant steps, and it holds no state (not ReadValue/Assign, no body,
+    not a recurrent op, which mli.fixed_point records and replaces).  ``start`` returns
+    the loop run's precomputed values (None when an invariant step fails: the
+    iterations then evaluate everything and raise the error where they always did);
+    ``run`` uses them while the invariant inputs are still the arrays ``start`` saw."""
+
+    def __init__(self, program: _Program, invariant: Sequence[int]):
+        self.program = program
+        self.invariant = sorted(set(invariant))
+        self._inv = set(self.invariant)
+        known = {i for i, v in enumerate(program.template) if v is not None}
+        known |= {program.param_slots[i] for i in self.invariant}
+        pre: List[Step] = []
+        loop: List[Step] = []
+        for step in program.steps:
+            _, ins, outs, _, layer = step
+            if layer.type not in _NO_FOLD and layer.body is None and all(i in known for i in ins):
+                pre.append(step)
+                known.update(outs)
+            else:
+                loop.append(step)
+        self.pre, self.loop = pre, loop
+
+    def start(self, inputs: Sequence[Any]) -> Optional[Tuple[List[Any], List[Any]]]:
+        """Evaluate the invariant steps for one loop run (``inputs``: every body input,
+        only the invariant ones are read)."""
+        p = self.program
+        vals = p.template.copy()
+        seen = []
+        for i in self.invariant:
+            x = inputs[i]
+            seen.append(x)
+            if x.dtype == _F16:
+                x = x.astype(_F32)
+            vals[p.param_slots[i]] = x
+        try:
+            _execute(self.pre, vals)
+        except Exception:       # noqa: BLE001 -- the first iteration raises it, located
+            return None         # (and a loop of zero iterations does not)
+        return vals, seen
+
+    def run(self, state: Optional[Tuple[List[Any], List[Any]]],
+            inputs: Sequence[np.ndarray]) -> List[np.ndarray]:
+        p = self.program
+        if state is None or any(inputs[i] is not x for i, x in zip(self.invariant, state[1])):
+            return p.run(inputs)
+        vals = state[0].copy()
+        inv = self._inv
+        for k, (s, x) in enumerate(zip(p.param_slots, inputs)):
+            if k in inv:
+                continue
+            if x.dtype == _F16:
+                x = x.astype(_F32)
+            vals[s] = x
+        _execute(self.loop, vals)
+        return p._results(vals)
 
 
 @dataclass(frozen=True)
@@ -130,7 +265,7 @@ class TensorInfo:
 
     name: str
     names: tuple
-    dtype: np.dtype
+    dtype: Optional[np.dtype]        # None only in a hand-built Graph without element types
     dims: tuple
     layer: Layer = field(repr=False, compare=False)
 
@@ -168,7 +303,7 @@ class Model:
         self.output_names = [t.name for t in self.outputs]
         if len(set(self.output_names)) != len(self.output_names):
             raise IRError(f"duplicate output names {self.output_names}")
-        self._alias = {}
+        self._alias: Dict[str, int] = {}
         for k, t in enumerate(self.inputs):
             for n in t.names:
                 self._alias.setdefault(n, k)

@@ -187,7 +187,7 @@ def ints(x, what):
     if x.dtype.kind not in "iu" or x.ndim > 1:
         raise IRError(f"{what} must be an integer scalar or 1-D tensor, "
                       f"got {x.dtype}{list(x.shape)}")
-    return [int(v) for v in x.reshape(-1)]
+    return x.reshape(-1).tolist()
 
 
 def axis(a, rank, what="axis"):

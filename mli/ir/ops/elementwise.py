@@ -44,8 +44,9 @@ def _logical(ufunc):
     return fn
 
 
-for _t, _u in {"LogicalAnd": np.logical_and, "LogicalOr": np.logical_or,
-               "LogicalXor": np.logical_xor}.items():
+_LOGICAL: dict = {"LogicalAnd": np.logical_and, "LogicalOr": np.logical_or,
+                  "LogicalXor": np.logical_xor}
+for _t, _u in _LOGICAL.items():
     register(_t, {"opset1"}, **BROADCAST)(ports(2)(lambda layer, a, g, _u=_u: _logical(_u)))
 register("LogicalNot", {"opset1"})(ports(1)(lambda layer, a, g: _logical(np.logical_not)))
 

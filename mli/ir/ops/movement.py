@@ -139,9 +139,11 @@ def _gather(layer, a, graph):
                           f"{list(indices.shape)}, axis {ax}")
         dim = data.shape[ax]
         lo = -dim if negative_ok else 0
-        if indices.size and (indices.min() < lo or indices.max() >= dim):
+        low = indices.min() if indices.size else 0
+        if indices.size and (low < lo or indices.max() >= dim):
             raise IRError(f"Gather index out of range [{lo}, {dim})")
-        idx = np.where(indices < 0, indices + dim, indices) if negative_ok else indices
+        idx = np.where(indices < 0, indices + dim, indices) if negative_ok and low < 0 \
+            else indices
         if bd == 0:
             return np.take(data, idx, axis=ax)
         nb = math.prod(data.shape[:bd])
@@ -303,7 +305,7 @@ def _slice(layer, a, graph):
     return fn
 
 
-_MASK = (parse_ints, [])
+_MASK: tuple = (parse_ints, [])
 
 
 @register("StridedSlice", {"opset1"}, begin_mask=(parse_ints, REQUIRED),

@@ -254,25 +254,192 @@ def _directions(a):
     return [False, True] if d == "bidirectional" else [d == "reverse"]
 
 
-def _sequence(layer, a, n_acts, gates, n_states, make_step, nb=None):
+# --- whole sequences without per-step interpretation.  Each runner computes exactly
+# the float operations of the step functions above, in the same order and on the same
+# operands (so the results are bit-identical to stepping them), but with the step's
+# temporaries allocated once per sequence, one sigmoid over all sigmoid gates at once
+# (it is element-wise) and no per-step Python calls beyond the numpy ufuncs.  The
+# input product x_t @ W.T stays per step: one matrix product over all steps rounds
+# differently (BLAS takes other kernels for a matrix than for one row).
+#
+# A runner is ``run(xs [T, B, N], *states, ys, emit) -> final states``: with ``ys``
+# ([T, B, M]) step k writes its h into ys[k] and carries it on; without, ``emit(k,
+# *new_states)`` stores step k and returns the states to carry (padding steps).
+def _sigmoid_into(z, w, d, out):
+    """``out = _sigmoid(z)``, the same values: e = exp(-|z|); 1/(1+e) where z >= 0, else
+    e/(1+e) -- whose numerator exp(min(z, 0)) is e for z < 0 (-|z| = z) and 1 for z >= 0.
+    ``w`` [..., 2n] holds both exponents, so one exp call computes them."""
+    n = z.shape[-1]
+    num, e = w[..., :n], w[..., n:]
+    np.minimum(z, 0, out=num)
+    np.abs(z, out=e)
+    np.negative(e, out=e)
+    np.exp(w, out=w)
+    np.add(e, 1, out=d)
+    np.divide(num, d, out=out)
+
+
+def _lstm_runner(hs, clip, w, r, b):
+    wt, rt = w.T, r.T
+    dot, add, mul, tanh = np.dot, np.add, np.multiply, np.tanh
+
+    def run(xs, h, c, ys, emit):
+        B = h.shape[0]
+        z = np.empty((B, 4 * hs), h.dtype)
+        w2, d, s = np.empty((B, 8 * hs), h.dtype), np.empty_like(z), np.empty_like(z)
+        g, tmp = np.empty((B, hs), h.dtype), np.empty((B, hs), h.dtype)
+        sf, si, so, zc = s[:, :hs], s[:, hs:2 * hs], s[:, 3 * hs:], z[:, 2 * hs:3 * hs]
+        for k in range(len(xs)):
+            add(dot(xs[k], wt), dot(h, rt), out=z)
+            add(z, b, out=z)
+            if clip > 0:
+                np.clip(z, -clip, clip, out=z)
+            _sigmoid_into(z, w2, d, s)
+            tanh(zc, out=g)
+            c_new = mul(sf, c)
+            mul(si, g, out=tmp)
+            add(c_new, tmp, out=c_new)
+            tanh(c_new, out=tmp)
+            if ys is not None:
+                h = mul(so, tmp, out=ys[k])
+                c = c_new
+            else:
+                h, c = emit(k, mul(so, tmp), c_new)
+        return h, c
+    return run
+
+
+def _gru_runner(hs, clip, lbr, w, r, b):
+    wt, rt, rnt = w.T, r.T, r[2 * hs:].T
+    b_zr, b_n, b_rn = b[:2 * hs], b[2 * hs:3 * hs] if lbr else b[2 * hs:], b[3 * hs:]
+    dot, add, mul = np.dot, np.add, np.multiply
+
+    def run(xs, h, ys, emit):
+        B = h.shape[0]
+        zr = np.empty((B, 2 * hs), h.dtype)
+        w2, d, s = np.empty((B, 4 * hs), h.dtype), np.empty_like(zr), np.empty_like(zr)
+        zt, rt_ = s[:, :hs], s[:, hs:]
+        for k in range(len(xs)):
+            xw, hr = dot(xs[k], wt), dot(h, rt)
+            add(xw[:, :2 * hs], hr[:, :2 * hs], out=zr)
+            add(zr, b_zr, out=zr)
+            if clip > 0:
+                np.clip(zr, -clip, clip, out=zr)
+            _sigmoid_into(zr, w2, d, s)
+            if lbr:
+                n = add(hr[:, 2 * hs:], b_rn)
+                mul(rt_, n, out=n)
+                add(xw[:, 2 * hs:], n, out=n)
+            else:
+                n = dot(mul(rt_, h), rnt)
+                add(xw[:, 2 * hs:], n, out=n)
+            add(n, b_n, out=n)
+            if clip > 0:
+                np.clip(n, -clip, clip, out=n)
+            np.tanh(n, out=n)
+            zh = mul(zt, h)
+            if ys is not None:
+                h = mul(np.subtract(1, zt), n, out=ys[k])
+                add(h, zh, out=h)
+            else:
+                h_new = mul(np.subtract(1, zt), n)
+                h = emit(k, add(h_new, zh, out=h_new))
+        return h
+    return run
+
+
+def _rnn_runner(hs, clip, act, w, r, b):
+    wt, rt = w.T, r.T
+    dot, add = np.dot, np.add
+
+    def run(xs, h, ys, emit):
+        for k in range(len(xs)):
+            z = add(dot(xs[k], wt), dot(h, rt))
+            add(z, b, out=z)
+            if clip > 0:
+                np.clip(z, -clip, clip, out=z)
+            if ys is not None:
+                h = ys[k]
+                h[...] = act(z)
+            else:
+                h = emit(k, act(z))
+        return h
+    return run
+
+
+def _run_fast(runner, x, states, lengths, reverse, y):
+    """Run ``runner`` over ``x [B, T, N]`` into ``y [B, T, M]`` with the semantics of
+    :func:`run_sequence` (padding steps keep the state and leave y at 0); returns the
+    final states."""
+    B, T = x.shape[:2]
+    idx, valid = step_order(lengths, T, reverse)
+    if valid.all():
+        xt = np.moveaxis(x, 1, 0)                     # [T, B, N], time-major
+        xs = np.ascontiguousarray(xt[::-1] if reverse else xt)
+        ys = np.empty((T,) + y.shape[:1] + y.shape[2:], y.dtype)
+        final = runner(xs, *states, ys, None)
+        y[...] = np.moveaxis(ys[::-1] if reverse else ys, 0, 1)
+        return final
+    rows = np.arange(B)
+    xs = np.ascontiguousarray(np.moveaxis(x[rows[:, None], idx], 1, 0))
+    vmask = [valid[:, k] for k in range(T)]
+    vall = [bool(v.all()) for v in vmask]
+    cur = list(states)
+
+    def emit(k, *new):
+        nonlocal cur
+        v = vmask[k]
+        if vall[k]:
+            cur = list(new)
+        else:
+            cur = [np.where(v[:, None], n, s_) for n, s_ in zip(new, cur)]
+        y[rows[v], idx[v, k]] = cur[0][v]
+        return tuple(cur) if len(cur) > 1 else cur[0]
+    return runner(xs, *states, None, emit)
+
+
+_DEFAULTS = {3: ("sigmoid", "tanh", "tanh"), 2: ("sigmoid", "tanh"), 1: None}
+
+
+def _sequence(layer, a, n_acts, gates, n_states, make_step, nb=None, make_runner=None):
     """Builder of a Sequence op: inputs X, initial states, sequence_lengths, W, R, B;
-    outputs Y [B, dirs, T, M] and the final states [B, dirs, M]."""
+    outputs Y [B, dirs, T, M] and the final states [B, dirs, M].
+
+    ``make_runner(acts, clip, hs, w, r, b)`` (or None) gives a whole-sequence runner for
+    the activations it supports (default ones); other activations step ``make_step``."""
     acts, clip, hs = _cell_setup(layer, a, n_acts)
     dirs = _directions(a)
     nd = len(dirs)
+    names = tuple(x.lower() for x in a["activations"][:n_acts])
+    plain = not a["activations_alpha"] and not a["activations_beta"]
+    if make_runner is not None and plain and (_DEFAULTS[n_acts] is None
+                                              or names == _DEFAULTS[n_acts]):
+        fast = make_runner
+    else:
+        fast = None
 
     def fn(x, *rest):
         hstates, (lengths, w, r, b) = rest[:n_states], rest[n_states:]
         B, T = _check_seq(hs, gates, nd, x, hstates, w, r, b, nb)
         lengths = _seq_lengths(lengths, B, T)
-        ys, finals = [], [[] for _ in range(n_states)]
+        if fast is not None:
+            y = np.zeros((B, nd, T, hs), x.dtype)
+            finals = [np.empty((B, nd, hs), x.dtype) for _ in range(n_states)]
+            for d, reverse in enumerate(dirs):
+                runner = fast(acts, clip, hs, w[d], r[d], b[d])
+                st = _run_fast(runner, x, [h[:, d] for h in hstates], lengths, reverse,
+                               y[:, d])
+                for f_, s_ in zip(finals, st if n_states > 1 else (st,)):
+                    f_[:, d] = s_
+            return (y, *finals)
+        ys, finals_ = [], [[] for _ in range(n_states)]
         for d, reverse in enumerate(dirs):
             step = make_step(acts, clip, hs, w[d], r[d], b[d])
             y, st = run_sequence(step, x, [h[:, d] for h in hstates], lengths, reverse)
             ys.append(y)
-            for lst, s_ in zip(finals, st):
+            for lst, s_ in zip(finals_, st):
                 lst.append(s_)
-        out = [np.stack(ys, axis=1)] + [np.stack(f, axis=1) for f in finals]
+        out = [np.stack(ys, axis=1)] + [np.stack(f, axis=1) for f in finals_]
         return tuple(arr(o.astype(x.dtype, copy=False)) for o in out)
     return fn
 
@@ -281,7 +448,9 @@ def _sequence(layer, a, n_acts, gates, n_states, make_step, nb=None):
 @ports(7, n_outputs=3)
 def _lstm_sequence(layer, a, graph):
     return _sequence(layer, a, 3, 4, 2, lambda acts, clip, hs, w, r, b:
-                     lambda x, h, c: lstm_step(acts, clip, hs, x, h, c, w, r, b))
+                     lambda x, h, c: lstm_step(acts, clip, hs, x, h, c, w, r, b),
+                     make_runner=lambda acts, clip, hs, w, r, b:
+                     _lstm_runner(hs, clip, w, r, b))
 
 
 @register("GRUSequence", {"opset5"},
@@ -292,11 +461,14 @@ def _gru_sequence(layer, a, graph):
     lbr = a["linear_before_reset"]
     return _sequence(layer, a, 2, 3, 1, lambda acts, clip, hs, w, r, b:
                      lambda x, h: gru_step(acts, clip, hs, lbr, x, h, w, r, b),
-                     nb=4 if lbr else 3)
+                     nb=4 if lbr else 3, make_runner=lambda acts, clip, hs, w, r, b:
+                     _gru_runner(hs, clip, lbr, w, r, b))
 
 
 @register("RNNSequence", {"opset5"}, **_cell_spec(["tanh"], _DIRECTION))
 @ports(6, n_outputs=2)
 def _rnn_sequence(layer, a, graph):
     return _sequence(layer, a, 1, 1, 1, lambda acts, clip, hs, w, r, b:
-                     lambda x, h: rnn_step(acts, clip, hs, x, h, w, r, b))
+                     lambda x, h: rnn_step(acts, clip, hs, x, h, w, r, b),
+                     make_runner=lambda acts, clip, hs, w, r, b:
+                     _rnn_runner(hs, clip, acts[0], w, r, b))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import threading
 
 import numpy as np
 
@@ -12,6 +13,64 @@ from ..registry import (BROADCAST, REQUIRED, arr, choice, element_type, ints, pa
 from ..registry import axis as norm_axis
 from ...graph import (BackEdge, ConcatOutput, CurrentIteration, InvariantInput, IRBody,
                       LastIterationOutput, Loop, MergedInput, SlicedInput, TensorIterator)
+
+class _LoopBody(IRBody):
+    """An IR body whose loop-invariant steps (those depending only on constants and
+    InvariantInput Parameters) run once per TensorIterator/Loop call instead of once per
+    iteration (see :class:`mli.ir.program._Hoisted`).  The per-call values live in a
+    thread-local stack, so one model may run in several threads at once."""
+
+    def __init__(self, graph, inputs):
+        super().__init__(graph)
+        self._invariant = [p.internal for p in inputs if isinstance(p, InvariantInput)]
+        self._hoisted = None
+        self._local = threading.local()
+
+    def _stack(self):
+        st = getattr(self._local, "stack", None)
+        if st is None:
+            st = self._local.stack = []
+        return st
+
+    def start(self, arrays, inputs):
+        """Evaluate the invariant steps for a call on external ``arrays``; False when
+        there is nothing to hoist."""
+        if self._hoisted is None:
+            self._hoisted = self._program.hoisted(self._invariant)
+        if not self._hoisted.pre:
+            return False
+        body_in = [None] * self.num_inputs
+        for p in inputs:
+            if isinstance(p, InvariantInput):
+                body_in[p.internal] = arrays[p.external]
+        self._stack().append(self._hoisted.start(body_in))
+        return True
+
+    def stop(self):
+        self._stack().pop()
+
+    def run(self, inputs):
+        inputs = self.positional(inputs)
+        st = getattr(self._local, "stack", None)
+        if st:
+            return self._hoisted.run(st[-1], inputs)
+        return self._program.run(inputs)
+
+
+def _hoisting(body, inputs, call):
+    """``call(*xs)`` with ``body``'s invariant part evaluated once for it."""
+    last = max((p.external for p in inputs if isinstance(p, InvariantInput)), default=-1)
+
+    def run(*xs):
+        arrays = [x if type(x) is np.ndarray else np.asarray(x) for x in xs]
+        started = len(arrays) > last >= 0 and body.start(arrays, inputs)
+        try:
+            return call(*arrays)
+        finally:
+            if started:
+                body.stop()
+    return run
+
 
 def _check_range(e, what):
     if e.stride > 0 and (e.start, e.end) != (0, -1) or e.stride < 0 and (e.start, e.end) != (-1, 0):
@@ -136,9 +195,10 @@ def _tensor_iterator(layer, a, graph):
             raise IRError("no sliced input and a dynamic concatenated output: iteration "
                           "count unknown")
         n = d // concat[0].part_size
-    ti = TensorIterator(IRBody(layer.body), inputs, outputs, edges, num_iterations=n,
-                        name="TensorIterator")
-    return _outputs_of(layer, lambda *xs: _check_static_shapes(layer, ti(*xs)))
+    body = _LoopBody(layer.body, inputs)
+    ti = TensorIterator(body, inputs, outputs, edges, num_iterations=n, name="TensorIterator")
+    run = _hoisting(body, inputs, ti)
+    return _outputs_of(layer, lambda *xs: _check_static_shapes(layer, run(*xs)))
 
 
 @register("Loop", {"opset5"})
@@ -150,8 +210,10 @@ def _loop(layer, a, graph):
     if condition is None:
         raise IRError("the body has no execution_condition output (port_map <output> with "
                       "purpose=\"execution_condition\")")
-    loop = Loop(IRBody(layer.body), inputs, outputs, edges, current_iteration=current,
+    body = _LoopBody(layer.body, inputs)
+    loop = Loop(body, inputs, outputs, edges, current_iteration=current,
                 execution_condition=condition, name="Loop")
+    run_loop = _hoisting(body, inputs, loop)
     src, _ = graph.producer(layer.id, layer.inputs[1].id)
     if src.type == "Const" and src.data.size == 1 and not bool(src.data.reshape(-1)[0]):
         # OpenVINO's shape inference makes every output of such a Loop empty on dim 0
@@ -174,7 +236,7 @@ def _loop(layer, a, graph):
                 and xs[1].size == 1 and bool(xs[1].reshape(-1)[0]):
             raise IRError("the Loop would never end: trip_count is -1 and the body's "
                           "execution condition is a Const true")
-        return _check_static_shapes(layer, loop(*xs))
+        return _check_static_shapes(layer, run_loop(*xs))
     return _outputs_of(layer, run)
 
 
