@@ -77,6 +77,17 @@ else:
                    include_dirs=["csrc/include"], libraries=[] if os.name == "nt" else ["m"])],
         language_level=3, compiler_directives={"embedsignature": True})
 
+# The MLI 2.0.2 library: a second extension with its own headers (the 1.1 and
+# 2.x APIs share names with different structs), sharing the 1.1 core's ISA
+# dispatch and dot products (mli_prv_dotprod.c), none of its kernels.
+MLI2_SOURCES = sorted(glob.glob(os.path.join("csrc", "mli2", "src", "**", "*.c"), recursive=True)) + [
+    os.path.join("csrc", "src", "private", "mli_prv_dotprod.c")]
+extensions += cythonize(
+    [Extension("mli.v2._core2", sources=["mli/v2/_core2.pyx"] + MLI2_SOURCES, depends=DEPENDS,
+               include_dirs=["csrc/mli2/include", "csrc/mli2/src/private", "csrc/include"],
+               libraries=[] if os.name == "nt" else ["m"])],
+    language_level=3, compiler_directives={"embedsignature": True})
+
 setup(
     ext_modules=extensions,
     cmdclass={"build_ext": BuildExt, "build_py": BuildPy},

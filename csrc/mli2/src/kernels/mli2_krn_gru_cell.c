@@ -1,0 +1,99 @@
+/* GRU cell (SPEC_MLI2.md 12): gates z, r, n; the reset gate multiplies h
+ * before the new gate's weight product; a whole sequence per call. */
+#include <stdlib.h>
+#include <string.h>
+#include "mli_api.h"
+#include "mli2_prv.h"
+
+static mli_status gru_run(m2_kind kind, const mli_tensor *in, const mli_tensor *prev_out,
+                          const mli_tensor *weights_in, const mli_tensor *weights_out, const mli_tensor *bias,
+                          const mli_lut *tanh_lut, const mli_lut *sigm_lut, const mli_rnn_cell_cfg *cfg,
+                          mli_tensor *out, const char *fn) {
+    mli2_begin(fn);
+    M2_TRY(mli2_cell_check(kind, 3, in, prev_out, weights_in, weights_out, bias, tanh_lut, sigm_lut, cfg, NULL, out));
+    const int T = (int)in->shape[0], N = (int)in->shape[1], M = (int)mli2_count(prev_out);
+    const int all = cfg->results == RNN_OUT_ALL, backward = cfg->direction == RNN_DIR_BACKWARD;
+    const int sa = kind == M2_SA8, esz = sa ? 1 : 2;
+    int64_t *work = (int64_t *)malloc(sizeof(int64_t) * 3 * (size_t)M);
+    char *buf = (char *)malloc((size_t)M * esz * 6);
+    if (!work || !buf) {
+        free(work), free(buf);
+        return mli2_refuse(MLI_STATUS_NOT_ENGH_MEM, "", "out of host memory");
+    }
+    char *h = buf, *gates = buf + (size_t)M * esz, *rh = buf + (size_t)M * esz * 4, *y = buf + (size_t)M * esz * 5;
+    memcpy(h, prev_out->data.mem.ptr, (size_t)M * esz);
+    const m2_lut tl = m2_lut_of(tanh_lut), sl = m2_lut_of(sigm_lut);
+    const m2_fmt fx = mli2_fmt(in, 0), fo = mli2_fmt(out, 0);
+    m2_fmt fh = mli2_fmt(prev_out, 0);
+    const m2_fmt fir = sa ? m2_fmt_make(0, 21, 9) : m2_fmt_make(0, 1, m2_imin(11, fx.shift + weights_in->el_params.fx.frac_bits));
+    const int fb = sa ? 0 : bias->el_params.fx.frac_bits;
+    const int bias_esz = mli2_el_size(bias->el_type);
+    const m2_sa_add_c sub_one = m2_sa_add_prep(M2_FMT_SIGM_SA8, M2_FMT_SIGM_SA8, M2_FMT_SIGM_SA8);
+    const m2_sa_mul_c mul_nz = m2_sa_mul_prep(M2_FMT_TANH_SA8, M2_FMT_SIGM_SA8, fo);
+    for (int t = 0; t < T; t++) {
+        const char *xt = (const char *)in->data.mem.ptr + (size_t)(backward ? T - 1 - t : t) * N * esz;
+        m2_dense_in ins[2];
+        for (int g = 0; g < 2; g++) {
+            mli2_cell_gate_inputs(kind, weights_in, weights_out, g, 0, xt, N, fx, h, M, fh, ins);
+            const char *brow = (const char *)bias->data.mem.ptr + (size_t)g * bias->mem_stride[0] * bias_esz;
+            mli2_dense_block(kind, ins, 2, brow, fb, M, fir, gates + (size_t)g * M * esz, work);
+        }
+        /* z, r; then r * h, the input of the new gate's recurrent part */
+        if (sa) {
+            int8_t *z = (int8_t *)gates, *r = z + M, *hh = (int8_t *)h, *rhh = (int8_t *)rh;
+            const m2_sa_mul_c mul_rh = m2_sa_mul_prep(M2_FMT_SIGM_SA8, fh, fh);
+            for (int o = 0; o < M; o++) {
+                z[o] = m2_act_sa8(&sl, z[o], fir, 1);
+                r[o] = m2_act_sa8(&sl, r[o], fir, 1);
+                rhh[o] = m2_sa_mul(&mul_rh, r[o], hh[o]);
+            }
+        } else {
+            int16_t *z = (int16_t *)gates, *r = z + M, *hh = (int16_t *)h, *rhh = (int16_t *)rh;
+            for (int o = 0; o < M; o++) {
+                z[o] = m2_lut_lookup(&sl, z[o], fir.shift);
+                r[o] = m2_lut_lookup(&sl, r[o], fir.shift);
+                rhh[o] = m2_fx_mul(r[o], 15, hh[o], fh.shift, fh.shift);
+            }
+        }
+        mli2_cell_gate_inputs(kind, weights_in, weights_out, 2, 1, xt, N, fx, rh, M, fh, ins);
+        const char *brow = (const char *)bias->data.mem.ptr + (size_t)2 * bias->mem_stride[0] * bias_esz;
+        mli2_dense_block(kind, ins, 2, brow, fb, M, fir, gates + (size_t)2 * M * esz, work);
+        if (sa) {
+            int8_t *z = (int8_t *)gates, *n = z + 2 * M, *hh = (int8_t *)h, *yy = (int8_t *)y;
+            const m2_sa_mul_c mul_hz = m2_sa_mul_prep(fh, M2_FMT_SIGM_SA8, fh);
+            const m2_sa_add_c add_y = m2_sa_add_prep(fo, fh, fo);
+            for (int o = 0; o < M; o++) {
+                const int8_t zh = m2_sa_mul(&mul_hz, hh[o], z[o]);
+                const int8_t zc = m2_sa_addsub(&sub_one, 127, z[o], 1);
+                const int8_t nn = m2_act_sa8(&tl, n[o], fir, 0);
+                yy[o] = m2_sa_addsub(&add_y, m2_sa_mul(&mul_nz, nn, zc), zh, 0);
+            }
+        } else {
+            int16_t *z = (int16_t *)gates, *n = z + 2 * M, *hh = (int16_t *)h, *yy = (int16_t *)y;
+            for (int o = 0; o < M; o++) {
+                const int16_t zh = m2_fx_mul(hh[o], fh.shift, z[o], 15, fh.shift);
+                const int16_t zc = m2_fx_sub(32767, 15, z[o], 15, 15);
+                const int16_t nn = m2_lut_lookup(&tl, n[o], fir.shift);
+                yy[o] = m2_fx_add(m2_fx_mul(nn, 15, zc, 15, fo.shift), fo.shift, zh, fh.shift, fo.shift);
+            }
+        }
+        memcpy((char *)out->data.mem.ptr + (size_t)(all ? t : 0) * M * esz, y, (size_t)M * esz);
+        memcpy(h, y, (size_t)M * esz);
+        fh = fo;
+    }
+    mli2_cell_set_out(out, all ? T : 1, M);
+    free(work), free(buf);
+    return MLI_STATUS_OK;
+}
+
+#define GRU_DEF(kind, K)                                                                                     \
+    mli_status mli_krn_gru_cell_##kind(const mli_tensor *in, const mli_tensor *prev_out,                    \
+                                       const mli_tensor *weights_in, const mli_tensor *weights_out,         \
+                                       const mli_tensor *bias, const mli_lut *tanh_lut,                     \
+                                       const mli_lut *sigm_lut, const mli_rnn_cell_cfg *cfg, mli_tensor *out) { \
+        return gru_run(K, in, prev_out, weights_in, weights_out, bias, tanh_lut, sigm_lut, cfg, out,        \
+                       "mli_krn_gru_cell_" #kind);                                                          \
+    }
+GRU_DEF(fx16, M2_FX16)
+GRU_DEF(fx16_fx8_fx8, M2_FX16_FX8)
+GRU_DEF(sa8_sa8_sa32, M2_SA8)

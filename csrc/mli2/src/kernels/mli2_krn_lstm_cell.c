@@ -1,0 +1,100 @@
+/* LSTM cell (SPEC_MLI2.md 11): gates i, g, f, o; a whole sequence per call. */
+#include <stdlib.h>
+#include <string.h>
+#include "mli_api.h"
+#include "mli2_prv.h"
+
+static mli_status lstm_run(m2_kind kind, const mli_tensor *in, const mli_tensor *prev_out,
+                           const mli_tensor *weights_in, const mli_tensor *weights_out, const mli_tensor *bias,
+                           const mli_lut *tanh_lut, const mli_lut *sigm_lut, const mli_rnn_cell_cfg *cfg,
+                           mli_tensor *cell, mli_tensor *out, const char *fn) {
+    mli2_begin(fn);
+    M2_TRY(mli2_cell_check(kind, 4, in, prev_out, weights_in, weights_out, bias, tanh_lut, sigm_lut, cfg, cell, out));
+    const int T = (int)in->shape[0], N = (int)in->shape[1], M = (int)mli2_count(prev_out);
+    const int all = cfg->results == RNN_OUT_ALL, backward = cfg->direction == RNN_DIR_BACKWARD;
+    const int sa = kind == M2_SA8, esz = sa ? 1 : 2;
+    /* private copies of h and the cell: aliasing among out, prev_out and cell
+     * cannot make the kernel read a half-written vector */
+    int64_t *work = (int64_t *)malloc(sizeof(int64_t) * 3 * (size_t)M);
+    char *buf = (char *)malloc((size_t)M * esz * 7);
+    if (!work || !buf) {
+        free(work), free(buf);
+        return mli2_refuse(MLI_STATUS_NOT_ENGH_MEM, "", "out of host memory");
+    }
+    char *h = buf, *c = buf + (size_t)M * esz, *gates = buf + (size_t)M * esz * 2, *y = buf + (size_t)M * esz * 6;
+    memcpy(h, prev_out->data.mem.ptr, (size_t)M * esz);
+    memcpy(c, cell->data.mem.ptr, (size_t)M * esz);
+    const m2_lut tl = m2_lut_of(tanh_lut), sl = m2_lut_of(sigm_lut);
+    const m2_fmt fx = mli2_fmt(in, 0), fc = mli2_fmt(cell, 0), fo = mli2_fmt(out, 0);
+    m2_fmt fh = mli2_fmt(prev_out, 0);
+    const m2_fmt fir = sa ? m2_fmt_make(0, 1, 4) : m2_fmt_make(0, 1, m2_imin(10, fx.shift + weights_in->el_params.fx.frac_bits));
+    const int fb = sa ? 0 : bias->el_params.fx.frac_bits;
+    const int bias_esz = mli2_el_size(bias->el_type);
+    /* sa8 element-wise constants that do not depend on h's format */
+    const m2_sa_mul_c mul_cf = m2_sa_mul_prep(fc, M2_FMT_SIGM_SA8, fc);
+    const m2_sa_mul_c mul_gi = m2_sa_mul_prep(M2_FMT_TANH_SA8, M2_FMT_SIGM_SA8, M2_FMT_TANH_SA8);
+    const m2_sa_add_c add_cg = m2_sa_add_prep(fc, M2_FMT_TANH_SA8, fc);
+    const m2_fmt fa = cfg->act == RNN_ACT_NONE ? fc : (cfg->act == RNN_ACT_TANH ? M2_FMT_TANH_SA8 : M2_FMT_SIGM_SA8);
+    const m2_sa_mul_c mul_ao = m2_sa_mul_prep(fa, M2_FMT_SIGM_SA8, fo);
+    for (int t = 0; t < T; t++) {
+        const char *xt = (const char *)in->data.mem.ptr + (size_t)(backward ? T - 1 - t : t) * N * esz;
+        for (int g = 0; g < 4; g++) {
+            m2_dense_in ins[2];
+            mli2_cell_gate_inputs(kind, weights_in, weights_out, g, 0, xt, N, fx, h, M, fh, ins);
+            const char *brow = (const char *)bias->data.mem.ptr + (size_t)g * bias->mem_stride[0] * bias_esz;
+            mli2_dense_block(kind, ins, 2, brow, fb, M, fir, gates + (size_t)g * M * esz, work);
+        }
+        if (sa) {
+            int8_t *gi = (int8_t *)gates, *gg = gi + M, *gf = gi + 2 * M, *go = gi + 3 * M;
+            int8_t *cc = (int8_t *)c, *yy = (int8_t *)y;
+            for (int o = 0; o < M; o++) {
+                const int8_t i_ = m2_act_sa8(&sl, gi[o], fir, 1), g_ = m2_act_sa8(&tl, gg[o], fir, 0);
+                const int8_t f_ = m2_act_sa8(&sl, gf[o], fir, 1), o_ = m2_act_sa8(&sl, go[o], fir, 1);
+                const int8_t cf = m2_sa_mul(&mul_cf, cc[o], f_);
+                const int8_t gi2 = m2_sa_mul(&mul_gi, g_, i_);
+                cc[o] = m2_sa_addsub(&add_cg, cf, gi2, 0);
+                int8_t a = cc[o];
+                if (cfg->act == RNN_ACT_TANH) a = m2_act_sa8(&tl, cc[o], fc, 0);
+                else if (cfg->act == RNN_ACT_SIGM) a = m2_act_sa8(&sl, cc[o], fc, 1);
+                yy[o] = m2_sa_mul(&mul_ao, a, o_);
+            }
+        } else {
+            int16_t *gi = (int16_t *)gates, *gg = gi + M, *gf = gi + 2 * M, *go = gi + 3 * M;
+            int16_t *cc = (int16_t *)c, *yy = (int16_t *)y;
+            const int fcs = fc.shift, fi = fir.shift;
+            for (int o = 0; o < M; o++) {
+                const int16_t i_ = m2_lut_lookup(&sl, gi[o], fi), g_ = m2_lut_lookup(&tl, gg[o], fi);
+                const int16_t f_ = m2_lut_lookup(&sl, gf[o], fi), o_ = m2_lut_lookup(&sl, go[o], fi);
+                const int16_t cf = m2_fx_mul(cc[o], fcs, f_, 15, fcs);
+                const int16_t gi2 = m2_fx_mul(g_, 15, i_, 15, 15);
+                cc[o] = m2_fx_add(cf, fcs, gi2, 15, fcs);
+                if (cfg->act == RNN_ACT_NONE) {
+                    yy[o] = m2_fx_mul(cc[o], fcs, o_, 15, fo.shift);
+                } else {
+                    const int16_t a = m2_lut_lookup(cfg->act == RNN_ACT_TANH ? &tl : &sl, cc[o], fcs);
+                    yy[o] = m2_fx_mul(a, 15, o_, 15, fo.shift);
+                }
+            }
+        }
+        memcpy((char *)out->data.mem.ptr + (size_t)(all ? t : 0) * M * esz, y, (size_t)M * esz);
+        memcpy(h, y, (size_t)M * esz);
+        fh = fo;
+    }
+    memcpy(cell->data.mem.ptr, c, (size_t)M * esz);
+    mli2_cell_set_out(out, all ? T : 1, M);
+    free(work), free(buf);
+    return MLI_STATUS_OK;
+}
+
+#define LSTM_DEF(kind, K)                                                                                    \
+    mli_status mli_krn_lstm_cell_##kind(const mli_tensor *in, const mli_tensor *prev_out,                   \
+                                        const mli_tensor *weights_in, const mli_tensor *weights_out,        \
+                                        const mli_tensor *bias, const mli_lut *tanh_lut,                    \
+                                        const mli_lut *sigm_lut, const mli_rnn_cell_cfg *cfg,               \
+                                        mli_tensor *cell, mli_tensor *out) {                                \
+        return lstm_run(K, in, prev_out, weights_in, weights_out, bias, tanh_lut, sigm_lut, cfg, cell, out, \
+                        "mli_krn_lstm_cell_" #kind);                                                        \
+    }
+LSTM_DEF(fx16, M2_FX16)
+LSTM_DEF(fx16_fx8_fx8, M2_FX16_FX8)
+LSTM_DEF(sa8_sa8_sa32, M2_SA8)

@@ -1,0 +1,262 @@
+/* Private pieces of mli-py's MLI 2.0.2 library shared by the kernels:
+ * error reporting, tensor helpers, the argument checks of SPEC_MLI2.md
+ * section 13, LUT lookup (5.1), sa8 requantisation (6), element-wise steps
+ * (10) and the exact column dot products under the dense blocks (7). */
+#ifndef MLI2_PRV_H
+#define MLI2_PRV_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "mli_types.h"
+#include "mlipy2_ext.h"
+#include "mli2_math.h"
+
+/* ------------------------------------------------------------ errors */
+/* Every public entry point starts with mli2_begin (resets the error record,
+ * fixes the rounding mode of the call). */
+void mli2_begin(const char *function);
+mli_status mli2_fail(mli_status st, const char *arg, const char *reason);
+/* A refusal beyond MLI's own checks (mlipy_safety = 1). */
+mli_status mli2_refuse(mli_status st, const char *arg, const char *reason);
+#define M2_TRY(expr)                          \
+    do {                                      \
+        const mli_status st_ = (expr);        \
+        if (st_ != MLI_STATUS_OK) return st_; \
+    } while (0)
+
+/* ------------------------------------------------------------ tensors */
+int mli2_el_size(mli_element_type t); /* bytes; 0 for types without one */
+uint32_t mli2_count(const mli_tensor *t);
+static inline int mli2_is_sa(const mli_tensor *t) { return t->el_type == MLI_EL_SA_8 || t->el_type == MLI_EL_SA_32; }
+static inline int mli2_per_axis(const mli_tensor *t) { return mli2_is_sa(t) && t->el_params.sa.dim >= 0; }
+
+/* A quantisation format: FX (0, 1, frac_bits), SA (zero point, scale, scale_frac_bits). */
+typedef struct {
+    int32_t zp, scale, shift;
+} m2_fmt;
+/* Entry idx of t's parameters (per tensor: idx ignored). */
+m2_fmt mli2_fmt(const mli_tensor *t, int idx);
+static inline m2_fmt m2_fmt_make(int32_t zp, int32_t scale, int32_t shift) {
+    m2_fmt f = {zp, scale, shift};
+    return f;
+}
+
+/* ------------------------------------------------------------ checks (13.1) */
+mli_status mli2_chk_tensor(const mli_tensor *t, const char *name);
+mli_status mli2_chk_quant(const mli_tensor *t, const char *name, int zp_lo, int zp_hi);
+int mli2_inner1(const mli_tensor *t);
+int mli2_contig(const mli_tensor *t);
+int mli2_overlap(const void *a, uint32_t cap_a, const void *b, uint32_t cap_b);
+mli_status mli2_chk_biasscale(const mli_tensor *in, const mli_tensor *w, const mli_tensor *b, const char *name);
+/* mli-py's checks of a LUT object the kernel will read (safety). */
+mli_status mli2_chk_lut(const mli_lut *lut, const char *name);
+
+/* ------------------------------------------------------------ LUT (5.1) */
+typedef struct {
+    const int16_t *t;
+    int32_t L, O, q;
+} m2_lut;
+static inline m2_lut m2_lut_of(const mli_lut *l) {
+    m2_lut r = {l->data.mem.pi16, l->length, l->input_offset, l->in_frac_bits};
+    return r;
+}
+/* LUT(x, f, T): the Q15 value for a 32-bit input x with f fractional bits. */
+static inline int16_t m2_lut_lookup(const m2_lut *T, int32_t x, int f) {
+    int s = f - T->q;
+    if (s > 0) {
+        const int pre = m2_imin(m2_imax(s - 15, 0), 15);
+        s = m2_imin(s, 15);
+        const int32_t xs = (int32_t)(x >> pre);
+        int64_t k = m2_sat32((int64_t)(xs >> s) + T->O);
+        k = k < 0 ? 0 : (k > T->L - 2 ? T->L - 2 : k);
+        const int32_t fr = (int32_t)((uint32_t)xs & ((1u << s) - 1));
+        const int16_t a = T->t[k];
+        const int16_t d = m2_wrap16((int32_t)a - T->t[k + 1]);
+        return m2_wrap16((int32_t)a - m2_sat16(m2_rshr((int64_t)d * fr, s, 32)));
+    }
+    int64_t k = m2_sat32(m2_shl(x, -s, 32) + (int64_t)T->O);
+    k = k < 0 ? 0 : (k > T->L - 1 ? T->L - 1 : k);
+    return T->t[k];
+}
+/* The sa8 activation of one int8 input (5.2): fmt = the input's parameters;
+ * sigm selects the sigmoid kernel's output encoding, else tanh's. */
+static inline int8_t m2_act_sa8(const m2_lut *T, int8_t e, m2_fmt in, int sigm) {
+    const int F = 8 + T->q;
+    const int32_t v = (int32_t)m2_wrap16((int32_t)e - in.zp) * in.scale;
+    const int32_t x = (int32_t)m2_rshr(v, in.shift - F, 32);
+    const int16_t r = m2_lut_lookup(T, x, F);
+    return sigm ? m2_sat8(m2_rshr(r, 7, 32) - 128) : m2_sat8(m2_rshr(r, 8, 32));
+}
+/* The sa8 output formats of the activations. */
+#define M2_FMT_TANH_SA8 m2_fmt_make(0, 1, 7)
+#define M2_FMT_SIGM_SA8 m2_fmt_make(-128, 1, 8)
+
+/* ------------------------------------------------------------ sa8 requantisation (6) */
+typedef struct {
+    int32_t m;
+    int sh;
+} m2_mult;
+/* RATIO(in, out) then MULT with the weights' (scale, shift). */
+static inline m2_mult m2_mult_of(m2_fmt in, m2_fmt out, int32_t w_scale, int w_shift) {
+    const int n1 = m2_norm32(in.scale);
+    const int32_t u = m2_div32((int32_t)m2_shl(in.scale, n1, 32), out.scale);
+    const int n2 = m2_norm32(u);
+    const int32_t ratio = m2_sat16(m2_rshr(u, 16 - n2, 32));
+    const int shift = in.shift + n1 - out.shift - (16 - n2);
+    m2_mult r;
+    r.m = (int32_t)((int64_t)ratio * w_scale); /* int16 x int16 */
+    r.sh = shift + w_shift;
+    const int k = m2_norm32(r.m);
+    r.m = (int32_t)m2_shl(r.m, k, 32);
+    r.sh += k;
+    return r;
+}
+/* REQ(acc, m, sh) */
+static inline int32_t m2_req(int32_t acc, m2_mult m) {
+    return m2_sat32(m2_rshr((int64_t)acc * m.m, m2_imin(m.sh, 63), 64));
+}
+/* Bias pre-rounding (FULL_ACCU=OFF): keep the 16 most significant bits. */
+static inline int32_t m2_bias_preround(int32_t b) {
+    const int k = m2_imax(16 - m2_norm32(b), 0);
+    return (int32_t)((uint32_t)(b >> k) << k);
+}
+
+/* ------------------------------------------------------------ element-wise (10) */
+/* FX, int16 data */
+static inline int16_t m2_fx_mul(int32_t a, int fa, int32_t b, int fb, int fo) {
+    return m2_sat16(m2_rshr((int64_t)a * b, m2_imin(fa + fb - fo, 31), 64));
+}
+static inline int32_t m2_fx_align(int32_t a, int fa, int fb) { return (int32_t)m2_rshr(a, m2_imin(fa - fb, 0), 32); }
+static inline int16_t m2_fx_add(int32_t a, int fa, int32_t b, int fb, int fo) {
+    const int64_t A = m2_fx_align(a, fa, fb), B = m2_fx_align(b, fb, fa);
+    return m2_sat16(m2_rshr(m2_add(A, B, 32), m2_imin(m2_imax(fa, fb) - fo, 31), 64));
+}
+static inline int16_t m2_fx_sub(int32_t a, int fa, int32_t b, int fb, int fo) {
+    const int64_t A = m2_fx_align(a, fa, fb), B = m2_fx_align(b, fb, fa);
+    return m2_sat16(m2_rshr(m2_sub(A, B, 32), m2_imin(m2_imax(fa, fb) - fo, 31), 64));
+}
+
+/* sa8: constants prepared once per (formats) */
+typedef struct {
+    int32_t za, zb, zo, c;
+    int post;
+} m2_sa_mul_c;
+static inline m2_sa_mul_c m2_sa_mul_prep(m2_fmt a, m2_fmt b, m2_fmt o) {
+    m2_sa_mul_c p;
+    const int32_t s = (int32_t)((int64_t)a.scale * b.scale);
+    const int n = m2_norm32(s);
+    const int32_t v = m2_div32((int32_t)m2_shl(s, n, 32), o.scale);
+    int post = a.shift + b.shift - o.shift + n;
+    const int nv = 16 - m2_norm32(v);
+    int32_t c = m2_sat16(m2_rshr(v, nv, 32));
+    post -= nv;
+    const int e = m2_imax(post - 31, 0) + m2_imin(post + 31, 0);
+    c = (int32_t)m2_rshr(c, e, 16);
+    post -= e;
+    p.za = a.zp, p.zb = b.zp, p.zo = o.zp, p.c = c, p.post = post;
+    return p;
+}
+static inline int8_t m2_sa_mul(const m2_sa_mul_c *p, int32_t a, int32_t b) {
+    const int32_t x = (int32_t)m2_sub(a, p->za, 16) * (int32_t)m2_sub(b, p->zb, 16);
+    const int pre = m2_imin(m2_imax(p->post - 21, 0), 3);
+    int32_t t = m2_sat16(m2_rshr(x, pre, 32));
+    t = m2_sat16(m2_rshr((int32_t)((int64_t)t * p->c), p->post - pre, 32));
+    return m2_sat8(m2_add(t, p->zo, 16));
+}
+typedef struct {
+    int32_t za, zb, zo, ca, cb;
+    int pa, pb;
+} m2_sa_add_c;
+static inline void m2_sa_add_operand(m2_fmt x, m2_fmt o, int32_t *c_out, int *pre_out) {
+    const int n = m2_norm32(x.scale);
+    const int32_t v = m2_div32((int32_t)m2_shl(x.scale, n, 32), o.scale);
+    int pre = n + x.shift - o.shift;
+    const int nv = 16 - m2_norm32(v);
+    int32_t c = m2_sat16(m2_rshr(v, nv, 32));
+    pre -= nv;
+    const int e = m2_imax(pre - 23, 0) + m2_imin(pre + 31, 0);
+    c = (int32_t)m2_rshr(c, e, 16);
+    pre -= e;
+    *c_out = c, *pre_out = pre;
+}
+static inline m2_sa_add_c m2_sa_add_prep(m2_fmt a, m2_fmt b, m2_fmt o) {
+    m2_sa_add_c p;
+    m2_sa_add_operand(a, o, &p.ca, &p.pa);
+    m2_sa_add_operand(b, o, &p.cb, &p.pb);
+    p.za = a.zp, p.zb = b.zp, p.zo = o.zp;
+    return p;
+}
+static inline int8_t m2_sa_addsub(const m2_sa_add_c *p, int32_t a, int32_t b, int sub) {
+    const int64_t A = m2_rshr((int64_t)m2_sub(a, p->za, 16) * p->ca, p->pa, 32);
+    const int64_t B = m2_rshr((int64_t)m2_sub(b, p->zb, 16) * p->cb, p->pb, 32);
+    const int64_t s = sub ? m2_sub(A, B, 32) : m2_add(A, B, 32);
+    return m2_sat8(m2_add(m2_sat16(s), p->zo, 16));
+}
+
+/* ------------------------------------------------------------ dot products */
+/* sums[o] = sum_{j<n} x[j] * W[j*ws + o] for o < M, exact (int64).
+ * x and W are int16 or int8 as the name says (data_weights). */
+void mli2_dot_cols_16_16(const int16_t *x, int n, const int16_t *W, long ws, int M, int64_t *sums);
+void mli2_dot_cols_16_8(const int16_t *x, int n, const int8_t *W, long ws, int M, int64_t *sums);
+void mli2_dot_cols_8_8(const int8_t *x, int n, const int8_t *W, long ws, int M, int64_t *sums);
+/* colsum[o] = sum_{j<n} W[j*ws + o] (the sa8 zero-point term) */
+void mli2_colsum_8(const int8_t *W, int n, long ws, int M, int64_t *sums);
+
+#endif /* MLI2_PRV_H */
+
+/* ------------------------------------------------------------ dense block (7) */
+#ifndef MLI2_DENSE_DECLS
+#define MLI2_DENSE_DECLS
+typedef enum { M2_FX16 = 0, M2_FX16_FX8 = 1, M2_SA8 = 2 } m2_kind;
+
+/* One input of a dense block: x (n values, int16 for FX kinds, int8 for sa8)
+ * in format fx; weights W (n rows of M outputs, row stride ws elements,
+ * int16 for fx16, int8 otherwise) with FX frac w_shift, or sa8 (w_scale, w_shift). */
+typedef struct {
+    const void *x;
+    int n;
+    m2_fmt fx;
+    const void *w;
+    long ws;
+    int32_t w_scale;
+    int w_shift;
+} m2_dense_in;
+
+/* The raw sums of input i: sums[o] = x . W[:, o] exact (sa8: plus -zp * colsum),
+ * `work` holds M int64. */
+void mli2_dense_sums(m2_kind kind, const m2_dense_in *in, int M, int64_t *sums, int64_t *work);
+/* The first accumulator's bias term for output o (FX: bias frac fb). */
+int64_t mli2_dense_bias(m2_kind kind, const void *bias, int o, int bs);
+/* Accumulate the rounded part of input i into res (ADD_A), given its raw sum
+ * (bias included for input 0). */
+static inline int64_t mli2_dense_part(m2_kind kind, int64_t acc, int sh, m2_mult mult, int64_t res) {
+    switch (kind) {
+    case M2_FX16: return m2_add(res, m2_rshr(acc, m2_imin(sh, 39), 64), 64);
+    case M2_FX16_FX8: return m2_add(res, m2_rshr(m2_wrap32(acc), sh, 32), 32);
+    default: return m2_add(res, m2_req(m2_wrap32(acc), mult), 32);
+    }
+}
+/* Whole block into out (int16 for FX kinds, int8 for sa8), M outputs.
+ * bias: M values (int16 / int8 / int32 as the kind says) at stride 1;
+ * fb: the bias's frac bits (FX).  work: 3*M int64. */
+void mli2_dense_block(m2_kind kind, const m2_dense_in *ins, int n_in, const void *bias, int fb, int M, m2_fmt out,
+                      void *dst, int64_t *work);
+#endif
+
+/* ------------------------------------------------------------ recurrent cells */
+#ifndef MLI2_CELL_DECLS
+#define MLI2_CELL_DECLS
+/* The checks of SPEC_MLI2.md 13.4 (G = 4 LSTM with cell, G = 3 GRU without). */
+mli_status mli2_cell_check(m2_kind kind, int G, const mli_tensor *in, const mli_tensor *prev_out,
+                           const mli_tensor *weights_in, const mli_tensor *weights_out, const mli_tensor *bias,
+                           const mli_lut *tanh_lut, const mli_lut *sigm_lut, const mli_rnn_cell_cfg *cfg,
+                           const mli_tensor *cell, const mli_tensor *out);
+/* The dense-block inputs of gate g: x_t / h with their formats and the gate's
+ * weights (sa8: the gate's scale; gru_quirk: MLI's per-tensor new-gate
+ * parameters, SPEC_MLI2.md 12.4). */
+void mli2_cell_gate_inputs(m2_kind kind, const mli_tensor *weights_in, const mli_tensor *weights_out, int g,
+                           int gru_quirk, const void *x, int N, m2_fmt fx, const void *h, int M, m2_fmt fh,
+                           m2_dense_in ins[2]);
+/* Output tensor metadata after a cell call (11.4). */
+void mli2_cell_set_out(mli_tensor *out, int T_out, int M);
+#endif

@@ -1,0 +1,127 @@
+/* What the LSTM and GRU cells share: the argument checks of SPEC_MLI2.md
+ * 13.4, the per-gate weight views and the output metadata. */
+#include "mli_api.h"
+#include "mli2_prv.h"
+
+mli_status mli2_cell_check(m2_kind kind, int G, const mli_tensor *in, const mli_tensor *prev_out,
+                           const mli_tensor *weights_in, const mli_tensor *weights_out, const mli_tensor *bias,
+                           const mli_lut *tanh_lut, const mli_lut *sigm_lut, const mli_rnn_cell_cfg *cfg,
+                           const mli_tensor *cell, const mli_tensor *out) {
+    const int lstm = G == 4;
+    if (!tanh_lut) return mli2_refuse(MLI_STATUS_BAD_FUNC_CFG, "tanh_lut", "is NULL (MLI 2.0.2 crashes)");
+    if (!sigm_lut) return mli2_refuse(MLI_STATUS_BAD_FUNC_CFG, "sigm_lut", "is NULL (MLI 2.0.2 crashes)");
+    if (tanh_lut->data.capacity < (uint32_t)mli_krn_tanh_get_lut_size())
+        return mli2_fail(MLI_STATUS_NOT_ENGH_MEM, "tanh_lut", "capacity below the tanh table");
+    if (sigm_lut->data.capacity < (uint32_t)mli_krn_sigm_get_lut_size())
+        return mli2_fail(MLI_STATUS_NOT_ENGH_MEM, "sigm_lut", "capacity below the sigm table");
+    M2_TRY(mli2_chk_tensor(in, "in"));
+    M2_TRY(mli2_chk_tensor(prev_out, "prev_out"));
+    if (in->rank != 2) return mli2_fail(MLI_STATUS_SHAPE_MISMATCH, "in", "rank is not 2");
+    if (prev_out->rank != 1) return mli2_fail(MLI_STATUS_SHAPE_MISMATCH, "prev_out", "rank is not 1");
+    if (!mli2_contig(in)) return mli2_fail(MLI_STATUS_INCOMPATEBLE_TENSORS, "in", "not contiguous");
+    if (!mli2_inner1(prev_out)) return mli2_fail(MLI_STATUS_INCOMPATEBLE_TENSORS, "prev_out", "mem_stride[0] is not 1");
+    /* MLI reads cfg from here on without testing it */
+    if (!cfg) return mli2_refuse(MLI_STATUS_BAD_FUNC_CFG, "cfg", "is NULL (MLI 2.0.2 crashes)");
+    if ((unsigned)cfg->direction > 1u || (unsigned)cfg->results > 1u || (lstm && (unsigned)cfg->act > 2u))
+        return mli2_refuse(MLI_STATUS_BAD_FUNC_CFG, "cfg", "direction, results or act out of range");
+    const uint32_t N = in->shape[1], M = mli2_count(prev_out);
+    const uint64_t T_out = cfg->results == RNN_OUT_ALL ? in->shape[0] : 1;
+    M2_TRY(mli2_chk_tensor(weights_in, "weights_in"));
+    M2_TRY(mli2_chk_tensor(weights_out, "weights_out"));
+    if (weights_in->rank != 3 || weights_in->shape[0] != (uint32_t)G || weights_in->shape[1] != N ||
+        weights_in->shape[2] != M)
+        return mli2_fail(MLI_STATUS_SHAPE_MISMATCH, "weights_in", "shape is not (gates, N, M)");
+    if (weights_out->rank != 3 || weights_out->shape[0] != (uint32_t)G || weights_out->shape[1] != M ||
+        weights_out->shape[2] != M)
+        return mli2_fail(MLI_STATUS_SHAPE_MISMATCH, "weights_out", "shape is not (gates, M, M)");
+    if (!mli2_inner1(weights_in)) return mli2_fail(MLI_STATUS_INCOMPATEBLE_TENSORS, "weights_in", "innermost mem_stride is not 1");
+    if (!mli2_inner1(weights_out)) return mli2_fail(MLI_STATUS_INCOMPATEBLE_TENSORS, "weights_out", "innermost mem_stride is not 1");
+    M2_TRY(mli2_chk_tensor(bias, "bias"));
+    if (bias->rank != 2 || bias->shape[0] != (uint32_t)G || bias->shape[1] != M)
+        return mli2_fail(MLI_STATUS_SHAPE_MISMATCH, "bias", "shape is not (gates, M)");
+    if (lstm) {
+        M2_TRY(mli2_chk_tensor(cell, "cell"));
+        if (cell->rank != 1 || cell->shape[0] != M) return mli2_fail(MLI_STATUS_SHAPE_MISMATCH, "cell", "shape is not (M)");
+    }
+    M2_TRY(mli2_chk_tensor(out, "out"));
+    if (out->el_type != in->el_type) return mli2_fail(MLI_STATUS_TYPE_MISMATCH, "out", "el_type differs from in's");
+    if (T_out * M * (uint64_t)mli2_el_size(lstm ? out->el_type : in->el_type) > out->data.capacity)
+        return mli2_fail(MLI_STATUS_BAD_TENSOR, "out", "capacity below the outputs");
+    const int esz = mli2_el_size(in->el_type);
+    if (!cfg->scratch_data.mem.ptr) return mli2_fail(MLI_STATUS_BAD_FUNC_CFG, "cfg", "scratch_data is NULL");
+    if ((uint64_t)cfg->scratch_data.capacity < (uint64_t)G * M * esz)
+        return mli2_fail(MLI_STATUS_BAD_FUNC_CFG, "cfg", "scratch_data below gates * M elements");
+    if (lstm && !mli2_inner1(cell)) return mli2_fail(MLI_STATUS_INCOMPATEBLE_TENSORS, "cell", "mem_stride[0] is not 1");
+    if (!mli2_inner1(bias)) return mli2_fail(MLI_STATUS_INCOMPATEBLE_TENSORS, "bias", "innermost mem_stride is not 1");
+    if (!mli2_contig(out)) return mli2_fail(MLI_STATUS_INCOMPATEBLE_TENSORS, "out", "not contiguous");
+    if (mli2_overlap(in->data.mem.ptr, in->data.capacity, cfg->scratch_data.mem.ptr, cfg->scratch_data.capacity))
+        return mli2_fail(MLI_STATUS_INCOMPATEBLE_TENSORS, "cfg", "scratch_data overlaps in");
+    if (kind != M2_SA8) {
+        const mli_element_type wt = kind == M2_FX16 ? MLI_EL_FX_16 : MLI_EL_FX_8;
+        if (in->el_type != MLI_EL_FX_16) return mli2_fail(MLI_STATUS_TYPE_MISMATCH, "in", "el_type is not FX_16");
+        if (out->el_type != MLI_EL_FX_16) return mli2_fail(MLI_STATUS_TYPE_MISMATCH, "out", "el_type is not FX_16");
+        if (prev_out->el_type != MLI_EL_FX_16) return mli2_fail(MLI_STATUS_TYPE_MISMATCH, "prev_out", "el_type is not FX_16");
+        if (lstm && cell->el_type != MLI_EL_FX_16) return mli2_fail(MLI_STATUS_TYPE_MISMATCH, "cell", "el_type is not FX_16");
+        if (weights_in->el_type != wt) return mli2_fail(MLI_STATUS_TYPE_MISMATCH, "weights_in", "el_type is not the kernel's");
+        if (weights_out->el_type != wt) return mli2_fail(MLI_STATUS_TYPE_MISMATCH, "weights_out", "el_type is not the kernel's");
+        if (bias->el_type != wt) return mli2_fail(MLI_STATUS_TYPE_MISMATCH, "bias", "el_type is not the kernel's");
+        if (bias->el_params.fx.frac_bits > in->el_params.fx.frac_bits + weights_in->el_params.fx.frac_bits)
+            return mli2_fail(MLI_STATUS_INCOMPATEBLE_TENSORS, "bias", "frac_bits above in's + weights_in's");
+    } else {
+        if (in->el_type != MLI_EL_SA_8) return mli2_fail(MLI_STATUS_TYPE_MISMATCH, "in", "el_type is not SA_8");
+        if (out->el_type != MLI_EL_SA_8) return mli2_fail(MLI_STATUS_TYPE_MISMATCH, "out", "el_type is not SA_8");
+        if (prev_out->el_type != MLI_EL_SA_8) return mli2_fail(MLI_STATUS_TYPE_MISMATCH, "prev_out", "el_type is not SA_8");
+        if (lstm && cell->el_type != MLI_EL_SA_8) return mli2_fail(MLI_STATUS_TYPE_MISMATCH, "cell", "el_type is not SA_8");
+        if (weights_in->el_type != MLI_EL_SA_8) return mli2_fail(MLI_STATUS_TYPE_MISMATCH, "weights_in", "el_type is not SA_8");
+        if (weights_out->el_type != MLI_EL_SA_8) return mli2_fail(MLI_STATUS_TYPE_MISMATCH, "weights_out", "el_type is not SA_8");
+        if (bias->el_type != MLI_EL_SA_32) return mli2_fail(MLI_STATUS_TYPE_MISMATCH, "bias", "el_type is not SA_32");
+        if (mli2_per_axis(in) || mli2_per_axis(out) || mli2_per_axis(prev_out) || (lstm && mli2_per_axis(cell)))
+            return mli2_fail(MLI_STATUS_INCOMPATEBLE_TENSORS, "in", "per-axis parameters on a data tensor");
+        if (!mli2_per_axis(weights_in) ? (mli2_per_axis(weights_out) || mli2_per_axis(bias))
+                                       : (weights_in->el_params.sa.dim != 0 || weights_out->el_params.sa.dim != 0 ||
+                                          bias->el_params.sa.dim != 0))
+            return mli2_fail(MLI_STATUS_INCOMPATEBLE_TENSORS, "weights_in", "quantisation axes of weights and bias disagree");
+        M2_TRY(mli2_chk_quant(in, "in", -128, 127));
+        M2_TRY(mli2_chk_quant(out, "out", -128, 127));
+        M2_TRY(mli2_chk_quant(prev_out, "prev_out", -128, 127));
+        if (lstm) M2_TRY(mli2_chk_quant(cell, "cell", -128, 127));
+        M2_TRY(mli2_chk_quant(weights_in, "weights_in", 0, 0));
+        M2_TRY(mli2_chk_quant(weights_out, "weights_out", 0, 0));
+        M2_TRY(mli2_chk_quant(bias, "bias", 0, 0));
+        M2_TRY(mli2_chk_biasscale(in, weights_in, bias, "bias"));
+    }
+    /* beyond MLI: the tables it will read must lie inside their storage */
+    M2_TRY(mli2_chk_lut(tanh_lut, "tanh_lut"));
+    return mli2_chk_lut(sigm_lut, "sigm_lut");
+}
+
+void mli2_cell_gate_inputs(m2_kind kind, const mli_tensor *weights_in, const mli_tensor *weights_out, int g,
+                           int gru_quirk, const void *x, int N, m2_fmt fx, const void *h, int M, m2_fmt fh,
+                           m2_dense_in ins[2]) {
+    const mli_tensor *w[2] = {weights_in, weights_out};
+    const int esz = kind == M2_FX16 ? 2 : 1;
+    for (int i = 0; i < 2; i++) {
+        ins[i].x = i == 0 ? x : h;
+        ins[i].n = i == 0 ? N : M;
+        ins[i].fx = i == 0 ? fx : fh;
+        ins[i].w = (const char *)w[i]->data.mem.ptr + (long)g * w[i]->mem_stride[0] * esz;
+        ins[i].ws = w[i]->mem_stride[1];
+        m2_fmt fw = mli2_fmt(w[i], g);
+        if (gru_quirk && kind == M2_SA8 && !mli2_per_axis(w[i])) {
+            /* MLI advances the per-tensor "pointers" by two gates: the inline
+             * values move by 2 * sizeof(int16) and 2 * sizeof(int8) */
+            fw.scale = m2_wrap16(fw.scale + 4);
+            fw.shift = m2_wrap8(fw.shift + 2);
+        }
+        ins[i].w_scale = fw.scale;
+        ins[i].w_shift = fw.shift;
+    }
+}
+
+void mli2_cell_set_out(mli_tensor *out, int T_out, int M) {
+    out->rank = 2;
+    out->shape[0] = (uint32_t)T_out;
+    out->shape[1] = (uint32_t)M;
+    out->mem_stride[0] = M;
+    out->mem_stride[1] = 1;
+}

@@ -1,0 +1,204 @@
+"""MLI 2.0.2 kernels, bit-exact with MLI 2.0.2's own x86 build.
+
+The names are MLI 2.x's minus ``mli_krn_``: ``lstm_cell_fx16``,
+``gru_cell_sa8_sa8_sa32``, ``rnn_dense_fx16_fx8_fx8``,
+``fully_connected_sa8_sa8_sa32_ext_bias``, ``tanh_sa8``, ... with the C
+argument order.  Tensors are :class:`Tensor` (2.x model: FX frac bits or
+SA parameters per tensor / per axis; :meth:`Tensor.from_float` quantises);
+LUT objects come from :func:`tanh_lut` / :func:`sigm_lut` (created once);
+cfgs are :class:`RnnCellCfg`, :class:`RnnDenseCfg`, :class:`FullyConnectedCfg`.
+
+Every call runs in C with the GIL released (a whole sequence per call for
+the cells), in the rounding mode of :func:`mli.set_rounding` /
+``with mli.rounding(...)`` (MLI 2.0.2's ROUND_MODE: ``"convergent"`` or
+``"up"``) and on the ISA path of :func:`mli.use_isa`.  A non-OK MLI status
+raises the :class:`mli.MliError` subclass of that status (``argument``
+names the tensor at fault; ``mlipy_safety`` is True for calls MLI 2.0.2
+would accept but crash on or read out of bounds).  The MLI 1.1 API of
+:mod:`mli` is unchanged; the two libraries are separate extensions."""
+from __future__ import annotations
+
+import threading
+from typing import Optional, Sequence
+
+import numpy as np
+
+from .. import _core as _core11
+from .._status import MliError, Status, error as _error
+from . import _core2
+from ._core2 import BridgeError
+from .tensor import (FX_8, FX_16, SA_8, SA_32, FullyConnectedCfg, Lut, RnnCellCfg, RnnDenseCfg, Tensor)
+
+__all__ = ["Tensor", "Lut", "RnnCellCfg", "RnnDenseCfg", "FullyConnectedCfg", "MliError", "Status", "BridgeError",
+           "tanh_lut", "sigm_lut", "tanh_get_lut_size", "sigm_get_lut_size", "tanh_create_lut", "sigm_create_lut",
+           "FX_8", "FX_16", "SA_8", "SA_32", "RNN_DIR_FORWARD", "RNN_DIR_BACKWARD", "RNN_OUT_LAST", "RNN_OUT_ALL",
+           "RNN_ACT_NONE", "RNN_ACT_TANH", "RNN_ACT_SIGM", "MLI_RELU_NONE", "MLI_RELU_GEN", "MLI_RELU_1", "MLI_RELU_6"]
+
+RNN_DIR_FORWARD, RNN_DIR_BACKWARD = 0, 1
+RNN_OUT_LAST, RNN_OUT_ALL = 0, 1
+RNN_ACT_NONE, RNN_ACT_TANH, RNN_ACT_SIGM = 0, 1, 2
+MLI_RELU_NONE, MLI_RELU_GEN, MLI_RELU_1, MLI_RELU_6 = 0, 1, 2, 3
+
+CELL_KINDS = ("fx16", "fx16_fx8_fx8", "sa8_sa8_sa32")
+FC_KINDS = ("fx8", "fx16", "fx16_fx8_fx8", "sa8_sa8_sa32", "sa8_sa8_sa32_ext_bias")
+ACT_KINDS = ("fx8", "fx16", "sa8")
+
+
+def _mode() -> int:
+    """The rounding mode of this thread (mli.set_rounding / mli.rounding), and
+    the ISA path of the 1.1 core applied to this library too."""
+    isa = _core11.get_isa()
+    if _core2.get_isa() != isa:
+        _core2.set_isa(isa)
+    return int(_core11.get_rounding())
+
+
+def _raise(st: int, kernel: str) -> None:
+    if st == 0:
+        return
+    s, function, argument, reason, safety = _core2.last_error()
+    if s != st:
+        function, argument, reason, safety = kernel, "", "failed", False
+    detail = reason + (" (mli-py safety check; MLI 2.0.2 would not detect this)" if safety else "")
+    raise _error(st, kernel, argument, "", detail, mlipy_safety=safety)
+
+
+def tanh_get_lut_size() -> int:
+    return _core2.lut_size("tanh")
+
+
+def sigm_get_lut_size() -> int:
+    return _core2.lut_size("sigm")
+
+
+def tanh_create_lut(lut: Lut) -> None:
+    """Fill `lut` (its buffer and capacity set) with the tanh table."""
+    _raise(_core2.create_lut("tanh", lut), "mli_krn_tanh_create_lut")
+
+
+def sigm_create_lut(lut: Lut) -> None:
+    _raise(_core2.create_lut("sigm", lut), "mli_krn_sigm_create_lut")
+
+
+_luts: dict = {}
+_lut_lock = threading.Lock()
+
+
+def _shared_lut(fn: str) -> Lut:
+    with _lut_lock:
+        if fn not in _luts:
+            lut = Lut(_core2.lut_size(fn))
+            _raise(_core2.create_lut(fn, lut), f"mli_krn_{fn}_create_lut")
+            lut.buffer.flags.writeable = True
+            _luts[fn] = lut
+        return _luts[fn]
+
+
+def tanh_lut() -> Lut:
+    """The tanh LUT object, created once per process."""
+    return _shared_lut("tanh")
+
+
+def sigm_lut() -> Lut:
+    """The sigmoid LUT object, created once per process."""
+    return _shared_lut("sigm")
+
+
+def _make_act(fn: str, kind: str):
+    cname = f"mli_krn_{fn}_{kind}"
+
+    def act(x: Tensor, lut: Optional[Lut] = None, out: Optional[Tensor] = None) -> Tensor:
+        if out is None:
+            out = Tensor.zeros(x.shape[:x.rank], x.el_type)
+        lut = _shared_lut(fn) if lut is None else lut
+        _raise(_core2.activation(fn, kind, x, lut, out, _mode()), cname)
+        return out
+
+    act.__name__ = act.__qualname__ = f"{fn}_{kind}"
+    act.__doc__ = (f"{cname}(in, lut, out): {fn} of every element (lut: default the {fn} LUT; out: default a new "
+                   f"dense tensor).  Returns out, whose parameters the kernel sets.")
+    return act
+
+
+def _make_fc(kind: str):
+    cname = f"mli_krn_fully_connected_{kind}"
+
+    def fc(x: Tensor, weights: Tensor, bias: Tensor, cfg: Optional[FullyConnectedCfg], out: Tensor) -> Tensor:
+        relu = None if cfg is None else (cfg.relu if isinstance(cfg, FullyConnectedCfg) else int(cfg))
+        _raise(_core2.fully_connected(kind, x, weights, bias, relu, out, _mode()), cname)
+        return out
+
+    fc.__name__ = fc.__qualname__ = f"fully_connected_{kind}"
+    fc.__doc__ = (f"{cname}(in, weights (N, M), bias (M), cfg, out (M)): out's format is an input; "
+                  "cfg None is a NULL cfg (refused).  Returns out.")
+    return fc
+
+
+def _make_dense(kind: str):
+    cname = f"mli_krn_rnn_dense_{kind}"
+
+    def dense(ins: Sequence[Tensor], weights: Sequence[Tensor], bias: Tensor, cfg: Optional[RnnDenseCfg],
+              out: Tensor) -> Tensor:
+        n = None if cfg is None else (cfg.inputs_num if isinstance(cfg, RnnDenseCfg) else int(cfg))
+        _raise(_core2.rnn_dense(kind, list(ins), list(weights), bias, n, out, _mode()), cname)
+        return out
+
+    dense.__name__ = dense.__qualname__ = f"rnn_dense_{kind}"
+    dense.__doc__ = f"{cname}(in[], weights[], bias, cfg, out): the dense block of up to 4 inputs.  Returns out."
+    return dense
+
+
+def _scratch_cfg(cfg: RnnCellCfg, gates: int, prev_out: Tensor, x: Tensor) -> RnnCellCfg:
+    """cfg with a scratch buffer of the required size when it has none."""
+    if cfg is None or cfg.scratch_buffer is not None or cfg.scratch_capacity:
+        return cfg
+    m = int(np.prod(prev_out.shape[:prev_out.rank])) if prev_out is not None else 0
+    esz = 2 if x is not None and x.el_type == FX_16 else 1
+    cap = max(gates * m * esz, 1)
+    return RnnCellCfg(cfg.direction, cfg.results, cfg.act, np.zeros(cap, np.uint8), cap)
+
+
+def _make_cell(cell_kind: str, kind: str):
+    gates = 4 if cell_kind == "lstm" else 3
+    cname = f"mli_krn_{cell_kind}_cell_{kind}"
+
+    if cell_kind == "lstm":
+        def cell_fn(x: Tensor, prev_out: Tensor, weights_in: Tensor, weights_out: Tensor, bias: Tensor,
+                    tanh_lut_: Optional[Lut], sigm_lut_: Optional[Lut], cfg: RnnCellCfg, cell: Tensor,
+                    out: Tensor) -> Tensor:
+            c = _scratch_cfg(cfg, gates, prev_out, x)
+            st = _core2.rnn_cell("lstm", kind, x, prev_out, weights_in, weights_out, bias,
+                                 tanh_lut() if tanh_lut_ is None else tanh_lut_,
+                                 sigm_lut() if sigm_lut_ is None else sigm_lut_, c, cell, out, _mode())
+            _raise(st, cname)
+            return out
+    else:
+        def cell_fn(x: Tensor, prev_out: Tensor, weights_in: Tensor, weights_out: Tensor, bias: Tensor,
+                    tanh_lut_: Optional[Lut], sigm_lut_: Optional[Lut], cfg: RnnCellCfg, out: Tensor) -> Tensor:
+            c = _scratch_cfg(cfg, gates, prev_out, x)
+            st = _core2.rnn_cell("gru", kind, x, prev_out, weights_in, weights_out, bias,
+                                 tanh_lut() if tanh_lut_ is None else tanh_lut_,
+                                 sigm_lut() if sigm_lut_ is None else sigm_lut_, c, None, out, _mode())
+            _raise(st, cname)
+            return out
+
+    cell_fn.__name__ = cell_fn.__qualname__ = f"{cell_kind}_cell_{kind}"
+    cell_fn.__doc__ = (f"{cname}: the whole sequence in one C call (GIL released).  LUTs None: the shared "
+                       "objects; a cfg without scratch gets one.  out's rank/shape/strides are rewritten to "
+                       "(T or 1, M)" + ("; cell is updated in place." if cell_kind == "lstm" else "."))
+    return cell_fn
+
+
+for _fn in ("tanh", "sigm"):
+    for _k in ACT_KINDS:
+        globals()[f"{_fn}_{_k}"] = _make_act(_fn, _k)
+        __all__.append(f"{_fn}_{_k}")
+for _k in FC_KINDS:
+    globals()[f"fully_connected_{_k}"] = _make_fc(_k)
+    __all__.append(f"fully_connected_{_k}")
+for _k in CELL_KINDS:
+    globals()[f"rnn_dense_{_k}"] = _make_dense(_k)
+    globals()[f"lstm_cell_{_k}"] = _make_cell("lstm", _k)
+    globals()[f"gru_cell_{_k}"] = _make_cell("gru", _k)
+    __all__ += [f"rnn_dense_{_k}", f"lstm_cell_{_k}", f"gru_cell_{_k}"]
+del _fn, _k

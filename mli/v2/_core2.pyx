@@ -1,0 +1,429 @@
+# cython: language_level=3, boundscheck=False, wraparound=False, embedsignature=True
+"""The bridge between Python objects and mli-py's MLI 2.0.2 C library: it
+only marshals.  Tensors, LUTs and cfgs arrive as plain Python objects (see
+mli.v2.tensor); each call builds the C structs field for field, checks that
+no capacity exceeds the buffer it describes (so the C core cannot be led
+outside it), runs the kernel with the GIL released, writes back the output
+fields the kernel changed and returns the integer status."""
+from libc.stdint cimport int8_t, int16_t, int32_t, uint8_t, uint32_t
+from libc.string cimport memset
+
+cdef extern from "mli_api.h" nogil:
+    ctypedef int mli_status
+    ctypedef int mli_element_type
+    ctypedef union mli_mem "mli_data_container::mem":
+        void *ptr
+        int16_t *pi16
+        int8_t *pi8
+        int32_t i32
+        int16_t i16
+        int8_t i8
+    ctypedef struct mli_data_container:
+        uint32_t capacity
+        mli_mem mem
+    ctypedef struct mli_fx_params "mli_element_params::fx":
+        int8_t frac_bits
+    ctypedef struct mli_sa_params "mli_element_params::sa":
+        int type
+        mli_data_container zero_point
+        mli_data_container scale
+        int32_t dim
+        mli_data_container scale_frac_bits
+    ctypedef union mli_element_params:
+        mli_fx_params fx
+        mli_sa_params sa
+    ctypedef struct mli_tensor:
+        mli_data_container data
+        int32_t mem_stride[4]
+        uint32_t shape[4]
+        uint32_t rank
+        mli_element_type el_type
+        mli_element_params el_params
+    ctypedef struct mli_lut:
+        mli_data_container data
+        mli_element_type type
+        int32_t length
+        int32_t in_frac_bits
+        int32_t out_frac_bits
+        int32_t input_offset
+        int32_t output_offset
+    ctypedef struct mli_relu_cfg:
+        int type
+    ctypedef struct mli_fully_connected_cfg:
+        mli_relu_cfg relu
+    ctypedef struct mli_rnn_cell_cfg:
+        int direction
+        int results
+        int act
+        mli_data_container scratch_data
+    ctypedef struct mli_rnn_dense_cfg:
+        uint8_t inputs_num
+
+    int32_t mli_krn_tanh_get_lut_size()
+    int32_t mli_krn_sigm_get_lut_size()
+    mli_status mli_krn_tanh_create_lut(mli_lut *lut)
+    mli_status mli_krn_sigm_create_lut(mli_lut *lut)
+    mli_status mli_krn_tanh_fx8(const mli_tensor *, const mli_lut *, mli_tensor *)
+    mli_status mli_krn_tanh_fx16(const mli_tensor *, const mli_lut *, mli_tensor *)
+    mli_status mli_krn_tanh_sa8(const mli_tensor *, const mli_lut *, mli_tensor *)
+    mli_status mli_krn_sigm_fx8(const mli_tensor *, const mli_lut *, mli_tensor *)
+    mli_status mli_krn_sigm_fx16(const mli_tensor *, const mli_lut *, mli_tensor *)
+    mli_status mli_krn_sigm_sa8(const mli_tensor *, const mli_lut *, mli_tensor *)
+    mli_status mli_krn_fully_connected_fx8(const mli_tensor *, const mli_tensor *, const mli_tensor *,
+                                           const mli_fully_connected_cfg *, mli_tensor *)
+    mli_status mli_krn_fully_connected_fx16(const mli_tensor *, const mli_tensor *, const mli_tensor *,
+                                            const mli_fully_connected_cfg *, mli_tensor *)
+    mli_status mli_krn_fully_connected_fx16_fx8_fx8(const mli_tensor *, const mli_tensor *, const mli_tensor *,
+                                                    const mli_fully_connected_cfg *, mli_tensor *)
+    mli_status mli_krn_fully_connected_sa8_sa8_sa32(const mli_tensor *, const mli_tensor *, const mli_tensor *,
+                                                    const mli_fully_connected_cfg *, mli_tensor *)
+    mli_status mli_krn_fully_connected_sa8_sa8_sa32_ext_bias(const mli_tensor *, const mli_tensor *,
+                                                             const mli_tensor *, const mli_fully_connected_cfg *,
+                                                             mli_tensor *)
+    mli_status mli_krn_rnn_dense_fx16(const mli_tensor **, const mli_tensor **, const mli_tensor *,
+                                      const mli_rnn_dense_cfg *, mli_tensor *)
+    mli_status mli_krn_rnn_dense_fx16_fx8_fx8(const mli_tensor **, const mli_tensor **, const mli_tensor *,
+                                              const mli_rnn_dense_cfg *, mli_tensor *)
+    mli_status mli_krn_rnn_dense_sa8_sa8_sa32(const mli_tensor **, const mli_tensor **, const mli_tensor *,
+                                              const mli_rnn_dense_cfg *, mli_tensor *)
+    mli_status mli_krn_lstm_cell_fx16(const mli_tensor *, const mli_tensor *, const mli_tensor *, const mli_tensor *,
+                                      const mli_tensor *, const mli_lut *, const mli_lut *, const mli_rnn_cell_cfg *,
+                                      mli_tensor *, mli_tensor *)
+    mli_status mli_krn_lstm_cell_fx16_fx8_fx8(const mli_tensor *, const mli_tensor *, const mli_tensor *,
+                                              const mli_tensor *, const mli_tensor *, const mli_lut *,
+                                              const mli_lut *, const mli_rnn_cell_cfg *, mli_tensor *, mli_tensor *)
+    mli_status mli_krn_lstm_cell_sa8_sa8_sa32(const mli_tensor *, const mli_tensor *, const mli_tensor *,
+                                              const mli_tensor *, const mli_tensor *, const mli_lut *,
+                                              const mli_lut *, const mli_rnn_cell_cfg *, mli_tensor *, mli_tensor *)
+    mli_status mli_krn_gru_cell_fx16(const mli_tensor *, const mli_tensor *, const mli_tensor *, const mli_tensor *,
+                                     const mli_tensor *, const mli_lut *, const mli_lut *, const mli_rnn_cell_cfg *,
+                                     mli_tensor *)
+    mli_status mli_krn_gru_cell_fx16_fx8_fx8(const mli_tensor *, const mli_tensor *, const mli_tensor *,
+                                             const mli_tensor *, const mli_tensor *, const mli_lut *,
+                                             const mli_lut *, const mli_rnn_cell_cfg *, mli_tensor *)
+    mli_status mli_krn_gru_cell_sa8_sa8_sa32(const mli_tensor *, const mli_tensor *, const mli_tensor *,
+                                             const mli_tensor *, const mli_tensor *, const mli_lut *,
+                                             const mli_lut *, const mli_rnn_cell_cfg *, mli_tensor *)
+
+cdef extern from "mlipy2_ext.h" nogil:
+    ctypedef struct mlipy2_error_detail:
+        mli_status status
+        const char *function
+        const char *argument
+        const char *reason
+        int mlipy_safety
+    const mlipy2_error_detail *mlipy2_last_error()
+    void mlipy2_set_thread_rounding(int mode)
+    int mlipy2_get_isa()
+    int mlipy2_set_isa(int isa)
+    int mlipy2_isa_supported(int isa)
+
+ctypedef mli_status (*fc_fn)(const mli_tensor *, const mli_tensor *, const mli_tensor *,
+                             const mli_fully_connected_cfg *, mli_tensor *) noexcept nogil
+
+ctypedef mli_status (*dense_fn)(const mli_tensor **, const mli_tensor **, const mli_tensor *,
+                                const mli_rnn_dense_cfg *, mli_tensor *) noexcept nogil
+
+ctypedef mli_status (*lstm_fn)(const mli_tensor *, const mli_tensor *, const mli_tensor *, const mli_tensor *,
+                               const mli_tensor *, const mli_lut *, const mli_lut *, const mli_rnn_cell_cfg *,
+                               mli_tensor *, mli_tensor *) noexcept nogil
+
+ctypedef mli_status (*gru_fn)(const mli_tensor *, const mli_tensor *, const mli_tensor *, const mli_tensor *,
+                              const mli_tensor *, const mli_lut *, const mli_lut *, const mli_rnn_cell_cfg *,
+                              mli_tensor *) noexcept nogil
+
+
+SA_TYPES = (0x108, 0x120)
+
+
+class BridgeError(ValueError):
+    """A call refused before C: a capacity larger than the buffer it describes."""
+
+    def __init__(self, argument, message):
+        super().__init__(f"{argument}: {message}")
+        self.argument = argument
+
+
+cdef void *_ptr(object buf, Py_ssize_t capacity, str name, list keep) except? NULL:
+    """The start of `buf`'s writable contiguous memory (NULL for None),
+    checking that `capacity` bytes fit in it."""
+    cdef unsigned char[::1] mv
+    if buf is None:
+        return NULL
+    mv = memoryview(buf).cast("B")
+    if capacity > mv.shape[0]:
+        raise BridgeError(name, f"capacity {capacity} exceeds the {mv.shape[0]} bytes of its buffer")
+    keep.append(mv)
+    if mv.shape[0] == 0:
+        return NULL
+    return <void *>&mv[0]
+
+
+cdef int _container(mli_data_container *c, object arr, Py_ssize_t capacity, str name, list keep) except -1:
+    c.capacity = <uint32_t>capacity
+    c.mem.ptr = _ptr(arr, capacity, name, keep)
+    return 0
+
+
+cdef int _fill(mli_tensor *t, object obj, str name, list keep) except -1:
+    """Build t from a mli.v2 Tensor-like object (see mli.v2.tensor.Tensor)."""
+    cdef int i
+    memset(t, 0, sizeof(mli_tensor))
+    cap = int(obj.capacity)
+    if cap < 0 or cap > 0xFFFFFFFF:
+        raise BridgeError(name, "capacity outside uint32")
+    t.data.capacity = <uint32_t>cap
+    t.data.mem.ptr = _ptr(obj.buffer, cap, name, keep)
+    t.rank = <uint32_t>obj.rank
+    for i in range(4):
+        t.shape[i] = <uint32_t>(obj.shape[i] & 0xFFFFFFFF)
+        t.mem_stride[i] = <int32_t>obj.mem_stride[i]
+    t.el_type = <mli_element_type>obj.el_type
+    if obj.el_type in SA_TYPES:
+        t.el_params.sa.type = obj.sa_type
+        t.el_params.sa.dim = obj.sa_dim
+        if obj.sa_dim < 0:
+            t.el_params.sa.zero_point.capacity = <uint32_t>obj.zero_point_capacity
+            t.el_params.sa.scale.capacity = <uint32_t>obj.scale_capacity
+            t.el_params.sa.scale_frac_bits.capacity = <uint32_t>obj.scale_frac_bits_capacity
+            t.el_params.sa.zero_point.mem.i16 = <int16_t>int(obj.zero_point[0])
+            t.el_params.sa.scale.mem.i16 = <int16_t>int(obj.scale[0])
+            t.el_params.sa.scale_frac_bits.mem.i8 = <int8_t>int(obj.scale_frac_bits[0])
+        else:
+            _container(&t.el_params.sa.zero_point, obj.zero_point, obj.zero_point_capacity, name + ".zero_point", keep)
+            _container(&t.el_params.sa.scale, obj.scale, obj.scale_capacity, name + ".scale", keep)
+            _container(&t.el_params.sa.scale_frac_bits, obj.scale_frac_bits, obj.scale_frac_bits_capacity,
+                       name + ".scale_frac_bits", keep)
+    else:
+        t.el_params.fx.frac_bits = <int8_t>obj.frac_bits
+    return 0
+
+
+cdef _write_back(const mli_tensor *t, object obj):
+    """Copy the fields a kernel may change (rank, shape, strides, params) back."""
+    obj.rank = t.rank
+    obj.shape = [int(t.shape[i]) for i in range(4)]
+    obj.mem_stride = [int(t.mem_stride[i]) for i in range(4)]
+    if obj.el_type in SA_TYPES:
+        if t.el_params.sa.dim < 0:
+            obj._set_sa_inline(t.el_params.sa.type, t.el_params.sa.zero_point.mem.i16,
+                               t.el_params.sa.scale.mem.i16, t.el_params.sa.scale_frac_bits.mem.i8,
+                               t.el_params.sa.zero_point.capacity, t.el_params.sa.scale.capacity,
+                               t.el_params.sa.scale_frac_bits.capacity)
+    else:
+        obj.frac_bits = t.el_params.fx.frac_bits
+
+
+cdef int _lut(mli_lut *l, object obj, str name, list keep) except -1:
+    memset(l, 0, sizeof(mli_lut))
+    _container(&l.data, obj.buffer, obj.capacity, name, keep)
+    l.type = obj.type
+    l.length = obj.length
+    l.in_frac_bits = obj.in_frac_bits
+    l.out_frac_bits = obj.out_frac_bits
+    l.input_offset = obj.input_offset
+    l.output_offset = obj.output_offset
+    return 0
+
+
+def last_error():
+    """(status, function, argument, reason, mlipy_safety) of this thread's last call."""
+    cdef const mlipy2_error_detail *d = mlipy2_last_error()
+    return (int(d.status), d.function.decode() if d.function else "", d.argument.decode() if d.argument else "",
+            d.reason.decode() if d.reason else "", bool(d.mlipy_safety))
+
+
+def get_isa():
+    return mlipy2_get_isa()
+
+
+def set_isa(int isa):
+    return mlipy2_set_isa(isa)
+
+
+def isa_supported(int isa):
+    return bool(mlipy2_isa_supported(isa))
+
+
+def lut_size(str fn):
+    return mli_krn_tanh_get_lut_size() if fn == "tanh" else mli_krn_sigm_get_lut_size()
+
+
+def create_lut(str fn, object lut):
+    """Run mli_krn_<fn>_create_lut on `lut` (mli.v2.Lut) and copy its fields back."""
+    cdef mli_lut l
+    cdef list keep = []
+    cdef mli_status st
+    cdef bint is_tanh = fn == "tanh"
+    _lut(&l, lut, "lut", keep)
+    with nogil:
+        st = mli_krn_tanh_create_lut(&l) if is_tanh else mli_krn_sigm_create_lut(&l)
+    lut.type, lut.length, lut.in_frac_bits = l.type, l.length, l.in_frac_bits
+    lut.out_frac_bits, lut.input_offset, lut.output_offset = l.out_frac_bits, l.input_offset, l.output_offset
+    return int(st)
+
+
+def activation(str fn, str kind, object x, object lut, object out, int round_mode):
+    """tanh / sigm: returns the status."""
+    cdef mli_tensor ti, to
+    cdef mli_lut l
+    cdef const mli_tensor *pin = NULL
+    cdef const mli_lut *pl = NULL
+    cdef mli_tensor *pout = NULL
+    cdef list keep = []
+    cdef mli_status st
+    cdef int which = ("tanh", "sigm").index(fn) * 3 + ("fx8", "fx16", "sa8").index(kind)
+    if x is not None:
+        _fill(&ti, x, "in", keep); pin = &ti
+    if lut is not None:
+        _lut(&l, lut, "lut", keep); pl = &l
+    if out is not None:
+        _fill(&to, out, "out", keep); pout = &to
+    mlipy2_set_thread_rounding(round_mode)
+    with nogil:
+        if which == 0: st = mli_krn_tanh_fx8(pin, pl, pout)
+        elif which == 1: st = mli_krn_tanh_fx16(pin, pl, pout)
+        elif which == 2: st = mli_krn_tanh_sa8(pin, pl, pout)
+        elif which == 3: st = mli_krn_sigm_fx8(pin, pl, pout)
+        elif which == 4: st = mli_krn_sigm_fx16(pin, pl, pout)
+        else: st = mli_krn_sigm_sa8(pin, pl, pout)
+    if st == 0:
+        _write_back(&to, out)
+    return int(st)
+
+
+def fully_connected(str kind, object x, object weights, object bias, object relu, object out, int round_mode):
+    """relu: the cfg's relu type, or None for a NULL cfg."""
+    cdef mli_tensor ti, tw, tb, to
+    cdef mli_fully_connected_cfg cfg
+    cdef const mli_tensor *pin = NULL
+    cdef const mli_tensor *pw = NULL
+    cdef const mli_tensor *pb = NULL
+    cdef mli_tensor *pout = NULL
+    cdef const mli_fully_connected_cfg *pc = NULL
+    cdef list keep = []
+    cdef mli_status st
+    cdef fc_fn f
+    kinds = ("fx8", "fx16", "fx16_fx8_fx8", "sa8_sa8_sa32", "sa8_sa8_sa32_ext_bias")
+    k = kinds.index(kind)
+    f = (mli_krn_fully_connected_fx8 if k == 0 else mli_krn_fully_connected_fx16 if k == 1 else
+         mli_krn_fully_connected_fx16_fx8_fx8 if k == 2 else mli_krn_fully_connected_sa8_sa8_sa32 if k == 3 else
+         mli_krn_fully_connected_sa8_sa8_sa32_ext_bias)
+    if x is not None:
+        _fill(&ti, x, "in", keep); pin = &ti
+    if weights is not None:
+        _fill(&tw, weights, "weights", keep); pw = &tw
+    if bias is not None:
+        _fill(&tb, bias, "bias", keep); pb = &tb
+    if out is not None:
+        _fill(&to, out, "out", keep); pout = &to
+    if relu is not None:
+        cfg.relu.type = relu; pc = &cfg
+    mlipy2_set_thread_rounding(round_mode)
+    with nogil:
+        st = f(pin, pw, pb, pc, pout)
+    if st == 0:
+        _write_back(&to, out)
+    return int(st)
+
+
+def rnn_dense(str kind, list ins, list weights, object bias, object inputs_num, object out, int round_mode):
+    """ins / weights: up to 4 entries each (None = a NULL entry); inputs_num None = NULL cfg."""
+    cdef mli_tensor ti[4]
+    cdef mli_tensor tw[4]
+    cdef mli_tensor tb, to
+    cdef const mli_tensor *pin[4]
+    cdef const mli_tensor *pw[4]
+    cdef const mli_tensor *pb = NULL
+    cdef mli_tensor *pout = NULL
+    cdef mli_rnn_dense_cfg cfg
+    cdef const mli_rnn_dense_cfg *pc = NULL
+    cdef list keep = []
+    cdef mli_status st
+    cdef dense_fn f
+    cdef int i
+    k = ("fx16", "fx16_fx8_fx8", "sa8_sa8_sa32").index(kind)
+    f = mli_krn_rnn_dense_fx16 if k == 0 else mli_krn_rnn_dense_fx16_fx8_fx8 if k == 1 else mli_krn_rnn_dense_sa8_sa8_sa32
+    if len(ins) > 4 or len(weights) > 4:
+        raise BridgeError("in", "at most 4 inputs")
+    for i in range(4):
+        pin[i] = NULL
+        pw[i] = NULL
+        if i < len(ins) and ins[i] is not None:
+            _fill(&ti[i], ins[i], f"in[{i}]", keep); pin[i] = &ti[i]
+        if i < len(weights) and weights[i] is not None:
+            _fill(&tw[i], weights[i], f"weights[{i}]", keep); pw[i] = &tw[i]
+    if bias is not None:
+        _fill(&tb, bias, "bias", keep); pb = &tb
+    if out is not None:
+        _fill(&to, out, "out", keep); pout = &to
+    if inputs_num is not None:
+        cfg.inputs_num = <uint8_t>inputs_num; pc = &cfg
+    mlipy2_set_thread_rounding(round_mode)
+    with nogil:
+        st = f(pin, pw, pb, pc, pout)
+    if st == 0:
+        _write_back(&to, out)
+    return int(st)
+
+
+def rnn_cell(str cell_kind, str kind, object x, object prev_out, object weights_in, object weights_out, object bias,
+             object tanh_lut, object sigm_lut, object cfg, object cell, object out, int round_mode):
+    """lstm / gru.  cfg: None (NULL) or an object with direction, results, act,
+    scratch_buffer (None = NULL pointer) and scratch_capacity."""
+    cdef mli_tensor ti, tp, twi, two, tb, tc, to
+    cdef mli_lut lt, ls
+    cdef mli_rnn_cell_cfg c
+    cdef const mli_tensor *p_in = NULL
+    cdef const mli_tensor *p_prev = NULL
+    cdef const mli_tensor *p_wi = NULL
+    cdef const mli_tensor *p_wo = NULL
+    cdef const mli_tensor *p_b = NULL
+    cdef mli_tensor *p_cell = NULL
+    cdef mli_tensor *p_out = NULL
+    cdef const mli_lut *p_lt = NULL
+    cdef const mli_lut *p_ls = NULL
+    cdef const mli_rnn_cell_cfg *p_c = NULL
+    cdef list keep = []
+    cdef mli_status st
+    cdef lstm_fn fl = NULL
+    cdef gru_fn fg = NULL
+    k = ("fx16", "fx16_fx8_fx8", "sa8_sa8_sa32").index(kind)
+    if cell_kind == "lstm":
+        fl = mli_krn_lstm_cell_fx16 if k == 0 else mli_krn_lstm_cell_fx16_fx8_fx8 if k == 1 else mli_krn_lstm_cell_sa8_sa8_sa32
+    else:
+        fg = mli_krn_gru_cell_fx16 if k == 0 else mli_krn_gru_cell_fx16_fx8_fx8 if k == 1 else mli_krn_gru_cell_sa8_sa8_sa32
+    if x is not None:
+        _fill(&ti, x, "in", keep); p_in = &ti
+    if prev_out is not None:
+        _fill(&tp, prev_out, "prev_out", keep); p_prev = &tp
+    if weights_in is not None:
+        _fill(&twi, weights_in, "weights_in", keep); p_wi = &twi
+    if weights_out is not None:
+        _fill(&two, weights_out, "weights_out", keep); p_wo = &two
+    if bias is not None:
+        _fill(&tb, bias, "bias", keep); p_b = &tb
+    if cell is not None:
+        _fill(&tc, cell, "cell", keep); p_cell = &tc
+    if out is not None:
+        _fill(&to, out, "out", keep); p_out = &to
+    if tanh_lut is not None:
+        _lut(&lt, tanh_lut, "tanh_lut", keep); p_lt = &lt
+    if sigm_lut is not None:
+        _lut(&ls, sigm_lut, "sigm_lut", keep); p_ls = &ls
+    if cfg is not None:
+        memset(&c, 0, sizeof(c))
+        c.direction = cfg.direction
+        c.results = cfg.results
+        c.act = cfg.act
+        _container(&c.scratch_data, cfg.scratch_buffer, cfg.scratch_capacity, "cfg.scratch_data", keep)
+        p_c = &c
+    mlipy2_set_thread_rounding(round_mode)
+    with nogil:
+        if fl != NULL:
+            st = fl(p_in, p_prev, p_wi, p_wo, p_b, p_lt, p_ls, p_c, p_cell, p_out)
+        else:
+            st = fg(p_in, p_prev, p_wi, p_wo, p_b, p_lt, p_ls, p_c, p_out)
+    if st == 0:
+        _write_back(&to, out)
+    return int(st)

@@ -1,0 +1,240 @@
+"""The MLI 2.x tensor, LUT and cfg objects of :mod:`mli.v2`.
+
+:class:`Tensor` mirrors ``mli_tensor`` of MLI 2.0.2 field for field: a data
+buffer with a capacity in bytes, ``shape`` / ``mem_stride`` (in elements,
+dimension 0 outermost), ``rank``, ``el_type`` and either FX ``frac_bits``
+(signed) or SA parameters (zero point, scale, scale_frac_bits per tensor or
+per index of dimension ``sa_dim``).  The C bridge reads these fields as they
+are, so bad-argument calls can be expressed too; it only refuses a capacity
+larger than the buffer it describes."""
+from __future__ import annotations
+
+from typing import Optional, Sequence
+
+import numpy as np
+
+FX_8, FX_16, SA_8, SA_32 = 0x008, 0x010, 0x108, 0x120
+EL_TYPES = {"fx8": FX_8, "fx16": FX_16, "sa8": SA_8, "sa32": SA_32}
+DTYPES = {FX_8: np.int8, FX_16: np.int16, SA_8: np.int8, SA_32: np.int32}
+EL_TYPE_NAMES = {FX_8: "MLI_EL_FX_8", FX_16: "MLI_EL_FX_16", SA_8: "MLI_EL_SA_8", SA_32: "MLI_EL_SA_32"}
+
+
+def _el_type(t) -> int:
+    if isinstance(t, str):
+        if t not in EL_TYPES:
+            raise ValueError(f"el_type: expected one of {sorted(EL_TYPES)}, got {t!r}")
+        return EL_TYPES[t]
+    return int(t)
+
+
+def dense_strides(shape: Sequence[int]) -> list:
+    st, acc = [], 1
+    for d in reversed(list(shape)):
+        st.insert(0, acc)
+        acc *= int(d)
+    return st
+
+
+class Tensor:
+    """An MLI 2.x tensor.  Build one with :meth:`fx`, :meth:`sa` or
+    :meth:`from_float`; read its elements with :meth:`numpy`."""
+
+    def __init__(self, buffer: Optional[np.ndarray], el_type, shape: Sequence[int] = (),
+                 mem_stride: Optional[Sequence[int]] = None, rank: Optional[int] = None,
+                 capacity: Optional[int] = None, frac_bits: int = 0) -> None:
+        self.el_type = _el_type(el_type)
+        self.buffer = buffer
+        shape = [int(s) for s in shape]
+        self.rank = len(shape) if rank is None else int(rank)
+        self.shape = (shape + [0, 0, 0, 0])[:4]
+        st = dense_strides(shape) if mem_stride is None else [int(s) for s in mem_stride]
+        self.mem_stride = (st + [0, 0, 0, 0])[:4]
+        self.capacity = (buffer.nbytes if buffer is not None else 0) if capacity is None else int(capacity)
+        self.frac_bits = int(frac_bits)
+        self.sa_type = 0
+        self.sa_dim = -1
+        self.zero_point = np.zeros(1, np.int16)
+        self.scale = np.ones(1, np.int16)
+        self.scale_frac_bits = np.zeros(1, np.int8)
+        self.zero_point_capacity = self.scale_capacity = self.scale_frac_bits_capacity = 0
+
+    # ---------------------------------------------------------------- makers
+    @classmethod
+    def fx(cls, values, frac_bits: int, el_type="fx16") -> "Tensor":
+        """A dense FX tensor holding a copy of `values` (integers)."""
+        t = _el_type(el_type)
+        a = np.ascontiguousarray(np.asarray(values), dtype=DTYPES[t]).copy()
+        return cls(a.reshape(-1), t, a.shape, frac_bits=frac_bits)
+
+    @classmethod
+    def sa(cls, values, zero_point, scale, scale_frac_bits, dim: int = -1, el_type="sa8") -> "Tensor":
+        """A dense SA tensor with a copy of `values`; per tensor (dim < 0,
+        scalars) or per index of dimension `dim` (sequences)."""
+        t = _el_type(el_type)
+        a = np.ascontiguousarray(np.asarray(values), dtype=DTYPES[t]).copy()
+        obj = cls(a.reshape(-1), t, a.shape)
+        obj.set_sa(zero_point, scale, scale_frac_bits, dim)
+        return obj
+
+    @classmethod
+    def zeros(cls, shape: Sequence[int], el_type="fx16", frac_bits: int = 0) -> "Tensor":
+        t = _el_type(el_type)
+        return cls(np.zeros(int(np.prod(shape)), DTYPES[t]), t, shape, frac_bits=frac_bits)
+
+    @classmethod
+    def from_float(cls, x, el_type="sa8", frac_bits: Optional[int] = None, dim: int = -1,
+                   symmetric: bool = False) -> "Tensor":
+        """Quantise float values as MLI 2.x users do.
+
+        FX (``fx8`` / ``fx16``): frac_bits given, or the largest that holds
+        max|x|.  SA (``sa8`` / ``sa32``): per tensor (dim < 0) or per index
+        of dimension `dim`; each slice's range [min, max] (widened to hold 0)
+        is mapped onto the integer range with a 16-bit scale mantissa and
+        scale_frac_bits; `symmetric` forces zero point 0 (weights, biases)."""
+        t = _el_type(el_type)
+        x = np.asarray(x, dtype=np.float64)
+        if not np.all(np.isfinite(x)):
+            raise ValueError("from_float: x holds NaN or infinity")
+        info = np.iinfo(DTYPES[t])
+        if t in (FX_8, FX_16):
+            if frac_bits is None:
+                m = float(np.max(np.abs(x))) if x.size else 0.0
+                frac_bits = info.bits - 1 if m == 0 else int(np.floor(np.log2(info.max / m)))
+                frac_bits = max(min(frac_bits, 127), -128)
+            q = np.clip(np.round(x * 2.0 ** frac_bits), info.min, info.max)
+            return cls.fx(q.astype(DTYPES[t]), frac_bits, t)
+        if dim >= 0:
+            if dim >= x.ndim:
+                raise ValueError(f"from_float: dim {dim} not below the rank {x.ndim}")
+            moved = np.moveaxis(x, dim, 0).reshape(x.shape[dim], -1)
+        else:
+            moved = x.reshape(1, -1)
+        zps, scales, fbs = [], [], []
+        q = np.empty_like(moved)
+        for k, row in enumerate(moved):
+            lo, hi = min(float(row.min(initial=0.0)), 0.0), max(float(row.max(initial=0.0)), 0.0)
+            if symmetric or t == SA_32:
+                step = max(abs(lo), abs(hi)) / info.max
+                zp = 0
+            else:
+                step = (hi - lo) / (info.max - info.min)
+                zp = None
+            if step == 0:
+                step = 1.0
+            # step = scale * 2^-fb with scale a positive int16 in [2^14, 2^15)
+            fb = int(np.floor(np.log2(32767 / step)))
+            fb = max(min(fb, 127), -128)
+            scale = int(np.clip(np.round(step * 2.0 ** fb), 1, 32767))
+            real = scale * 2.0 ** -fb
+            if zp is None:
+                zp = int(np.clip(np.round(info.min - lo / real), -128, 127))
+            q[k] = np.clip(np.round(row / real) + zp, info.min, info.max)
+            zps.append(zp), scales.append(scale), fbs.append(fb)
+        if dim >= 0:
+            shape = (x.shape[dim],) + tuple(np.delete(np.array(x.shape), dim))
+            qa = np.moveaxis(q.reshape(shape), 0, dim)
+            return cls.sa(qa.astype(DTYPES[t]), zps, scales, fbs, dim, t)
+        return cls.sa(q.reshape(x.shape).astype(DTYPES[t]), zps[0], scales[0], fbs[0], -1, t)
+
+    # ---------------------------------------------------------------- params
+    def set_sa(self, zero_point, scale, scale_frac_bits, dim: int = -1) -> None:
+        self.sa_type = 0
+        self.sa_dim = int(dim)
+        if dim < 0:
+            self.zero_point = np.array([int(np.asarray(zero_point).reshape(-1)[0])], np.int16)
+            self.scale = np.array([int(np.asarray(scale).reshape(-1)[0])], np.int16)
+            self.scale_frac_bits = np.array([int(np.asarray(scale_frac_bits).reshape(-1)[0])], np.int8)
+            self.zero_point_capacity = self.scale_capacity = self.scale_frac_bits_capacity = 0
+        else:
+            self.zero_point = np.ascontiguousarray(zero_point, np.int16).reshape(-1).copy()
+            self.scale = np.ascontiguousarray(scale, np.int16).reshape(-1).copy()
+            self.scale_frac_bits = np.ascontiguousarray(scale_frac_bits, np.int8).reshape(-1).copy()
+            self.zero_point_capacity = self.zero_point.nbytes
+            self.scale_capacity = self.scale.nbytes
+            self.scale_frac_bits_capacity = self.scale_frac_bits.nbytes
+
+    def _set_sa_inline(self, typ, zp, scale, fb, zc, sc, fc) -> None:  # used by the C bridge
+        self.sa_type, self.sa_dim = int(typ), -1
+        self.zero_point = np.array([zp], np.int16)
+        self.scale = np.array([scale], np.int16)
+        self.scale_frac_bits = np.array([fb], np.int8)
+        self.zero_point_capacity, self.scale_capacity, self.scale_frac_bits_capacity = int(zc), int(sc), int(fc)
+
+    @property
+    def is_sa(self) -> bool:
+        return self.el_type in (SA_8, SA_32)
+
+    # ---------------------------------------------------------------- reading
+    def numpy(self) -> np.ndarray:
+        """A copy of the elements in logical order (shape[:rank])."""
+        dt = DTYPES[self.el_type]
+        flat = self.buffer.view(dt) if self.buffer.dtype != dt else self.buffer
+        shape = tuple(self.shape[:self.rank])
+        if not shape:
+            return flat[:1].copy().reshape(())
+        strides = tuple(s * flat.itemsize for s in self.mem_stride[:self.rank])
+        need = 1 + sum((d - 1) * s for d, s in zip(shape, self.mem_stride[:self.rank]))
+        if need > flat.size:
+            raise ValueError("numpy: shape and mem_stride reach beyond the buffer")
+        return np.lib.stride_tricks.as_strided(flat, shape, strides).copy()
+
+    def to_float(self) -> np.ndarray:
+        """The real values the elements stand for."""
+        q = self.numpy().astype(np.float64)
+        if not self.is_sa:
+            return q * 2.0 ** -self.frac_bits
+        if self.sa_dim < 0:
+            return (q - int(self.zero_point[0])) * int(self.scale[0]) * 2.0 ** -int(self.scale_frac_bits[0])
+        shp = [1] * self.rank
+        shp[self.sa_dim] = -1
+        zp = self.zero_point.astype(np.float64).reshape(shp)
+        sc = self.scale.astype(np.float64).reshape(shp) * 2.0 ** -self.scale_frac_bits.astype(np.float64).reshape(shp)
+        return (q - zp) * sc
+
+    def __repr__(self) -> str:
+        p = (f"sa_dim={self.sa_dim}, zp={self.zero_point.tolist()}, scale={self.scale.tolist()}, "
+             f"scale_frac_bits={self.scale_frac_bits.tolist()}" if self.is_sa else f"frac_bits={self.frac_bits}")
+        return (f"Tensor({EL_TYPE_NAMES.get(self.el_type, hex(self.el_type))}, shape={self.shape[:self.rank]}, "
+                f"mem_stride={self.mem_stride[:self.rank]}, {p})")
+
+
+class Lut:
+    """An ``mli_lut`` object: storage of `capacity` bytes and the fields that
+    ``*_create_lut`` fills.  Use :func:`mli.v2.tanh_lut` / :func:`mli.v2.sigm_lut`
+    to get ready ones (created once, then reused)."""
+
+    def __init__(self, capacity: int) -> None:
+        self.buffer = np.zeros((int(capacity) + 1) // 2, np.int16)
+        self.capacity = int(capacity)
+        self.type = 0
+        self.length = self.in_frac_bits = self.out_frac_bits = self.input_offset = self.output_offset = 0
+
+    def table(self) -> np.ndarray:
+        return self.buffer[:self.length].copy()
+
+
+class RnnCellCfg:
+    """``mli_rnn_cell_cfg``: direction (0 forward, 1 backward), results (0
+    last, 1 all), act (0 none, 1 tanh, 2 sigm), and the scratch buffer
+    (``scratch_buffer`` None with capacity 0: the Python wrappers allocate one)."""
+
+    def __init__(self, direction: int = 0, results: int = 1, act: int = 1,
+                 scratch_buffer: Optional[np.ndarray] = None, scratch_capacity: Optional[int] = None) -> None:
+        self.direction, self.results, self.act = int(direction), int(results), int(act)
+        self.scratch_buffer = scratch_buffer
+        self.scratch_capacity = (scratch_buffer.nbytes if scratch_buffer is not None else 0) \
+            if scratch_capacity is None else int(scratch_capacity)
+
+
+class FullyConnectedCfg:
+    """``mli_fully_connected_cfg``: relu type 0 none, 1 general, 2 relu1, 3 relu6."""
+
+    def __init__(self, relu: int = 0) -> None:
+        self.relu = int(relu)
+
+
+class RnnDenseCfg:
+    """``mli_rnn_dense_cfg``: inputs_num (1..4)."""
+
+    def __init__(self, inputs_num: int) -> None:
+        self.inputs_num = int(inputs_num)
