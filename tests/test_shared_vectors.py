@@ -38,3 +38,20 @@ def test_cli_runner_reports_failures(tmp_path, capsys):
     assert lines[-1] == "1 passed, 1 failed"
     assert lines[0].startswith("FAIL 9999_basic_rnn_cell_fx16")
     assert code == 1
+
+
+@pytest.mark.parametrize("rounding", ["convergent", "up"])
+def test_mli20_folder_through_mli_vectors(capsys, rounding):
+    """``mli vectors`` recognises the MLI 2.0.2 schema and runs every case,
+    official/ included, on mli.v2 (the case-by-case test is test_mli20_vectors.py)."""
+    import json
+
+    from mli.tools.vectors import main
+
+    folder = MLI11.parent / "mli20"
+    n_cases = len(json.loads((folder / "index.json").read_text())["cases"])
+    n_official = len(list((folder / "official").glob("*.npz")))
+    code = main([str(folder), "--rounding", rounding, "--jobs", "2"])
+    out = capsys.readouterr().out.strip().splitlines()
+    assert out == [f"{n_cases + n_official} passed, 0 failed"]
+    assert code == 0

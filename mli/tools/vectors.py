@@ -2,7 +2,8 @@
 
 A folder with ``index.json`` holds MLI 1.1 cases (one ``.npz`` each, schema in
 its README): status, output data and metadata, and the LSTM cell are compared
-exactly.  A folder with ``manifest.json`` holds OpenVINO TensorIterator/Loop
+exactly; with ``"schema": "mli20"`` in it, MLI 2.0.2 cases, run on
+:mod:`mli.v2` (subfolders such as ``official/`` included).  A folder with ``manifest.json`` holds OpenVINO TensorIterator/Loop
 cases (see :mod:`mli.tools.ovcases`).  Prints one line per failing case and, last,
 ``N passed, N failed``; the exit code is 0 only when nothing failed."""
 import argparse
@@ -202,11 +203,46 @@ def iter_dir(path, patterns=None, rounding="convergent", har_data=None, jobs=1):
 
         yield from run_manifest_dir(path, patterns, jobs)
         return
+    if _is_mli20(path):
+        yield from _iter_mli20(path, patterns, rounding, jobs)
+        return
     files = sorted(f for f in os.listdir(path) if f.endswith(".npz"))
     if not files:
         raise FileNotFoundError(f"{path}: no reference cases (.npz with index.json, or manifest.json)")
     chosen = [os.path.join(path, f) for f in files if not patterns or _selected(f[:-4], patterns, path)]
     yield from ordered_map(lambda p: run_case(p, rounding=rounding, har_data=har_data), chosen, jobs)
+
+
+def _is_mli20(path):
+    """MLI 2.0.2 cases: ``index.json`` says ``"schema": "mli20"`` (1.1's has no schema)."""
+    try:
+        with open(os.path.join(path, "index.json"), encoding="utf-8") as f:
+            index = json.load(f)
+    except (OSError, ValueError):
+        return False
+    return isinstance(index, dict) and index.get("schema") == "mli20"
+
+
+def _iter_mli20(path, patterns, rounding, jobs):
+    """The folder's cases and its subfolders' (``official/``), named by their
+    path below `path`, on mli.v2's kernels."""
+    from ..v2 import cases as v2cases
+
+    chosen = []
+    for root, dirs, files in os.walk(path):
+        dirs.sort()
+        for f in sorted(files):
+            if f.endswith(".npz") and (not patterns or _selected(f[:-4], patterns, root)):
+                chosen.append(os.path.join(root, f))
+
+    def run(file):
+        name = os.path.relpath(file, path)[:-4].replace(os.sep, "/")
+        r = v2cases.run_case(file, rounding)
+        if r.passed:
+            return CaseResult(name, True)
+        return CaseResult(name, False, f"{r.where}: expected {r.expected!r}, got {r.actual!r} {r.message}".rstrip())
+
+    yield from ordered_map(run, chosen, jobs)
 
 
 def run_dir(path, patterns=None, rounding="convergent", har_data=None, jobs=1):
