@@ -88,6 +88,9 @@ cdef class CTensor:
 
     def _detach(self):
         """data = NULL (a state a C caller can create)."""
+        self._detach_c()
+
+    cdef void _detach_c(self) noexcept:
         if self.has_view:
             PyBuffer_Release(&self.view)
             self.has_view = False
@@ -1047,6 +1050,34 @@ def eltwise_api(int op, int variant, str fname, in1, in2, out, out_frac_bits):
         _frac_back(y, old)
         raise
     return y
+
+
+def bind(CTensor t, arr, int frac):
+    """Point `t` at the C-contiguous int8/int16 array `arr` (rank 1..4) with
+    every field as Tensor(arr, frac) sets it: for wrappers kept and reused
+    from call to call (mli.graph's fused TensorIterator)."""
+    cdef int nd = arr.ndim
+    cdef int i
+    if not 1 <= nd <= 4 or not 0 <= frac <= 255:
+        raise ValueError("bind: needs an array of rank 1 to 4 and frac bits in 0..255")
+    shape = arr.shape
+    t._attach_c(arr, False)
+    memset(t.t.shape, 0, sizeof(t.t.shape))
+    memset(t.t.mem_stride, 0, sizeof(t.t.mem_stride))
+    for i in range(nd):
+        t.t.shape[i] = <uint32_t>shape[i]
+    t.t.rank = nd
+    t.t.capacity = <uint32_t>t.nbytes
+    t.t.el_type = MLI_EL_FX_8 if arr.itemsize == 1 else MLI_EL_FX_16
+    t.t.el_params.fx.frac_bits = <uint8_t>frac
+    t.is_null = False
+    return t
+
+
+def unbind(tuple tensors):
+    """Let go of the arrays that bind() pointed the tensors at."""
+    for t in tensors:
+        (<CTensor?>t)._detach_c()
 
 
 # ----------------------------------------------------------------- helpers

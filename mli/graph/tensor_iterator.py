@@ -225,7 +225,9 @@ class _SubGraphOp:
             raise self._err(f"{what} has size {shape[axis]} on axis {axis}, expected "
                             f"part_size {p.part_size}")
         merged = shape[:axis] + (stk.shape[0] * shape[axis],) + shape[axis + 1:]
-        return np.array(np.moveaxis(stk, 0, axis).reshape(merged), copy=True)  # never a view of the body's
+        if axis:
+            stk = np.moveaxis(stk, 0, axis)
+        return np.array(stk.reshape(merged), copy=True)  # never a view of the body's
 
     def _as_arrays(self, inputs):
         if len(inputs) != self.num_external_inputs:
