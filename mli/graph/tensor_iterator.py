@@ -297,6 +297,8 @@ class TensorIterator(_SubGraphOp):
                 raise self._err(f"sliced inputs disagree on the iteration count: {who} gives "
                                 f"{n}, {p.label} gives {cnt}")
             n, who = cnt, p.label
+        if n is None:       # the constructor requires num_iterations when no input is sliced
+            raise self._err("no SlicedInput: num_iterations must be given")
         return n
 
     def __call__(self, *inputs):
