@@ -8,8 +8,13 @@ import threading
 
 cimport cython
 from cpython.buffer cimport PyObject_GetBuffer, PyBuffer_Release, PyBUF_SIMPLE, PyBUF_WRITABLE
+from cpython.mem cimport PyMem_Realloc
+from cpython.bytearray cimport PyByteArray_AS_STRING, PyByteArray_FromStringAndSize
+from cpython.pythread cimport (PyThread_type_lock, PyThread_allocate_lock, PyThread_free_lock,
+                               PyThread_acquire_lock, PyThread_release_lock, NOWAIT_LOCK, WAIT_LOCK,
+                               PyThread_get_thread_ident)
 from libc.stdint cimport int8_t, int16_t, intptr_t, uint32_t, uint8_t
-from libc.string cimport memcpy, memset
+from libc.string cimport memcmp, memcpy, memset
 from ._mli cimport *
 
 MAX_RANK = 4
@@ -55,6 +60,9 @@ cdef class CTensor:
 
     def _attach(self, obj, bint need_writable=False):
         """Point data at the start of `obj`'s (contiguous) buffer."""
+        self._attach_c(obj, need_writable)
+
+    cdef int _attach_c(self, obj, bint need_writable) except -1:
         if self.has_view:
             PyBuffer_Release(&self.view)
             self.has_view = False
@@ -76,9 +84,13 @@ cdef class CTensor:
         if self.t.capacity > self.nbytes:
             self.t.capacity = <uint32_t>self.nbytes
         self.generation += 1
+        return 0
 
     def _detach(self):
         """data = NULL (a state a C caller can create)."""
+        self._detach_c()
+
+    cdef void _detach_c(self) noexcept:
         if self.has_view:
             PyBuffer_Release(&self.view)
             self.has_view = False
@@ -92,7 +104,10 @@ cdef class CTensor:
     def copy(self):
         """A tensor of the same class over a private copy of the buffer
         (capacity bytes), all fields equal."""
-        cdef CTensor t = type(self)()
+        return self._copy_into(type(self)())
+
+    cdef CTensor _copy_into(self, CTensor t):
+        """Make the new tensor `t` a copy of this one (see copy)."""
         cdef mli_tensor fields = self.t
         if self.data_is_value or self.t.data == NULL:
             t.t = fields
@@ -100,7 +115,7 @@ cdef class CTensor:
             t.is_null = self.is_null
             return t
         buf = bytearray(max(<size_t>self.t.capacity, 1))
-        t._attach(buf)
+        t._attach_c(buf, False)
         memcpy(t.t.data, self.t.data, self.t.capacity)
         fields.data = t.t.data
         t.t = fields
@@ -110,6 +125,9 @@ cdef class CTensor:
     def copy_from(self, CTensor src):
         """Copy src's fields (except data) and its capacity bytes into this
         tensor's buffer (which must be writable and large enough)."""
+        self._copy_from(src)
+
+    cdef int _copy_from(self, CTensor src) except -1:
         if not self.writable or self.t.data == NULL or self.data_is_value:
             raise BridgeError("cell_out", "needs a writable buffer")
         if src.data_is_value or src.t.data == NULL:
@@ -122,6 +140,7 @@ cdef class CTensor:
         self.t = src.t
         self.t.data = data
         self.generation += 1
+        return 0
 
     property data_null:
         def __get__(self):
@@ -236,13 +255,13 @@ cdef int _prep(tuple names, tuple inputs, tuple outputs, bint elementwise, bint 
     cdef intptr_t a0, a1, b0, b1
     cdef tuple all_ = inputs + outputs
     for i in range(len(all_)):
-        t = all_[i]
+        t = <CTensor>all_[i]   # callers pass CTensors or None (check_call checks)
         if t is not None and t.data_is_value and not scalars:
             raise BridgeError(names[i], "a rank-0 value tensor is only accepted by eltwise kernels")
         if t is not None and t.data_is_value and t.t.rank != 0:
             raise BridgeError(names[i], "a tensor whose data field holds a value must have rank 0")
     for i in range(len(outputs)):
-        o = outputs[i]
+        o = <CTensor>outputs[i]
         if not _live(o):
             continue
         if not o.writable:
@@ -250,7 +269,7 @@ cdef int _prep(tuple names, tuple inputs, tuple outputs, bint elementwise, bint 
         a0 = <intptr_t>o.t.data
         a1 = a0 + o.t.capacity
         for j in range(len(all_)):
-            t = all_[j]
+            t = <CTensor>all_[j]
             if j == len(inputs) + i or not _live(t):
                 continue
             b0 = <intptr_t>t.t.data
@@ -266,38 +285,72 @@ cdef int _prep(tuple names, tuple inputs, tuple outputs, bint elementwise, bint 
 # Output buffers of recurrent kernel calls in flight (GIL released): byte
 # ranges, so that two threads never write one buffer at once (e.g. one
 # cfg.ir shared by threads).  Touched only with the GIL held.
-_in_flight = []
+cdef struct _Claim:
+    intptr_t a0, a1
+    unsigned long ident
+    unsigned long call   # the claiming call's number (what _release removes)
+
+cdef _Claim *_in_flight = NULL
+cdef Py_ssize_t _n_in_flight = 0, _room_in_flight = 0
+cdef unsigned long _calls = 0
 
 
-cdef list _claim(tuple names, tuple outputs):
-    """Reserve the outputs' buffers for this call (a list to pass to
-    _release); BridgeError when another thread's call is writing into one."""
+cdef unsigned long _claim(tuple names, tuple outputs) except? 0:
+    """Reserve the outputs' buffers for this call (returns the number to
+    pass to _release); BridgeError when another thread's call is writing into one."""
+    global _in_flight, _n_in_flight, _room_in_flight, _calls
     cdef CTensor o
     cdef intptr_t a0, a1
-    cdef list mine = []
-    for i in range(len(outputs)):
-        o = outputs[i]
+    cdef Py_ssize_t i, j, n = len(outputs)
+    cdef unsigned long ident = PyThread_get_thread_ident()
+    cdef _Claim *grown
+    for i in range(n):
+        o = <CTensor>outputs[i]
         if not _live(o):
             continue
         a0 = <intptr_t>o.t.data
         a1 = a0 + (o.t.capacity if o.t.capacity else 1)
-        for r in _in_flight:
-            if a0 < r[1] and r[0] < a1:
-                raise BridgeError(names[i], f"is being written by a kernel call on another thread (id {r[2]}); "
-                                            "give each thread its own outputs and cfg.ir (or cfg.ir=None)")
-        mine.append((a0, a1, threading.get_ident()))
-    _in_flight.extend(mine)
-    return mine
+        for j in range(_n_in_flight):
+            if a0 < _in_flight[j].a1 and _in_flight[j].a0 < a1:
+                raise BridgeError(names[i], f"is being written by a kernel call on another thread "
+                                            f"(id {_in_flight[j].ident}); give each thread its own outputs and "
+                                            "cfg.ir (or cfg.ir=None)")
+    _calls += 1
+    if _calls == 0:
+        _calls = 1
+    if _n_in_flight + n > _room_in_flight:
+        grown = <_Claim *>PyMem_Realloc(_in_flight, (_n_in_flight + n + 16) * sizeof(_Claim))
+        if grown == NULL:
+            raise MemoryError()
+        _in_flight, _room_in_flight = grown, _n_in_flight + n + 16
+    for i in range(n):
+        o = <CTensor>outputs[i]
+        if _live(o):
+            _in_flight[_n_in_flight].a0 = <intptr_t>o.t.data
+            _in_flight[_n_in_flight].a1 = _in_flight[_n_in_flight].a0 + (o.t.capacity if o.t.capacity else 1)
+            _in_flight[_n_in_flight].ident = ident
+            _in_flight[_n_in_flight].call = _calls
+            _n_in_flight += 1
+    return _calls
 
 
-cdef void _release(list mine):
-    for r in mine:
-        _in_flight.remove(r)
+cdef void _release(unsigned long call) noexcept:
+    global _n_in_flight
+    cdef Py_ssize_t i = 0
+    while i < _n_in_flight:
+        if _in_flight[i].call == call:
+            _n_in_flight -= 1
+            _in_flight[i] = _in_flight[_n_in_flight]
+        else:
+            i += 1
 
 
 def check_call(tuple names, tuple inputs, tuple outputs, bint elementwise=False, bint scalars=False):
     """The bridge's memory checks for a call about to be made (raises BridgeError);
     `scalars`: rank-0 value tensors are accepted (eltwise operands)."""
+    for t in inputs + outputs:
+        if t is not None and not isinstance(t, CTensor):
+            raise TypeError(f"Cannot convert {type(t).__name__} to mli._core.CTensor")
     _prep(names, inputs, outputs, elementwise, scalars)
 
 
@@ -336,16 +389,69 @@ cdef int _reraise(mli_status st) except -1:
     return 0
 
 
-cdef unsigned char *_workspace(size_t n) except? NULL:
-    """A per-thread scratch buffer of at least n bytes, reused across calls
-    (the kernels pack their weights into it once per call)."""
-    cdef unsigned char[::1] mv
-    buf = getattr(_tls, "ws", None)
-    if buf is None or len(buf) < n:
-        buf = bytearray(max(n, 4096))
-        _tls.ws = buf
-    mv = buf
-    return &mv[0]
+cdef class _Workspace:
+    """A per-thread scratch buffer for the recurrent kernels, which pack their
+    weights into it, and a copy of the weights it was last handed with: a
+    later call whose weights are byte for byte that copy (same address, same
+    capacity) lets C reuse the packing (mlipy_set_workspace_reuse) instead of
+    packing again.  C's own header still checks the dimensions and stride."""
+    cdef bytearray buf
+    cdef bytearray snap          # the weights' capacity bytes at the last packing call
+    cdef const void *w
+    cdef uint32_t wlen
+    cdef bint busy
+    cdef bint reuse              # this call may reuse the packing
+
+
+cdef size_t _SNAP_MAX = 1 << 22   # bytes of weights worth a copy (packing costs more than a compare)
+cdef int _N_WORKSPACES = 4        # per thread: e.g. the layers of a network stepped one call at a time
+
+
+cdef _Workspace _workspace(CTensor weights, size_t n):
+    """The workspace for a call with these weights (most recently used
+    first); `reuse` says whether C may keep what it packed last time.  The
+    caller keeps the object (and _ws_done) around the C call."""
+    cdef list pool = getattr(_tls, "workspaces", None)
+    cdef _Workspace w = None, cand
+    cdef const void *data = weights.t.data
+    cdef uint32_t cap = weights.t.capacity
+    cdef Py_ssize_t i
+    if pool is None:
+        pool = []
+        _tls.workspaces = pool
+    for i in range(len(pool)):
+        cand = <_Workspace>pool[i]
+        if cand.w == data and cand.wlen == cap and not cand.busy:
+            w = cand
+            if i:
+                del pool[i]
+                pool.insert(0, w)
+            break
+    if w is None:
+        for i in range(len(pool) - 1, -1, -1):     # the least recently used one that is free
+            if not (<_Workspace>pool[i]).busy:
+                w = <_Workspace>pool[i]
+                del pool[i]
+                break
+        if w is None or len(pool) >= _N_WORKSPACES:
+            w = _Workspace()
+        pool.insert(0, w)
+        del pool[_N_WORKSPACES:]
+        w.w, w.wlen, w.snap = NULL, 0, None
+    w.reuse = False
+    if w.buf is None or <size_t>len(w.buf) < n:
+        w.buf = bytearray(max(n, 4096))
+        w.w, w.snap = NULL, None
+    elif w.snap is not None and w.w == data and w.wlen == cap and \
+            memcmp(PyByteArray_AS_STRING(w.snap), data, cap) == 0:
+        w.reuse = True
+    if not w.reuse:
+        w.w, w.wlen, w.snap = NULL, 0, None
+        if data != NULL and not weights.data_is_value and 0 < cap <= _SNAP_MAX:
+            w.snap = PyByteArray_FromStringAndSize(<const char *>data, cap)
+            w.w, w.wlen = data, cap
+    w.busy = True
+    return w
 
 
 cdef size_t _ws_size(CTensor weights, CTensor prev_out, int rows_per_state):
@@ -437,7 +543,7 @@ cdef inline int _variant(int v, int n) except -1:
     return v
 
 
-def fully_connected(int variant, CTensor inp, CTensor weights, CTensor bias, CTensor out):
+cdef int _fc_run(int variant, CTensor inp, CTensor weights, CTensor bias, CTensor out) except -1:
     cdef fc_fn f = FC[_variant(variant, 3)]
     cdef mli_status st
     _prep(("in", "weights", "bias", "out"), (inp, weights, bias), (out,), False)
@@ -450,14 +556,18 @@ def fully_connected(int variant, CTensor inp, CTensor weights, CTensor bias, CTe
     return <int>st
 
 
+def fully_connected(int variant, CTensor inp, CTensor weights, CTensor bias, CTensor out):
+    return _fc_run(variant, inp, weights, bias, out)
+
+
 cdef inline void _cfg(mli_rnn_cell_cfg *cfg, int mode, int act, CTensor ir):
     cfg.mode = <mli_rnn_mode>mode
     cfg.act = <mli_rnn_out_activation>act
     cfg.ir_tsr = tp(ir)
 
 
-def basic_rnn_cell(int variant, CTensor inp, CTensor prev_out, CTensor weights, CTensor bias,
-                   int mode, int act, CTensor ir, CTensor out):
+cdef int _rnn_run(int variant, CTensor inp, CTensor prev_out, CTensor weights, CTensor bias,
+                  int mode, int act, CTensor ir, CTensor out) except -1:
     cdef rnn_fn f = RNN[_variant(variant, 3)]
     cdef mli_rnn_cell_cfg cfg
     cdef mli_status st
@@ -465,28 +575,43 @@ def basic_rnn_cell(int variant, CTensor inp, CTensor prev_out, CTensor weights, 
     _prep(("in", "prev_out", "weights", "bias", "cfg.ir_tsr", "out"),
           (inp, prev_out, weights, bias), (ir, out), False)
     cdef size_t nws = _ws_size(weights, prev_out, (bias.t.shape[0] if bias is not None and bias.t.rank == 2 else 1))
-    cdef unsigned char *ws = _workspace(nws) if nws else NULL
+    cdef _Workspace wsp = None
+    cdef unsigned char *ws = NULL
+    cdef bint reuse = False
     cdef mli_tensor *p_inp = tp(inp)
     cdef mli_tensor *p_prev_out = tp(prev_out)
     cdef mli_tensor *p_weights = tp(weights)
     cdef mli_tensor *p_bias = tp(bias)
     cdef mli_tensor *p_out = tp(out)
-    keys = _claim(("cfg.ir_tsr", "out"), (ir, out))
+    cdef unsigned long keys = _claim(("cfg.ir_tsr", "out"), (ir, out))
     try:
+        if nws:
+            wsp = _workspace(weights, nws)
+            ws, reuse = <unsigned char *>PyByteArray_AS_STRING(wsp.buf), wsp.reuse
         with nogil:
-            mlipy_set_workspace(ws, nws)
+            if reuse:
+                mlipy_set_workspace_reuse(ws, nws)
+            else:
+                mlipy_set_workspace(ws, nws)
             mlipy_set_poll(_poll)
             st = f(p_inp, p_prev_out, p_weights, p_bias, &cfg, p_out)
             mlipy_set_poll(NULL)
             mlipy_set_workspace(NULL, 0)
     finally:
         _release(keys)
+        if wsp is not None:
+            wsp.busy = False
     _reraise(st)
     return <int>st
 
 
-def lstm_cell(int variant, CTensor inp, CTensor prev_out, CTensor weights, CTensor bias,
-              int mode, int act, CTensor ir, CTensor cell, CTensor out, bint cfg_null=False):
+def basic_rnn_cell(int variant, CTensor inp, CTensor prev_out, CTensor weights, CTensor bias,
+                   int mode, int act, CTensor ir, CTensor out):
+    return _rnn_run(variant, inp, prev_out, weights, bias, mode, act, ir, out)
+
+
+cdef int _lstm_run(int variant, CTensor inp, CTensor prev_out, CTensor weights, CTensor bias,
+                   int mode, int act, CTensor ir, CTensor cell, CTensor out, bint cfg_null=False) except -1:
     cdef lstm_fn f = LSTM[_variant(variant, 3)]
     cdef mli_rnn_cell_cfg cfg
     cdef mli_rnn_cell_cfg *pcfg = NULL if cfg_null else &cfg
@@ -495,29 +620,44 @@ def lstm_cell(int variant, CTensor inp, CTensor prev_out, CTensor weights, CTens
     _prep(("in", "prev_out", "weights", "bias", "cfg.ir_tsr", "cell", "out"),
           (inp, prev_out, weights, bias), (ir, cell, out), False)
     cdef size_t nws = _ws_size(weights, prev_out, 4)
-    cdef unsigned char *ws = _workspace(nws) if nws else NULL
+    cdef _Workspace wsp = None
+    cdef unsigned char *ws = NULL
+    cdef bint reuse = False
     cdef mli_tensor *p_inp = tp(inp)
     cdef mli_tensor *p_prev_out = tp(prev_out)
     cdef mli_tensor *p_weights = tp(weights)
     cdef mli_tensor *p_bias = tp(bias)
     cdef mli_tensor *p_cell = tp(cell)
     cdef mli_tensor *p_out = tp(out)
-    keys = _claim(("cfg.ir_tsr", "cell", "out"), (ir, cell, out))
+    cdef unsigned long keys = _claim(("cfg.ir_tsr", "cell", "out"), (ir, cell, out))
     try:
+        if nws:
+            wsp = _workspace(weights, nws)
+            ws, reuse = <unsigned char *>PyByteArray_AS_STRING(wsp.buf), wsp.reuse
         with nogil:
-            mlipy_set_workspace(ws, nws)
+            if reuse:
+                mlipy_set_workspace_reuse(ws, nws)
+            else:
+                mlipy_set_workspace(ws, nws)
             mlipy_set_poll(_poll)
             st = f(p_inp, p_prev_out, p_weights, p_bias, pcfg, p_cell, p_out)
             mlipy_set_poll(NULL)
             mlipy_set_workspace(NULL, 0)
     finally:
         _release(keys)
+        if wsp is not None:
+            wsp.busy = False
     _reraise(st)
     return <int>st
 
 
-def tanh(int variant, CTensor inp, CTensor out):
-    cdef unary_fn f = TANH[_variant(variant, 2)]
+def lstm_cell(int variant, CTensor inp, CTensor prev_out, CTensor weights, CTensor bias,
+              int mode, int act, CTensor ir, CTensor cell, CTensor out, bint cfg_null=False):
+    return _lstm_run(variant, inp, prev_out, weights, bias, mode, act, ir, cell, out, cfg_null)
+
+
+cdef int _unary_run(unary_fn *table, int variant, CTensor inp, CTensor out) except -1:
+    cdef unary_fn f = table[_variant(variant, 2)]
     cdef mli_status st
     _prep(("in", "out"), (inp,), (out,), True)
     cdef mli_tensor *p_inp = tp(inp)
@@ -525,20 +665,17 @@ def tanh(int variant, CTensor inp, CTensor out):
     with nogil:
         st = f(p_inp, p_out)
     return <int>st
+
+
+def tanh(int variant, CTensor inp, CTensor out):
+    return _unary_run(TANH, variant, inp, out)
 
 
 def sigm(int variant, CTensor inp, CTensor out):
-    cdef unary_fn f = SIGM[_variant(variant, 2)]
-    cdef mli_status st
-    _prep(("in", "out"), (inp,), (out,), True)
-    cdef mli_tensor *p_inp = tp(inp)
-    cdef mli_tensor *p_out = tp(out)
-    with nogil:
-        st = f(p_inp, p_out)
-    return <int>st
+    return _unary_run(SIGM, variant, inp, out)
 
 
-def relu(int variant, CTensor inp, int relu_type, CTensor out):
+cdef int _relu_run(int variant, CTensor inp, int relu_type, CTensor out) except -1:
     cdef relu_fn f = RELU[_variant(variant, 2)]
     cdef mli_relu_cfg cfg
     cdef mli_status st
@@ -551,8 +688,11 @@ def relu(int variant, CTensor inp, int relu_type, CTensor out):
     return <int>st
 
 
-def eltwise(op, int variant, CTensor in1, CTensor in2, CTensor out):
-    cdef int k = ELTWISE_OPS.index(op)
+def relu(int variant, CTensor inp, int relu_type, CTensor out):
+    return _relu_run(variant, inp, relu_type, out)
+
+
+cdef int _eltwise_run(int k, int variant, CTensor in1, CTensor in2, CTensor out) except -1:
     cdef binary_fn f = ELTWISE[k][_variant(variant, 2)]
     cdef mli_status st
     _prep(("in1", "in2", "out"), (in1, in2), (out,), True, True)
@@ -562,6 +702,382 @@ def eltwise(op, int variant, CTensor in1, CTensor in2, CTensor out):
     with nogil:
         st = f(p_in1, p_in2, p_out)
     return <int>st
+
+
+def eltwise(op, int variant, CTensor in1, CTensor in2, CTensor out):
+    return _eltwise_run(ELTWISE_OPS.index(op), variant, in1, in2, out)
+
+
+# ------------------------------------------ the kernels' Python API (mli.kernels)
+# mli.kernels' functions hand their arguments straight to these: every check
+# of the Python API runs here once, in its order and with its message, and the
+# structs go to C with no Python layer in between.
+cdef object _Tensor = None       # mli.Tensor and mli.RnnCellConfig,
+cdef object _Config = None       # given by mli.kernels through register()
+cdef object _error = None        # mli._status.error and raise_for_status
+cdef object _raise_for_status = None
+cdef object _np_zeros = None
+cdef object _DT8 = None
+cdef object _DT16 = None
+cdef object _B2B = 1             # RnnMode.BATCH_TO_BATCH, RnnMode.BATCH_TO_LAST, RnnActivation.NONE
+cdef object _B2L = 2
+cdef object _ACT_NONE = 0
+
+
+def register(tensor_cls, config_cls, error, raise_for_status, np_zeros, dt8, dt16, b2b, b2l, act_none):
+    """Give the bridge the Python types and helpers of the kernel API."""
+    global _Tensor, _Config, _error, _raise_for_status, _np_zeros, _DT8, _DT16, _B2B, _B2L, _ACT_NONE
+    _Tensor, _Config, _error, _raise_for_status = tensor_cls, config_cls, error, raise_for_status
+    _np_zeros, _DT8, _DT16, _B2B, _B2L, _ACT_NONE = np_zeros, dt8, dt16, b2b, b2l, act_none
+
+
+cdef inline CTensor _arg(str fname, str name, object t):
+    """An argument that must be an mli.Tensor (TypeError naming it otherwise)."""
+    if not isinstance(t, _Tensor):
+        raise TypeError(f"{fname}: {name} must be an mli.Tensor, got {type(t).__name__}")
+    return <CTensor>t
+
+
+cdef inline CTensor _ir_arg(object ir):
+    """cfg.ir given by the caller, as the bridge's kernel functions take it."""
+    if not isinstance(ir, CTensor):
+        raise TypeError(f"Argument 'ir' has incorrect type (expected mli._core.CTensor, got {type(ir).__name__})")
+    return <CTensor>ir
+
+
+ctypedef unsigned long long u64
+cdef u64 _U64_MAX = <u64>-1
+
+
+cdef inline u64 _mul(u64 a, u64 b) noexcept:
+    """a * b, saturated (it is only compared with capacity products below 2**64)."""
+    if a != 0 and b > _U64_MAX // a:
+        return _U64_MAX
+    return a * b
+
+
+cdef inline u64 _count(CTensor t) noexcept:
+    """The elements of shape[0:rank] (0 beyond rank 4)."""
+    cdef u64 n = 1
+    cdef uint32_t i
+    if t.t.rank > 4:
+        return 0
+    for i in range(t.t.rank):
+        n = _mul(n, t.t.shape[i])
+    return n
+
+
+cdef inline u64 _room(CTensor t) noexcept:
+    return (t.t.capacity if t.t.capacity > 1 else 1) if t.t.data != NULL and not t.data_is_value else 1
+
+
+cdef inline u64 _fits(u64 count, CTensor a, CTensor b=None):
+    """`count` when the tensors it is derived from could hold that many
+    elements, else 1: then a C check rejects them (their capacity is too
+    small for their shape) and nothing large is allocated from bogus shape fields."""
+    cdef u64 room = _room(a) if b is None else _mul(_room(a), _room(b))
+    return count if count <= room else 1
+
+
+cdef inline u64 _batch(CTensor x, object mode) except? 0:
+    """Steps whose outputs a call keeps: the batch in batch-to-batch mode, else one
+    (batch-to-last keeps the last step; other mode values write one step's place)."""
+    return x.t.shape[0] if mode == _B2B and 1 <= x.t.rank <= 4 else 1
+
+
+cdef inline int _c_int(object v) except? -1:
+    """int(v) as the bridge's int parameters take it."""
+    return v if isinstance(v, int) else int(v)
+
+
+cdef CTensor _new_tensor(u64 count, int variant, u64 capacity):
+    """mli.Tensor(np.zeros(max(count, 1), dtype)) with `capacity`, made without Tensor.__init__."""
+    if capacity > 0xFFFFFFFF:
+        raise ValueError(f"capacity must be in 0..2**32-1, got {capacity}")
+    arr = _np_zeros(count if count > 1 else 1, _DT8 if variant == 0 else _DT16)
+    cdef CTensor t = CTensor.__new__(_Tensor)
+    t._attach_c(arr, False)
+    t.t.el_type = MLI_EL_FX_8 if variant == 0 else MLI_EL_FX_16
+    t.t.shape[0] = <uint32_t>(count if count > 1 else 1)
+    t.t.rank = 1
+    t.t.capacity = <uint32_t>capacity
+    return t
+
+
+cdef CTensor _out_arg(str fname, object out, u64 count, int variant, tuple names, tuple inputs,
+                      bint elementwise=False, bint scalars=False):
+    """A new output tensor of `count` elements, or the caller's, checked
+    against aliasing the inputs: nothing of the caller's is touched before
+    every check has passed.  NULL data and a short capacity reach C, which
+    answers with MLI's status in MLI's order."""
+    cdef CTensor y
+    if out is None:
+        return _new_tensor(count, variant, count * (1 if variant == 0 else 2))
+    y = _arg(fname, "out", out)
+    if getattr(out, "_strided_copy", False):  # the caller's memory, not mli.Tensor's copy of a strided view
+        raise ValueError(f"{fname}: out wraps a copy of a non-contiguous array, so the results would not "
+                         f"reach the caller's array: pass np.ascontiguousarray(...) and read the tensor")
+    _prep(names, inputs, (y,), elementwise, scalars)
+    return y
+
+
+cdef inline int _status(int st, str fname) except -1:
+    if st != 0:
+        _raise_for_status(st, "mli_krn_" + fname)
+    return 0
+
+
+cdef int _frac_for(CTensor out, object frac) except -1:
+    """Set the frac bits the caller asks for (checked as the attribute's setter checks them)."""
+    if isinstance(frac, int) and not isinstance(frac, bool) and 0 <= frac <= 255:
+        out.t.el_params.fx.frac_bits = <uint8_t>frac
+        out.generation += 1
+    else:
+        out.frac_bits = frac
+    return 0
+
+
+cdef inline void _frac_back(CTensor out, uint8_t old) noexcept:
+    """Put the caller's frac bits back after a failed call."""
+    out.t.el_params.fx.frac_bits = old
+    out.generation += 1
+
+
+# Per-thread private tensors: the cell a kernel updates when the caller's
+# cell must stay as it is, and the cfg.ir of a call whose cfg.ir is None.
+# Reused across calls (a call that finds them in use, e.g. from a signal
+# handler, makes its own).
+cdef class _Scratch:
+    cdef CTensor ir, cell
+    cdef bint busy
+
+    def __cinit__(self):
+        self.ir = CTensor()
+        self.cell = CTensor()
+
+
+cdef size_t _SCRATCH_KEEP = 1 << 16   # bytes; larger scratch is made per call
+
+
+cdef _Scratch _take_scratch():
+    s = getattr(_tls, "scratch", None)
+    if s is None:
+        s = _Scratch()
+        _tls.scratch = s
+    if (<_Scratch>s).busy:
+        return None
+    (<_Scratch>s).busy = True
+    return <_Scratch>s
+
+
+cdef inline void _give_back(_Scratch s) noexcept:
+    if s is not None:
+        s.busy = False
+
+
+cdef int _scratch_buffer(CTensor t, size_t n) except -1:
+    if not (t.has_view and t.nbytes >= <Py_ssize_t>n):
+        t._attach_c(bytearray(n if n > 64 else 64), True)
+    return 0
+
+
+cdef CTensor _zero_ir(_Scratch s, u64 count, int variant):
+    """Tensor(np.zeros(max(count, 1), dtype)): a call's cfg.ir, in the scratch when it fits."""
+    cdef size_t el = 1 if variant == 0 else 2
+    if count < 1:
+        count = 1
+    if s is None or count * el > _SCRATCH_KEEP:
+        return _new_tensor(count, variant, count * el)
+    cdef CTensor t = s.ir
+    _scratch_buffer(t, count * el)
+    memset(&t.t, 0, sizeof(mli_tensor))
+    t.t.data = t.view.buf
+    memset(t.t.data, 0, count * el)
+    t.t.shape[0] = <uint32_t>count
+    t.t.rank = 1
+    t.t.capacity = <uint32_t>(count * el)
+    t.t.el_type = MLI_EL_FX_8 if variant == 0 else MLI_EL_FX_16
+    t.generation += 1
+    return t
+
+
+cdef CTensor _cell_copy(_Scratch s, CTensor cell):
+    """cell.copy(): into the scratch when `s` is given and the cell has a
+    buffer, else a new tensor (of the cell's class, as copy() makes)."""
+    cdef CTensor t
+    if s is not None and cell.t.data != NULL and not cell.data_is_value and not cell.is_null \
+            and cell.t.capacity <= _SCRATCH_KEEP:
+        t = s.cell
+        _scratch_buffer(t, cell.t.capacity)
+        memcpy(t.view.buf, cell.t.data, cell.t.capacity)
+        t.t = cell.t
+        t.t.data = t.view.buf
+        t.generation += 1
+        return t
+    if type(cell) is _Tensor:   # what copy() makes, without running Tensor.__init__
+        return cell._copy_into(CTensor.__new__(_Tensor))
+    return cell.copy()
+
+
+def lstm_api(int variant, str fname, x, prev_out, weights, bias, cfg, cell, out, cell_out):
+    """mli.lstm_cell_<kind>(x, prev_out, weights, bias, cfg, cell, out=out, cell_out=cell_out)."""
+    cdef CTensor tx = _arg(fname, "in", x)
+    cdef CTensor th = _arg(fname, "prev_out", prev_out)
+    cdef CTensor tw = _arg(fname, "weights", weights)
+    cdef CTensor tb = _arg(fname, "bias", bias)
+    cdef CTensor tc = _arg(fname, "cell", cell)
+    cdef CTensor tco = None, c, ir
+    cdef _Scratch s = None
+    if not isinstance(cfg, _Config):
+        raise TypeError(f"{fname}: cfg must be an mli.RnnCellConfig")
+    cdef u64 M = _fits(_count(th), th)
+    cdef CTensor y = _out_arg(fname, out, _fits(_mul(M, _batch(tx, cfg.mode)), th, tx), variant,
+                              ("prev_out", "weights", "bias", "cell", "in", "out"), (th, tw, tb, tc, tx))
+    cdef bint apart = cell_out is not None and cell_out is not cell   # nothing is copied into an alias
+    if apart:
+        tco = _arg(fname, "cell_out", cell_out)
+        _prep(("in", "prev_out", "weights", "bias", "cell", "out", "cell_out"), (tx, th, tw, tb, tc, y), (tco,),
+              False)
+    # the kernel updates its cell in place: a private copy, unless the
+    # caller passed its cell as cell_out (C writes nothing when it fails)
+    ir_obj = cfg.ir
+    if apart or ir_obj is None:
+        s = _take_scratch()
+    try:
+        c = tc if cell_out is cell or (tc.t.data == NULL and not tc.data_is_value) else \
+            _cell_copy(s if apart else None, tc)
+        ir = _zero_ir(s, 4 * M, variant) if ir_obj is None else _ir_arg(ir_obj)
+        _status(_lstm_run(variant, tx, th, tw, tb, _c_int(cfg.mode), _c_int(cfg.act), ir, c, y), fname)
+        if apart:
+            tco._copy_from(c)
+            return y, cell_out
+        return y, c
+    finally:
+        _give_back(s)
+
+
+def rnn_api(int variant, str fname, x, prev_out, weights, bias, cfg, out, out_frac_bits):
+    """mli.basic_rnn_cell_<kind>(x, prev_out, weights, bias, cfg, out=out, out_frac_bits=out_frac_bits)."""
+    cdef CTensor tx = _arg(fname, "in", x)
+    cdef CTensor th = _arg(fname, "prev_out", prev_out)
+    cdef CTensor tw = _arg(fname, "weights", weights)
+    cdef CTensor tb = _arg(fname, "bias", bias)
+    cdef CTensor ir = None
+    cdef _Scratch s = None
+    if not isinstance(cfg, _Config):
+        raise TypeError(f"{fname}: cfg must be an mli.RnnCellConfig")
+    cdef u64 K = _fits(_count(tb), tb)
+    cdef u64 count = _fits(_mul(K, _batch(tx, cfg.mode)), tb, tx)
+    frac = th.t.el_params.fx.frac_bits if out_frac_bits is None else out_frac_bits
+    cdef CTensor y = _out_arg(fname, out, count, variant, ("prev_out", "weights", "bias", "in", "out"),
+                              (th, tw, tb, tx))
+    cdef uint8_t old = y.t.el_params.fx.frac_bits
+    cdef bint set_frac
+    cdef const mlipy_error_detail *d
+    ir_obj = cfg.ir
+    if ir_obj is None and cfg.mode == _B2L:
+        s = _take_scratch()
+    try:
+        if ir_obj is None:
+            if cfg.mode == _B2L:
+                ir = _zero_ir(s, K, variant)
+        else:
+            ir = _ir_arg(ir_obj)
+        set_frac = cfg.act == _ACT_NONE   # the format the caller asks for, for this call
+        if set_frac:
+            _frac_for(y, frac)
+        try:
+            _status(_rnn_run(variant, tx, th, tw, tb, _c_int(cfg.mode), _c_int(cfg.act), ir, y), fname)
+            # a basic RNN whose out is too short for its steps: MLI 1.1 returns OK
+            # and writes past out's end; the C core writes nothing and flags it
+            d = mlipy_last_error()
+            if d.status == MLI_STATUS_OK and d.mlipy_safety:
+                raise _error(5, "mli_krn_" + fname, d.argument.decode(), d.field.decode(), d.reason.decode(),
+                             mlipy_safety=True)
+        except BaseException:
+            if set_frac:
+                _frac_back(y, old)
+            raise
+        return y
+    finally:
+        _give_back(s)
+
+
+def fc_api(int variant, str fname, x, weights, bias, out, out_frac_bits):
+    """mli.fully_connected_<kind>(x, weights, bias, out=out, out_frac_bits=out_frac_bits)."""
+    cdef CTensor tx = _arg(fname, "in", x)
+    cdef CTensor tw = _arg(fname, "weights", weights)
+    cdef CTensor tb = _arg(fname, "bias", bias)
+    cdef u64 K = _fits(tw.t.shape[0] if 1 <= tw.t.rank <= 4 else 0, tw)
+    frac = tx.t.el_params.fx.frac_bits if out_frac_bits is None else out_frac_bits
+    cdef CTensor y = _out_arg(fname, out, K, variant, ("weights", "bias", "in", "out"), (tw, tb, tx))
+    cdef uint8_t old = y.t.el_params.fx.frac_bits
+    _frac_for(y, frac)
+    try:
+        _status(_fc_run(variant, tx, tw, tb, y), fname)
+    except BaseException:
+        _frac_back(y, old)
+        raise
+    return y
+
+
+def unary_api(int op, int variant, str fname, x, out, relu_type=None):
+    """mli.tanh_<kind> (op 0), sigm_<kind> (op 1) or relu_<kind> (op 2; relu_type already checked)."""
+    cdef CTensor tx = _arg(fname, "in", x)
+    cdef CTensor y = _out_arg(fname, out, _fits(_count(tx), tx), variant, ("in", "out"), (tx,), True)
+    if op == 2:
+        _status(_relu_run(variant, tx, relu_type, y), fname)
+    elif op == 1:
+        _status(_unary_run(SIGM, variant, tx, y), fname)
+    else:
+        _status(_unary_run(TANH, variant, tx, y), fname)
+    return y
+
+
+def eltwise_api(int op, int variant, str fname, in1, in2, out, out_frac_bits):
+    """mli.eltwise_<op>_<kind>(in1, in2, out=out, out_frac_bits=out_frac_bits); op indexes ELTWISE_OPS."""
+    cdef CTensor a = _arg(fname, "in1", in1)
+    cdef CTensor b = _arg(fname, "in2", in2)
+    cdef u64 na = _fits(_count(a), a) if a.t.rank else 1
+    cdef u64 nb = _fits(_count(b), b) if b.t.rank else 1
+    frac = a.t.el_params.fx.frac_bits if out_frac_bits is None else out_frac_bits
+    cdef CTensor y = _out_arg(fname, out, na if na > nb else nb, variant, ("in1", "in2", "out"), (a, b), True, True)
+    cdef uint8_t old = y.t.el_params.fx.frac_bits
+    _frac_for(y, frac)
+    try:
+        _status(_eltwise_run(op, variant, a, b, y), fname)
+    except BaseException:
+        _frac_back(y, old)
+        raise
+    return y
+
+
+def bind(CTensor t, arr, int frac):
+    """Point `t` at the C-contiguous int8/int16 array `arr` (rank 1..4) with
+    every field as Tensor(arr, frac) sets it: for wrappers kept and reused
+    from call to call (mli.graph's fused TensorIterator)."""
+    cdef int nd = arr.ndim
+    cdef int i
+    if not 1 <= nd <= 4 or not 0 <= frac <= 255:
+        raise ValueError("bind: needs an array of rank 1 to 4 and frac bits in 0..255")
+    shape = arr.shape
+    t._attach_c(arr, False)
+    memset(t.t.shape, 0, sizeof(t.t.shape))
+    memset(t.t.mem_stride, 0, sizeof(t.t.mem_stride))
+    for i in range(nd):
+        t.t.shape[i] = <uint32_t>shape[i]
+    t.t.rank = nd
+    t.t.capacity = <uint32_t>t.nbytes
+    t.t.el_type = MLI_EL_FX_8 if arr.itemsize == 1 else MLI_EL_FX_16
+    t.t.el_params.fx.frac_bits = <uint8_t>frac
+    t.is_null = False
+    return t
+
+
+def unbind(tuple tensors):
+    """Let go of the arrays that bind() pointed the tensors at."""
+    for t in tensors:
+        (<CTensor?>t)._detach_c()
 
 
 # ----------------------------------------------------------------- helpers
@@ -710,7 +1226,7 @@ cdef class PreparedCall:
     cdef unsigned char *ws
     cdef size_t nws
     cdef object on_error
-    cdef object lock  # one call at a time: the calls share the workspace and out
+    cdef PyThread_type_lock lock  # one call at a time: the calls share the workspace and out
     cdef unsigned long gens[7]
 
     cdef inline bint _changed(self):
@@ -737,7 +1253,10 @@ cdef class PreparedCall:
         self.inp, self.prev_out, self.weights, self.bias = inp, prev_out, weights, bias
         self.ir, self.cell, self.out = ir, cell, out
         self.on_error = on_error
-        self.lock = threading.Lock()
+        if self.lock == NULL:
+            self.lock = PyThread_allocate_lock()
+            if self.lock == NULL:
+                raise MemoryError()
         _cfg(&self.cfg, mode, act, ir)
         self._check()
         self.nws = _ws_size(weights, prev_out, 4 if lstm else
@@ -747,10 +1266,19 @@ cdef class PreparedCall:
         self.ws = &mv[0] if self.nws else NULL
         mlipy_set_workspace(NULL, 0)
 
+    def __dealloc__(self):
+        if self.lock != NULL:
+            PyThread_free_lock(self.lock)
+
     def __call__(self):
         """Concurrent calls from several threads run one after the other."""
-        with self.lock:  # waits with the GIL released
+        if not PyThread_acquire_lock(self.lock, NOWAIT_LOCK):
+            with nogil:  # another thread's call is running: wait with the GIL released
+                PyThread_acquire_lock(self.lock, WAIT_LOCK)
+        try:
             self._call()
+        finally:
+            PyThread_release_lock(self.lock)
 
     cdef _call(self):
         cdef mli_status st

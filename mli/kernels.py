@@ -95,23 +95,6 @@ def _fits(count, *tensors):
     return count if count <= room else 1
 
 
-def _out(name, out, count, kind, fname, inputs=None, elementwise=False, scalars=False):
-    """A new output tensor of `count` elements, or the caller's, checked
-    against aliasing the `inputs` (a dict name -> tensor): nothing of the
-    caller's is touched before every check has passed.  NULL data and a
-    short capacity reach C, which answers with MLI's status in MLI's order."""
-    el = 1 if kind == "fx8" else 2
-    if out is None:
-        t = Tensor(np.zeros(max(count, 1), _dtype(kind)), 0)
-        t.capacity = count * el
-        return t
-    _tensor(name, out, fname)
-    _not_a_strided_copy(name, out, fname)
-    if inputs:
-        _core.check_call(tuple(inputs) + (name,), tuple(inputs.values()), (out,), elementwise, scalars)
-    return out
-
-
 def _not_a_strided_copy(name, out, fname):
     """An output must be the caller's memory, not mli.Tensor's copy of a strided view."""
     if getattr(out, "_strided_copy", False):
@@ -119,36 +102,12 @@ def _not_a_strided_copy(name, out, fname):
                          f"reach the caller's array: pass np.ascontiguousarray(...) and read the tensor")
 
 
-class _FracFor:
-    """Set an output's frac bits (the format the caller asks for) for one
-    call, and put the caller's value back when the call fails."""
-
-    def __init__(self, out, frac):
-        self.out, self.frac, self.old = out, frac, out.frac_bits
-
-    def __enter__(self):
-        if self.frac is not None:
-            self.out.frac_bits = self.frac
-        return self.out
-
-    def __exit__(self, exc_type, exc, tb):
-        if exc_type is not None and self.frac is not None:
-            self.out.frac_bits = self.old
-        return False
-
-
-def _raise_if_skipped(fname):
-    """A basic RNN whose out is too short for its steps: MLI 1.1 returns OK
-    and writes past out's end; the C core writes nothing and flags it."""
-    st, _, argument, field, reason, expected, actual, has_values, safety = _core.last_error()
-    if st == 0 and safety:
-        raise error(Status.NOT_ENGH_MEM, "mli_krn_" + fname, argument, field, reason, mlipy_safety=True)
-
-
-def _batch(x, mode):
-    """Steps whose outputs a call keeps: the batch in batch-to-batch mode, else one
-    (batch-to-last keeps the last step; other mode values write one step's place)."""
-    return x.shape[0] if mode == RnnMode.BATCH_TO_BATCH and 1 <= x.rank <= 4 else 1
+# The kernel functions hand their arguments to the bridge, which runs every
+# check of this API (in this order: each tensor argument's type, cfg, the
+# output's type, contiguity and aliasing, then C's checks) and marshals once.
+_core.register(Tensor, RnnCellConfig, error, raise_for_status, np.zeros, np.dtype(np.int8), np.dtype(np.int16),
+               RnnMode.BATCH_TO_BATCH, RnnMode.BATCH_TO_LAST, RnnActivation.NONE)
+_lstm, _rnn, _fc, _unary, _eltwise = _core.lstm_api, _core.rnn_api, _core.fc_api, _core.unary_api, _core.eltwise_api
 
 
 def _make_rnn(kind):
@@ -156,22 +115,7 @@ def _make_rnn(kind):
     fname = f"basic_rnn_cell_{kind}"
 
     def fn(x, prev_out, weights, bias, cfg, *, out=None, out_frac_bits=None):
-        for n, t in (("in", x), ("prev_out", prev_out), ("weights", weights), ("bias", bias)):
-            _tensor(n, t, fname)
-        if not isinstance(cfg, RnnCellConfig):
-            raise TypeError(f"{fname}: cfg must be an mli.RnnCellConfig")
-        K = _fits(_count(bias), bias)
-        count = _fits(K * _batch(x, cfg.mode), bias, x)
-        frac = prev_out.frac_bits if out_frac_bits is None else out_frac_bits
-        y = _out("out", out, count, kind, fname, dict(prev_out=prev_out, weights=weights, bias=bias, **{"in": x}))
-        ir = cfg.ir
-        if ir is None and cfg.mode == RnnMode.BATCH_TO_LAST:
-            ir = Tensor(np.zeros(max(K, 1), _dtype(kind)))
-        with _FracFor(y, frac if cfg.act == RnnActivation.NONE else None):
-            st = _core.basic_rnn_cell(variant, x, prev_out, weights, bias, int(cfg.mode), int(cfg.act), ir, y)
-            raise_for_status(st, "mli_krn_" + fname)
-            _raise_if_skipped(fname)
-        return y
+        return _rnn(variant, fname, x, prev_out, weights, bias, cfg, out, out_frac_bits)
 
     fn.__name__ = fn.__qualname__ = fname
     fn.__doc__ = f"""``mli_krn_basic_rnn_cell_{kind}(in, prev_out, weights, bias, cfg, out)``.
@@ -210,27 +154,7 @@ def _make_lstm(kind):
     fname = f"lstm_cell_{kind}"
 
     def fn(x, prev_out, weights, bias, cfg, cell, *, out=None, cell_out=None):
-        for n, t in (("in", x), ("prev_out", prev_out), ("weights", weights), ("bias", bias), ("cell", cell)):
-            _tensor(n, t, fname)
-        if not isinstance(cfg, RnnCellConfig):
-            raise TypeError(f"{fname}: cfg must be an mli.RnnCellConfig")
-        M = _fits(_count(prev_out), prev_out)
-        y = _out("out", out, _fits(M * _batch(x, cfg.mode), prev_out, x), kind, fname,
-                 dict(prev_out=prev_out, weights=weights, bias=bias, cell=cell, **{"in": x}))
-        if cell_out is not None and cell_out is not cell:  # nothing is copied into an alias
-            _tensor("cell_out", cell_out, fname)
-            _core.check_call(("in", "prev_out", "weights", "bias", "cell", "out", "cell_out"),
-                             (x, prev_out, weights, bias, cell, y), (cell_out,))
-        # the kernel updates its cell in place: a private copy, unless the
-        # caller passed its cell as cell_out (C writes nothing when it fails)
-        c = cell if cell_out is cell or cell.data_null else cell.copy()
-        ir = cfg.ir if cfg.ir is not None else Tensor(np.zeros(max(4 * M, 1), _dtype(kind)))
-        st = _core.lstm_cell(variant, x, prev_out, weights, bias, int(cfg.mode), int(cfg.act), ir, c, y)
-        raise_for_status(st, "mli_krn_" + fname)
-        if cell_out is not None and cell_out is not cell:
-            cell_out.copy_from(c)
-            return y, cell_out
-        return y, c
+        return _lstm(variant, fname, x, prev_out, weights, bias, cfg, cell, out, cell_out)
 
     fn.__name__ = fn.__qualname__ = fname
     fn.__doc__ = f"""``mli_krn_lstm_cell_{kind}(in, prev_out, weights, bias, cfg, cell, out)``.
@@ -258,14 +182,7 @@ def _make_fc(kind):
     fname = f"fully_connected_{kind}"
 
     def fn(x, weights, bias, *, out=None, out_frac_bits=None):
-        for n, t in (("in", x), ("weights", weights), ("bias", bias)):
-            _tensor(n, t, fname)
-        K = _fits(weights.shape[0] if 1 <= weights.rank <= 4 else 0, weights)
-        frac = x.frac_bits if out_frac_bits is None else out_frac_bits
-        y = _out("out", out, K, kind, fname, dict(weights=weights, bias=bias, **{"in": x}))
-        with _FracFor(y, frac):
-            raise_for_status(_core.fully_connected(variant, x, weights, bias, y), "mli_krn_" + fname)
-        return y
+        return _fc(variant, fname, x, weights, bias, out, out_frac_bits)
 
     fn.__name__ = fn.__qualname__ = fname
     fn.__doc__ = f"""``mli_krn_fully_connected_{kind}(in, weights, bias, out)``: y = W x + b.
@@ -278,12 +195,10 @@ def _make_fc(kind):
 def _make_unary(op, kind):
     variant = VARIANT[kind]
     fname = f"{op}_{kind}"
+    code = ("tanh", "sigm").index(op)
 
     def fn(x, *, out=None):
-        _tensor("in", x, fname)
-        y = _out("out", out, _fits(_count(x), x), kind, fname, {"in": x}, elementwise=True)
-        raise_for_status(getattr(_core, op)(variant, x, y), "mli_krn_" + fname)
-        return y
+        return _unary(code, variant, fname, x, out)
 
     fn.__name__ = fn.__qualname__ = fname
     fn.__doc__ = f"""``mli_krn_{op}_{kind}(in, out)``: {op} by MLI's Q15 lookup table with
@@ -309,9 +224,7 @@ def _make_relu(kind):
         if not -2 ** 31 <= rt < 2 ** 31:
             raise error(Status.BAD_FUNC_CFG, "mli_krn_" + fname, "cfg", "type",
                         f"must be an mli_relu_type (an int32), got {rt}")
-        y = _out("out", out, _fits(_count(x), x), kind, fname, {"in": x}, elementwise=True)
-        raise_for_status(_core.relu(variant, x, rt, y), "mli_krn_" + fname)
-        return y
+        return _unary(2, variant, fname, x, out, rt)
 
     fn.__name__ = fn.__qualname__ = fname
     fn.__doc__ = f"``mli_krn_relu_{kind}(in, cfg, out)`` with ``cfg.type = relu_type`` (:class:`mli.ReluType`)."
@@ -321,16 +234,10 @@ def _make_relu(kind):
 def _make_eltwise(op, kind):
     variant = VARIANT[kind]
     fname = f"eltwise_{op}_{kind}"
+    code = _core.ELTWISE_OPS.index(op)
 
     def fn(in1, in2, *, out=None, out_frac_bits=None):
-        _tensor("in1", in1, fname)
-        _tensor("in2", in2, fname)
-        n = max(_fits(_count(in1), in1) if in1.rank else 1, _fits(_count(in2), in2) if in2.rank else 1)
-        frac = in1.frac_bits if out_frac_bits is None else out_frac_bits
-        y = _out("out", out, n, kind, fname, dict(in1=in1, in2=in2), elementwise=True, scalars=True)
-        with _FracFor(y, frac):
-            raise_for_status(_core.eltwise(op, variant, in1, in2, y), "mli_krn_" + fname)
-        return y
+        return _eltwise(code, variant, fname, in1, in2, out, out_frac_bits)
 
     fn.__name__ = fn.__qualname__ = fname
     fn.__doc__ = (f"``mli_krn_eltwise_{op}_{kind}(in1, in2, out)``; a one-element (or rank-0) operand "

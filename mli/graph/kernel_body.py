@@ -64,12 +64,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import kernels
+from .. import _core, kernels
 from ..enums import KINDS, ElementType, RnnActivation, RnnMode
 from ..kernels import RnnCellConfig
 from ..tensor import Tensor, frac_bits_for
 from .body import Body
-from .ports import ConcatOutput, LastIterationOutput, MergedInput, SlicedInput
+from .ports import ConcatOutput, GraphError, LastIterationOutput, MergedInput, SlicedInput
 from .tensor_iterator import _Stacked
 
 __all__ = ["KernelBody"]
@@ -397,8 +397,20 @@ class KernelBody(Body):
         row, or ``None`` when the port map (or ``fuse=False``, zero
         iterations, slicing on the last axis of ``x``) needs stepping.
         """
-        if not self.fuse or not self.fusable(ti):
+        if not self.fuse:
             return None
+        plan = ti.__dict__.get("_kernel_plan")
+        if plan is None or plan[0] is not self:    # the port map is checked once per TI
+            plan = (self, self.fusable(ti) and _FusedPlan(self, ti))
+            ti._kernel_plan = plan
+        if not plan[1]:
+            return None
+        out = plan[1].run(arrays)
+        return self._run_tensor_iterator(ti, arrays) if out is _GENERAL else out
+
+    def _run_tensor_iterator(self, ti, arrays):
+        """The fused run for any input: the slicing plans of the driver, the
+        checks of a step (same errors as stepping), whole sequences."""
         body_in, plans = ti._start(arrays)
         n = ti._count(plans)
         (p, _, x, pre, first, step, _), = plans
@@ -435,3 +447,108 @@ def _frac(v, name):
     if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or not 0 <= int(v) <= 255:
         raise ValueError(f"KernelBody: {name} must be an integer in 0..255, got {v!r}")
     return int(v)
+
+
+_GENERAL = object()   # _FusedPlan.run: this input needs the general fused run
+
+
+class _FusedPlan:
+    """What a fusable TensorIterator over a KernelBody does, worked out once
+    from its port map: where x, h and c come from and which outputs it
+    assembles.  ``run`` handles the common inputs (arrays of the body's
+    dtype, x sliced on a leading axis) with tensor wrappers reused from call
+    to call; any other input returns ``_GENERAL`` and takes the general run,
+    whose checks raise the errors of stepping."""
+
+    def __init__(self, body, ti):
+        fed = {p.internal: p for p in ti.inputs}
+        self.body, self.ti = body, ti
+        self.lstm = body.cell == "lstm"
+        self.xp = fed[0]
+        self.h_ext = fed[1].external
+        self.c_ext = fed[2].external if self.lstm else None
+        self.n_fixed = ti.num_iterations
+        # (external, body output, concatenated?, port, message prefix) of each output
+        self.outputs = tuple((p.external, p.internal, isinstance(p, ConcatOutput), p,
+                              f"{p.label}: {body.describe_output(p.internal)}") for p in ti.outputs)
+        self.n_out = len(self.outputs)
+        self.pool = []     # [x, h, c, out, cell_out] tensor wrappers; list.pop/append: one call each
+
+    def run(self, arrays):
+        body, xp, lstm = self.body, self.xp, self.lstm
+        dt = body.dtype
+        x, h0 = arrays[xp.external], arrays[self.h_ext]
+        c0 = arrays[self.c_ext] if lstm else None
+        N, M = body.input_size, body.state_size
+        nd = x.ndim
+        if (x.dtype != dt or h0.dtype != dt or nd < 2 or x.shape[-1] != N or h0.ndim < 1
+                or h0.shape[-1] != M or (lstm and (c0.dtype != dt or c0.shape != h0.shape))):
+            return _GENERAL
+        axis = xp.axis + nd if xp.axis < 0 else xp.axis
+        if not 0 <= axis < nd - 1:
+            return _GENERAL
+        try:
+            n, first, step = xp.plan(x.shape[axis])
+        except GraphError:
+            return _GENERAL
+        B = h0.size // M
+        if n == 0 or (self.n_fixed is not None and n != self.n_fixed) or x.size // (N * x.shape[axis]) != B:
+            return _GENERAL
+        if axis == 0 and step == 1 and first == 0 and n == x.shape[0]:
+            seq = x
+        else:
+            seq = np.moveaxis(np.take(x, first + step * np.arange(n), axis=axis), axis, 0)
+        seq = seq.reshape(n, B, N)
+        h2 = h0.reshape(B, M)
+        y = np.empty((B, n, M), dt)                  # row-major: each row's sequence is one out
+        if lstm:
+            c2 = c0.reshape(B, M)
+            c = np.empty((B, M), dt)
+        fn = getattr(kernels, body._fname)      # looked up per call (tests may wrap it)
+        try:
+            ws = self.pool.pop()
+        except IndexError:
+            ws = (Tensor(), Tensor(), Tensor(), Tensor(), Tensor())
+        tx, th, tc, ty, tco = ws
+        bind, contiguous = _core.bind, np.ascontiguousarray
+        try:
+            for r in range(B):
+                bind(tx, contiguous(seq[:, r]), body.in_frac)
+                bind(th, contiguous(h2[r]), body.state_frac)
+                bind(ty, y[r], 0)
+                if lstm:
+                    bind(tc, contiguous(c2[r]), body.cell_frac)
+                    bind(tco, c[r], body.cell_frac)
+                    fn(tx, th, body.weights, body.bias, body._seq, tc, out=ty, cell_out=tco)
+                elif body.act == RnnActivation.NONE:
+                    fn(tx, th, body.weights, body.bias, body._seq, out=ty, out_frac_bits=body.out_frac)
+                else:
+                    fn(tx, th, body.weights, body.bias, body._seq, out=ty)
+        finally:
+            _core.unbind(ws)
+            self.pool.append(ws)
+        y_shape = x.shape[:axis] + (1,) + x.shape[axis + 1:-1] + (M,)   # the body's y of one iteration
+        yt = y.transpose(1, 0, 2) if B > 1 else y                      # [n, B, M] (B == 1: [1, n, M])
+        result = [None] * self.n_out
+        last = {}
+        concat = self.ti._concatenate_stacked
+        own = True          # y is this call's own array: one output may keep it uncopied
+        for ext, j, is_concat, p, what in self.outputs:
+            if is_concat:
+                stk = yt.reshape((n,) + (y_shape if j == 0 else h0.shape))
+                if own and p.stride > 0 and stk.ndim > 1 and p.axis in (0, 1 - stk.ndim) and \
+                        stk.shape[1] == p.part_size:
+                    own = False
+                    result[ext] = stk.reshape((n * stk.shape[1],) + stk.shape[2:])
+                else:
+                    result[ext] = concat(p, what, stk)
+            else:
+                v = last.get(j)
+                if v is None:
+                    if j == 2:
+                        v = c.reshape(c0.shape)
+                    else:
+                        v = (yt[-1] if B > 1 else y[0, -1]).reshape(y_shape if j == 0 else h0.shape).copy()
+                    last[j] = v
+                result[ext] = v
+        return tuple(result)

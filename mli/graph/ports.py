@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import operator
 from dataclasses import dataclass, fields
+from typing import Any
 
 import numpy as np
 
@@ -89,6 +90,13 @@ class _Port:
 
 class _Slicing(_Port):
     _minimums = {"external": 0, "internal": 0, "part_size": 1}
+    # the fields of the dataclasses built on this class (annotations only:
+    # dataclass takes its fields from each class's own annotations)
+    axis: int
+    start: int
+    end: int
+    stride: int
+    part_size: int
 
     def _check(self):
         if self.stride == 0:
@@ -232,7 +240,7 @@ class CurrentIteration(_Port):
     """
 
     internal: int
-    dtype: object = np.int64
+    dtype: Any = np.int64          # anything np.dtype takes; int32 or int64 after the checks
     shape: tuple = ()
     _minimums = {"internal": 0}
 

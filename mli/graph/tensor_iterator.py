@@ -225,7 +225,9 @@ class _SubGraphOp:
             raise self._err(f"{what} has size {shape[axis]} on axis {axis}, expected "
                             f"part_size {p.part_size}")
         merged = shape[:axis] + (stk.shape[0] * shape[axis],) + shape[axis + 1:]
-        return np.array(np.moveaxis(stk, 0, axis).reshape(merged), copy=True)  # never a view of the body's
+        if axis:
+            stk = np.moveaxis(stk, 0, axis)
+        return np.array(stk.reshape(merged), copy=True)  # never a view of the body's
 
     def _as_arrays(self, inputs):
         if len(inputs) != self.num_external_inputs:
@@ -295,6 +297,8 @@ class TensorIterator(_SubGraphOp):
                 raise self._err(f"sliced inputs disagree on the iteration count: {who} gives "
                                 f"{n}, {p.label} gives {cnt}")
             n, who = cnt, p.label
+        if n is None:       # the constructor requires num_iterations when no input is sliced
+            raise self._err("no SlicedInput: num_iterations must be given")
         return n
 
     def __call__(self, *inputs):
