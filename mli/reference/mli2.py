@@ -91,7 +91,7 @@ def _limits(w):
 def sat(x, w):
     """SAT_W: clamp to the signed W-bit range."""
     lo, hi = _limits(w)
-    return np.clip(_arr(x), lo, hi)
+    return np.minimum(np.maximum(_arr(x), lo), hi)
 
 
 def wrap(x, w):
@@ -105,12 +105,12 @@ def wrap(x, w):
 
 def add_sat(a, b, w):
     """ADD_W: a + b saturated to W bits (a, b are W-bit values)."""
-    a, b = np.broadcast_arrays(_arr(a), _arr(b))
-    lo, hi = _limits(w)
+    a, b = _arr(a), _arr(b)
     if w < 64:
-        return np.clip(a + b, lo, hi)                  # cannot overflow int64
+        return sat(a + b, w)                               # cannot overflow int64
     # 64 bits: find the overflowing lanes without computing an overflowing
     # bound; their (wrapped) sum is discarded.
+    lo, hi = _limits(w)
     over = a > hi - np.maximum(b, 0)
     under = a < lo - np.minimum(b, 0)
     with np.errstate(over="ignore"):
@@ -124,11 +124,22 @@ def sub_sat(a, b, w):
     return add_sat(a, -_arr(b), w)
 
 
+# The shifts take a scalar n (the common case, a short path) or an array of
+# per-element shifts (per-channel sa8 parameters), broadcast against x.
+
 def shl(x, n, w):
     """SHL_W(x, n), n >= 0: saturating left shift."""
-    x, n = np.broadcast_arrays(_arr(x), _arr(n))
-    assert (n >= 0).all()
+    x = _arr(x)
     lo, hi = _limits(w)
+    if np.ndim(n) == 0:
+        n = int(n)
+        assert n >= 0
+        if n > w - 1:                                      # every non-zero x saturates
+            return np.where(x > 0, hi, np.where(x < 0, lo, 0))
+        with np.errstate(over="ignore"):
+            return np.where(x > hi >> n, hi, np.where(x < lo >> n, lo, x << n))
+    x, n = np.broadcast_arrays(x, _arr(n))
+    assert (n >= 0).all()
     nn = np.minimum(n, 63)
     over = x > (np.int64(hi) >> nn)
     under = x < (np.int64(lo) >> nn)
@@ -140,26 +151,45 @@ def shl(x, n, w):
 
 def asr(x, n, w):
     """ASR_W(x, n): floor(x / 2^n); n < 0 is SHL_W(x, -n); n > W-1 gives -1 or 0."""
-    x, n = np.broadcast_arrays(_arr(x), _arr(n))
+    x = _arr(x)
+    if np.ndim(n) == 0:
+        n = int(n)
+        return shl(x, -n, w) if n < 0 else x >> min(n, 63)
+    x, n = np.broadcast_arrays(x, _arr(n))
     left = shl(x, np.maximum(-n, 0), w)
     return np.where(n < 0, left, x >> np.clip(n, 0, 63))
 
 
+def _round_even(x, n, half):
+    """CONVERGENT RSHR for 1 <= n <= W-1 (the plus one cannot overflow)."""
+    q = x >> n
+    rem = x & ((np.int64(1) << n) - 1)
+    # ties to even: an exact half rounds up only from an odd floor
+    return q + ((rem > half) | ((rem == half) & ((q & 1) == 1)))
+
+
 def rshr(x, n, w, rounding):
     """RSHR_W(x, n): the library's one rounding shift (section 2.2)."""
-    x, n = np.broadcast_arrays(_arr(x), _arr(n))
-    lo, hi = _limits(w)
+    x = _arr(x)
+    up_mode = check_rounding(rounding) == "up"
+    if np.ndim(n) == 0:
+        n = int(n)
+        if n < 0:
+            return shl(x, -n, w)
+        if n == 0:
+            return x
+        if n > w - 1:
+            return np.zeros_like(x)                        # also for negative x
+        half = 1 << (n - 1)
+        if up_mode:
+            # add the half saturating in W bits, then floor: near the maximum it rounds down
+            return add_sat(x, half, w) >> n
+        return _round_even(x, n, half)
+    x, n = np.broadcast_arrays(x, _arr(n))
     nn = np.clip(n, 1, w - 1)
     half = np.int64(1) << (nn - 1)
-    if check_rounding(rounding) == "up":
-        # add the half saturating in W bits, then floor: near the maximum it rounds down
-        r = add_sat(x, half, w) >> nn
-    else:
-        q = x >> nn
-        rem = x & ((np.int64(1) << nn) - 1)
-        up = (rem > half) | ((rem == half) & ((q & 1) == 1))
-        r = np.minimum(q + up, hi)
-    r = np.where(n > w - 1, 0, r)                         # also for negative x
+    r = (add_sat(x, half, w) >> nn) if up_mode else _round_even(x, nn, half)
+    r = np.where(n > w - 1, 0, r)
     r = np.where(n == 0, x, r)
     return np.where(n < 0, shl(x, np.maximum(-n, 0), w), r)
 
@@ -490,6 +520,7 @@ def _first(*steps):
 # ---------------------------------------------------------------------------
 # Section 6: sa8 requantisation blocks (scalar parameters as Python ints).
 
+@functools.lru_cache(maxsize=4096)
 def ratio(s_in, f_in, s_out, f_out, rounding):
     """RATIO(in, out) of 6.1: (int16 mantissa, shift)."""
     n1 = _i(norm32(s_in))
@@ -499,6 +530,7 @@ def ratio(s_in, f_in, s_out, f_out, rounding):
     return r, f_in + n1 - f_out - (16 - n2)
 
 
+@functools.lru_cache(maxsize=4096)
 def mult(r, shift, w_scale, w_shift):
     """MULT(ratio, shift, w) of 6.2 (FULL_ACCU=OFF): multiplier normalised to bit 30."""
     m = r * w_scale                                       # int16 x int16: fits 32 bits
@@ -546,6 +578,7 @@ def fx_add(a, fa, b, fb, fo, rounding, sub=False):
     return sat(rshr(s, min(max(fa, fb) - fo, 31), 64, rounding), 16)
 
 
+@functools.lru_cache(maxsize=4096)
 def _sa_factor(s, so, shift, cap, rounding):
     """Shared preparation of MUL / ADD: the 16-bit factor c and its shift (10.2).
 
@@ -680,43 +713,56 @@ def _is_sa_kind(kind):
     return kind.startswith("sa8")
 
 
-def dense_block(kind, parts, bias, bias_fmt, out_fmt, rounding):
-    """Section 7 for one output vector.
+def dense_part(kind, x, x_fmt, w, w_fmt, out_fmt, rounding, bias=None, bias_fmt=None):
+    """One input of the section 7 block, requantised to the output format.
 
-    parts: list of (x, x_fmt, W, w_fmt) with x (N_i,), W (N_i, M) int64 and
-    formats as for the element-wise steps (sa8 weights: (0, scale, shift) of
-    the gate being computed).  bias (M,) int64.  Returns the M outputs
-    (int16 values for FX, int8 for sa8), before any activation."""
-    acc_bits = 64 if kind == "fx16" else 32
-    res = np.zeros(len(bias), dtype=np.int64)
-    for i, (x, x_fmt, w, w_fmt) in enumerate(parts):
-        dot = x @ w                                       # exact: < 2^41 for these widths and sizes
-        if _is_sa_kind(kind):
-            acc = dot + (-x_fmt[0]) * w.sum(axis=0)       # input zero point term
-            if i == 0:
-                acc = acc + bias_preround(bias)
-            acc = wrap(acc, 32)                           # plain 32-bit additions [x86]
-            r, shift = ratio(x_fmt[1], x_fmt[2], out_fmt[1], out_fmt[2], rounding)
-            m, sh = mult(r, shift, w_fmt[1], w_fmt[2])
-            ir = req(acc, m, sh, rounding)
+    x (..., N) and W (N, M) int64 (leading axes of x are independent rows:
+    the cells do every time step's input part at once); formats as for the
+    element-wise steps (sa8 weights: (0, scale, shift) of the gate being
+    computed).  The bias (M,) goes into input 0's accumulator only, so it is
+    passed with that input.  Returns the rounded part (..., M)."""
+    dot = x @ w                                           # exact in int64 for these widths and sizes
+    if _is_sa_kind(kind):
+        acc = dot + (-x_fmt[0]) * w.sum(axis=0)           # input zero point term
+        if bias is not None:
+            acc = acc + bias_preround(bias)
+        acc = wrap(acc, 32)                               # plain 32-bit additions [x86]
+        r, shift = ratio(x_fmt[1], x_fmt[2], out_fmt[1], out_fmt[2], rounding)
+        m, sh = mult(r, shift, w_fmt[1], w_fmt[2])
+        return req(acc, m, sh, rounding)
+    acc = dot
+    if bias is not None:
+        bs = x_fmt + w_fmt - bias_fmt                     # input 0's formats
+        if kind == "fx16":
+            acc = acc + wrap(shl(bias, bs, 64), 32)       # shifted in 64 bits, truncated to 32 [x86]
         else:
-            acc = dot
-            if i == 0:
-                bs = parts[0][1] + parts[0][3] - bias_fmt
-                if kind == "fx16":
-                    # shifted in 64 bits, then truncated to 32 bits [x86]
-                    acc = acc + wrap(shl(bias, bs, 64), 32)
-                else:
-                    acc = acc + shl(bias, bs, 32)
-            sh = x_fmt + w_fmt - out_fmt
-            if kind == "fx16":
-                ir = rshr(acc, min(sh, 39), 64, rounding)
-            else:
-                ir = rshr(wrap(acc, 32), sh, 32, rounding)
-        res = add_sat(res, ir, acc_bits)                  # the rounded parts, saturating, in order
+            acc = acc + shl(bias, bs, 32)
+    sh = x_fmt + w_fmt - out_fmt
+    if kind == "fx16":
+        return rshr(acc, min(sh, 39), 64, rounding)
+    return rshr(wrap(acc, 32), sh, 32, rounding)
+
+
+def dense_sum(kind, parts, out_fmt):
+    """Add the rounded parts with saturation, in input order from 0, then the final cast."""
+    acc_bits = 64 if kind == "fx16" else 32
+    res = np.zeros_like(parts[0])
+    for part in parts:
+        res = add_sat(res, part, acc_bits)
     if _is_sa_kind(kind):
         return sat(add_sat(sat(res, 16), out_fmt[0], 16), 8)
     return sat(res, 16)
+
+
+def dense_block(kind, inputs, bias, bias_fmt, out_fmt, rounding):
+    """Section 7 for one output vector: inputs is a list of (x, x_fmt, W, w_fmt).
+
+    Returns the M outputs (int16 values for FX, int8 for sa8), before any
+    activation.  Each input is rounded to the output format on its own."""
+    parts = [dense_part(kind, x, x_fmt, w, w_fmt, out_fmt, rounding,
+                        *((bias, bias_fmt) if i == 0 else ()))
+             for i, (x, x_fmt, w, w_fmt) in enumerate(inputs)]
+    return dense_sum(kind, parts, out_fmt)
 
 
 # ---------------------------------------------------------------------------
@@ -998,6 +1044,21 @@ def _gate_weight_fmt(w, gate, gru_new_gate=False):
     return 0, s, f
 
 
+def _input_parts(kind, x_all, x_fmt, weights_in, bias, ir_fmt, direction, rounding):
+    """The input half of every gate's dense block for all steps at once.
+
+    It does not depend on h, and each input of a dense block is rounded on
+    its own (section 7), so rounding all rows together is exact.  Returns, per
+    gate, a (T, M) array in processing order (BACKWARD reads row T-1 first)."""
+    gru = weights_in.shape[0] == 3
+    w_in, b = weights_in.read(), bias.read()
+    if direction == RNN_DIR_BACKWARD:
+        x_all = x_all[::-1]
+    return [dense_part(kind, x_all, x_fmt, w_in[g], _gate_weight_fmt(weights_in, g, gru and g == 2),
+                       ir_fmt, rounding, b[g], bias.shift(g))
+            for g in range(w_in.shape[0])]
+
+
 def lstm_cell(kind, inp, prev_out, weights_in, weights_out, bias, tanh_lut, sigm_lut, cfg, cell, out,
               rounding="convergent"):
     """``mli_krn_lstm_cell_<kind>``; kind "fx16", "fx16_fx8_fx8" or "sa8_sa8_sa32".
@@ -1011,7 +1072,7 @@ def lstm_cell(kind, inp, prev_out, weights_in, weights_out, bias, tanh_lut, sigm
         return st
     sa = _is_sa_kind(kind)
     x_all, h = inp.read(), prev_out.read()
-    w_in, w_out, b, c = weights_in.read(), weights_out.read(), bias.read(), cell.read()
+    w_out, c = weights_out.read(), cell.read()
     t_len, m = x_all.shape[0], h.shape[0]
     x_fmt, h_fmt, c_fmt, out_fmt = inp.fmt(), prev_out.fmt(), cell.fmt(), out.fmt()
     if sa:
@@ -1021,11 +1082,12 @@ def lstm_cell(kind, inp, prev_out, weights_in, weights_out, bias, tanh_lut, sigm
         ir_fmt = min(10, inp.frac_bits + weights_in.frac_bits)
         sig_fmt = tanh_fmt = 15
     _set_cell_out_meta(out, t_len if cfg.results == RNN_OUT_ALL else 1, m)
+    x_parts = _input_parts(kind, x_all, x_fmt, weights_in, bias, ir_fmt, cfg.direction, rounding)
     for step in range(t_len):
-        x = x_all[step if cfg.direction == RNN_DIR_FORWARD else t_len - 1 - step]
-        d = [dense_block(kind, [(x, x_fmt, w_in[gate], _gate_weight_fmt(weights_in, gate)),
-                                (h, h_fmt, w_out[gate], _gate_weight_fmt(weights_out, gate))],
-                         b[gate], bias.shift(gate), ir_fmt, rounding)
+        d = [dense_sum(kind, [x_parts[gate][step],
+                              dense_part(kind, h, h_fmt, w_out[gate],
+                                         _gate_weight_fmt(weights_out, gate), ir_fmt, rounding)],
+                       ir_fmt)
              for gate in range(4)]                        # gates i, g, f, o
         gi = activation("sigm", d[0], ir_fmt, sigm_lut, rounding)
         gg = activation("tanh", d[1], ir_fmt, tanh_lut, rounding)
@@ -1064,7 +1126,7 @@ def gru_cell(kind, inp, prev_out, weights_in, weights_out, bias, tanh_lut, sigm_
         return st
     sa = _is_sa_kind(kind)
     x_all, h = inp.read(), prev_out.read()
-    w_in, w_out, b = weights_in.read(), weights_out.read(), bias.read()
+    w_out = weights_out.read()
     t_len, m = x_all.shape[0], h.shape[0]
     x_fmt, h_fmt, out_fmt = inp.fmt(), prev_out.fmt(), out.fmt()
     if sa:
@@ -1077,20 +1139,20 @@ def gru_cell(kind, inp, prev_out, weights_in, weights_out, bias, tanh_lut, sigm_
         one = 32767                                       # the largest Q15 value, not 1
     _set_cell_out_meta(out, t_len if cfg.results == RNN_OUT_ALL else 1, m)
 
-    def gate(g, x, second):
-        return dense_block(
-            kind, [(x, x_fmt, w_in[g], _gate_weight_fmt(weights_in, g, g == 2)),
-                   (second, h_fmt, w_out[g], _gate_weight_fmt(weights_out, g, g == 2))],
-            b[g], bias.shift(g), ir_fmt, rounding)
+    x_parts = _input_parts(kind, x_all, x_fmt, weights_in, bias, ir_fmt, cfg.direction, rounding)
+
+    def gate(g, step, second):
+        h_part = dense_part(kind, second, h_fmt, w_out[g], _gate_weight_fmt(weights_out, g, g == 2),
+                            ir_fmt, rounding)
+        return dense_sum(kind, [x_parts[g][step], h_part], ir_fmt)
 
     for step in range(t_len):
-        x = x_all[step if cfg.direction == RNN_DIR_FORWARD else t_len - 1 - step]
-        z = activation("sigm", gate(0, x, h), ir_fmt, sigm_lut, rounding)
-        r = activation("sigm", gate(1, x, h), ir_fmt, sigm_lut, rounding)
+        z = activation("sigm", gate(0, step, h), ir_fmt, sigm_lut, rounding)
+        r = activation("sigm", gate(1, step, h), ir_fmt, sigm_lut, rounding)
         rh = elt_mul(r, sig_fmt, h, h_fmt, h_fmt, rounding)   # reset applied to h before W_hn
         zh = elt_mul(h, h_fmt, z, sig_fmt, h_fmt, rounding)
         zc = elt_add(one, sig_fmt, z, sig_fmt, sig_fmt, rounding, sub=True)
-        n = activation("tanh", gate(2, x, rh), ir_fmt, tanh_lut, rounding)
+        n = activation("tanh", gate(2, step, rh), ir_fmt, tanh_lut, rounding)
         y = elt_add(elt_mul(n, tanh_fmt, zc, sig_fmt, out_fmt, rounding), out_fmt,
                     zh, h_fmt, out_fmt, rounding)
         out.write(y, (step if cfg.results == RNN_OUT_ALL else 0) * m)
