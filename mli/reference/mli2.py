@@ -81,6 +81,8 @@ def check_rounding(rounding):
 # the wrap-around that the 64-bit saturations below deliberately discard.
 
 def _arr(x):
+    if type(x) is np.ndarray and x.dtype == np.int64 and x.ndim:   # the common case, no copy
+        return x
     return np.atleast_1d(np.asarray(x, dtype=np.int64))
 
 
@@ -713,30 +715,42 @@ def _is_sa_kind(kind):
     return kind.startswith("sa8")
 
 
-def dense_part(kind, x, x_fmt, w, w_fmt, out_fmt, rounding, bias=None, bias_fmt=None):
-    """One input of the section 7 block, requantised to the output format.
+def dense_part(kind, x, x_fmt, w, w_fmts, out_fmt, rounding, bias=None, bias_fmt=None):
+    """One input of the section 7 block, requantised to the output format,
+    for G independent weight sets at once (the gates of a cell).
 
-    x (..., N) and W (N, M) int64 (leading axes of x are independent rows:
-    the cells do every time step's input part at once); formats as for the
-    element-wise steps (sa8 weights: (0, scale, shift) of the gate being
-    computed).  The bias (M,) goes into input 0's accumulator only, so it is
-    passed with that input.  Returns the rounded part (..., M)."""
-    dot = x @ w                                           # exact in int64 for these widths and sizes
+    x (..., N) int64: leading axes are independent rows (the cells do every
+    time step's input part in one call).  w (G, N, M) int64 and w_fmts its G
+    formats, as for the element-wise steps (sa8: (0, scale, shift) of each
+    gate).  The bias (G, M) goes into input 0's accumulator only, so it is
+    passed with that input.  Returns the rounded parts, (G, ..., M)."""
+    g = w.shape[0]
+
+    def per_gate(a):                                      # (G, k) -> (G, 1, .., 1, k) against (G, ..., M)
+        return a.reshape((g,) + (1,) * (x.ndim - 1) + a.shape[1:])
+
+    dot = np.matmul(x, w)                                 # exact in int64 for these widths and sizes
     if _is_sa_kind(kind):
-        acc = dot + (-x_fmt[0]) * w.sum(axis=0)           # input zero point term
+        acc = dot + (-x_fmt[0]) * per_gate(w.sum(axis=1))  # input zero point term
         if bias is not None:
-            acc = acc + bias_preround(bias)
+            acc = acc + per_gate(bias_preround(bias))
         acc = wrap(acc, 32)                               # plain 32-bit additions [x86]
         r, shift = ratio(x_fmt[1], x_fmt[2], out_fmt[1], out_fmt[2], rounding)
-        m, sh = mult(r, shift, w_fmt[1], w_fmt[2])
+        mults = [mult(r, shift, f[1], f[2]) for f in w_fmts]
+        if len(set(mults)) == 1:                          # one multiplier for every gate
+            m, sh = mults[0]
+        else:
+            m, sh = (per_gate(np.array(v, dtype=np.int64)[:, None]) for v in zip(*mults))
         return req(acc, m, sh, rounding)
+    assert len(set(w_fmts)) == 1                          # FX: one frac_bits per tensor
+    w_fmt = w_fmts[0]
     acc = dot
     if bias is not None:
         bs = x_fmt + w_fmt - bias_fmt                     # input 0's formats
         if kind == "fx16":
-            acc = acc + wrap(shl(bias, bs, 64), 32)       # shifted in 64 bits, truncated to 32 [x86]
+            acc = acc + per_gate(wrap(shl(bias, bs, 64), 32))   # shifted in 64 bits, truncated to 32 [x86]
         else:
-            acc = acc + shl(bias, bs, 32)
+            acc = acc + per_gate(shl(bias, bs, 32))
     sh = x_fmt + w_fmt - out_fmt
     if kind == "fx16":
         return rshr(acc, min(sh, 39), 64, rounding)
@@ -759,8 +773,8 @@ def dense_block(kind, inputs, bias, bias_fmt, out_fmt, rounding):
 
     Returns the M outputs (int16 values for FX, int8 for sa8), before any
     activation.  Each input is rounded to the output format on its own."""
-    parts = [dense_part(kind, x, x_fmt, w, w_fmt, out_fmt, rounding,
-                        *((bias, bias_fmt) if i == 0 else ()))
+    parts = [dense_part(kind, x, x_fmt, w[None], [w_fmt], out_fmt, rounding,
+                        *((bias[None], bias_fmt) if i == 0 else ()))[0]
              for i, (x, x_fmt, w, w_fmt) in enumerate(inputs)]
     return dense_sum(kind, parts, out_fmt)
 
@@ -1044,19 +1058,29 @@ def _gate_weight_fmt(w, gate, gru_new_gate=False):
     return 0, s, f
 
 
-def _input_parts(kind, x_all, x_fmt, weights_in, bias, ir_fmt, direction, rounding):
-    """The input half of every gate's dense block for all steps at once.
+def _gate_weight_fmts(w, gates, gru=False):
+    """The formats of weights `w` for each of `gates` (see _gate_weight_fmt)."""
+    return [_gate_weight_fmt(w, g, gru and g == 2) for g in gates]
+
+
+def _input_parts(kind, x_all, x_fmt, weights_in, bias, ir_fmt, direction, rounding, gru):
+    """The input half of every gate's dense block, for all steps at once.
 
     It does not depend on h, and each input of a dense block is rounded on
-    its own (section 7), so rounding all rows together is exact.  Returns, per
-    gate, a (T, M) array in processing order (BACKWARD reads row T-1 first)."""
-    gru = weights_in.shape[0] == 3
-    w_in, b = weights_in.read(), bias.read()
+    its own (section 7), so rounding all rows together is exact.  Returns a
+    (G, T, M) array in processing order (BACKWARD reads row T-1 first)."""
     if direction == RNN_DIR_BACKWARD:
         x_all = x_all[::-1]
-    return [dense_part(kind, x_all, x_fmt, w_in[g], _gate_weight_fmt(weights_in, g, gru and g == 2),
-                       ir_fmt, rounding, b[g], bias.shift(g))
-            for g in range(w_in.shape[0])]
+    gates = range(weights_in.shape[0])
+    return dense_part(kind, x_all, x_fmt, weights_in.read(), _gate_weight_fmts(weights_in, gates, gru),
+                      ir_fmt, rounding, bias.read(), bias.shift())
+
+
+def _set_cell_out_meta(out, rows, m):
+    """11.4: rank 2, shape[0..1] = (rows, M), strides (M, 1); entries 2..3 kept."""
+    out.rank = 2
+    out.shape = [rows, m] + list(out.shape[2:4])
+    out.mem_stride = [m, 1] + list(out.mem_stride[2:4])
 
 
 def lstm_cell(kind, inp, prev_out, weights_in, weights_out, bias, tanh_lut, sigm_lut, cfg, cell, out,
@@ -1070,29 +1094,24 @@ def lstm_cell(kind, inp, prev_out, weights_in, weights_out, bias, tanh_lut, sigm
                      sigm_lut, cfg, cell, out, rounding)
     if st:
         return st
-    sa = _is_sa_kind(kind)
-    x_all, h = inp.read(), prev_out.read()
-    w_out, c = weights_out.read(), cell.read()
+    x_all, h, c = inp.read(), prev_out.read(), cell.read()
     t_len, m = x_all.shape[0], h.shape[0]
     x_fmt, h_fmt, c_fmt, out_fmt = inp.fmt(), prev_out.fmt(), cell.fmt(), out.fmt()
-    if sa:
+    if _is_sa_kind(kind):
         ir_fmt = (0, 1, 4)                                # +-7.94 in steps of 1/16
         sig_fmt, tanh_fmt = SA_SIGM_OUT, SA_TANH_OUT
     else:
         ir_fmt = min(10, inp.frac_bits + weights_in.frac_bits)
         sig_fmt = tanh_fmt = 15
     _set_cell_out_meta(out, t_len if cfg.results == RNN_OUT_ALL else 1, m)
-    x_parts = _input_parts(kind, x_all, x_fmt, weights_in, bias, ir_fmt, cfg.direction, rounding)
+    x_parts = _input_parts(kind, x_all, x_fmt, weights_in, bias, ir_fmt, cfg.direction, rounding, False)
+    w_out, w_out_fmts = weights_out.read(), _gate_weight_fmts(weights_out, range(4))
     for step in range(t_len):
-        d = [dense_sum(kind, [x_parts[gate][step],
-                              dense_part(kind, h, h_fmt, w_out[gate],
-                                         _gate_weight_fmt(weights_out, gate), ir_fmt, rounding)],
-                       ir_fmt)
-             for gate in range(4)]                        # gates i, g, f, o
-        gi = activation("sigm", d[0], ir_fmt, sigm_lut, rounding)
+        h_parts = dense_part(kind, h, h_fmt, w_out, w_out_fmts, ir_fmt, rounding)
+        d = dense_sum(kind, [x_parts[:, step], h_parts], ir_fmt)   # (4, M): gates i, g, f, o
+        sig = activation("sigm", d, ir_fmt, sigm_lut, rounding)  # row 1 unused: g takes tanh
+        gi, gf, go = sig[0], sig[2], sig[3]
         gg = activation("tanh", d[1], ir_fmt, tanh_lut, rounding)
-        gf = activation("sigm", d[2], ir_fmt, sigm_lut, rounding)
-        go = activation("sigm", d[3], ir_fmt, sigm_lut, rounding)
         c = elt_mul(c, c_fmt, gf, sig_fmt, c_fmt, rounding)
         gg = elt_mul(gg, tanh_fmt, gi, sig_fmt, tanh_fmt, rounding)
         c = elt_add(c, c_fmt, gg, tanh_fmt, c_fmt, rounding)
@@ -1109,13 +1128,6 @@ def lstm_cell(kind, inp, prev_out, weights_in, weights_out, bias, tanh_lut, sigm
     return OK
 
 
-def _set_cell_out_meta(out, rows, m):
-    """11.4: rank 2, shape[0..1] = (rows, M), strides (M, 1); entries 2..3 kept."""
-    out.rank = 2
-    out.shape = [rows, m] + list(out.shape[2:4])
-    out.mem_stride = [m, 1] + list(out.mem_stride[2:4])
-
-
 def gru_cell(kind, inp, prev_out, weights_in, weights_out, bias, tanh_lut, sigm_lut, cfg, out,
              rounding="convergent"):
     """``mli_krn_gru_cell_<kind>``: gates z, r, n; h' = z*h + (1 - z)*n."""
@@ -1124,12 +1136,10 @@ def gru_cell(kind, inp, prev_out, weights_in, weights_out, bias, tanh_lut, sigm_
                      sigm_lut, cfg, None, out, rounding)
     if st:
         return st
-    sa = _is_sa_kind(kind)
     x_all, h = inp.read(), prev_out.read()
-    w_out = weights_out.read()
     t_len, m = x_all.shape[0], h.shape[0]
     x_fmt, h_fmt, out_fmt = inp.fmt(), prev_out.fmt(), out.fmt()
-    if sa:
+    if _is_sa_kind(kind):
         ir_fmt = (0, 21, 9)                               # about +-5.2
         sig_fmt, tanh_fmt = SA_SIGM_OUT, SA_TANH_OUT
         one = 127                                         # 255/256 in the sigmoid format
@@ -1138,21 +1148,20 @@ def gru_cell(kind, inp, prev_out, weights_in, weights_out, bias, tanh_lut, sigm_
         sig_fmt = tanh_fmt = 15
         one = 32767                                       # the largest Q15 value, not 1
     _set_cell_out_meta(out, t_len if cfg.results == RNN_OUT_ALL else 1, m)
-
-    x_parts = _input_parts(kind, x_all, x_fmt, weights_in, bias, ir_fmt, cfg.direction, rounding)
-
-    def gate(g, step, second):
-        h_part = dense_part(kind, second, h_fmt, w_out[g], _gate_weight_fmt(weights_out, g, g == 2),
-                            ir_fmt, rounding)
-        return dense_sum(kind, [x_parts[g][step], h_part], ir_fmt)
-
+    x_parts = _input_parts(kind, x_all, x_fmt, weights_in, bias, ir_fmt, cfg.direction, rounding, True)
+    w_out = weights_out.read()
+    zr_fmts = _gate_weight_fmts(weights_out, (0, 1), gru=True)
+    n_fmts = _gate_weight_fmts(weights_out, (2,), gru=True)
     for step in range(t_len):
-        z = activation("sigm", gate(0, step, h), ir_fmt, sigm_lut, rounding)
-        r = activation("sigm", gate(1, step, h), ir_fmt, sigm_lut, rounding)
+        zr = dense_sum(kind, [x_parts[:2, step],
+                              dense_part(kind, h, h_fmt, w_out[:2], zr_fmts, ir_fmt, rounding)], ir_fmt)
+        z, r = activation("sigm", zr, ir_fmt, sigm_lut, rounding)
         rh = elt_mul(r, sig_fmt, h, h_fmt, h_fmt, rounding)   # reset applied to h before W_hn
         zh = elt_mul(h, h_fmt, z, sig_fmt, h_fmt, rounding)
         zc = elt_add(one, sig_fmt, z, sig_fmt, sig_fmt, rounding, sub=True)
-        n = activation("tanh", gate(2, step, rh), ir_fmt, tanh_lut, rounding)
+        dn = dense_sum(kind, [x_parts[2:, step],
+                              dense_part(kind, rh, h_fmt, w_out[2:], n_fmts, ir_fmt, rounding)], ir_fmt)
+        n = activation("tanh", dn[0], ir_fmt, tanh_lut, rounding)
         y = elt_add(elt_mul(n, tanh_fmt, zc, sig_fmt, out_fmt, rounding), out_fmt,
                     zh, h_fmt, out_fmt, rounding)
         out.write(y, (step if cfg.results == RNN_OUT_ALL else 0) * m)
