@@ -353,6 +353,28 @@ class Tensor:
     scale_capacity: int = 0
     scale_frac_bits_capacity: int = 0
 
+    @classmethod
+    def from_array(cls, values, el_type, frac_bits=0, zero_point=0, scale=1, scale_frac_bits=0,
+                   sa_dim=-1):
+        """A dense tensor holding `values` (its shape, rank <= 4) in a buffer of its own.
+
+        SA parameters: scalars per tensor, or sequences with ``sa_dim`` >= 0
+        (their capacities are then set to cover them)."""
+        values = np.asarray(values)
+        dims = list(values.shape)
+        data = values.astype(_CONTAINER[el_type])
+        t = cls(el_type=el_type, rank=len(dims), shape=dims + [0] * (4 - len(dims)),
+                mem_stride=_dense_strides(dims) + [0] * (4 - len(dims)),
+                capacity=data.nbytes, buf=Buffer.of(data), frac_bits=int(frac_bits))
+        if el_type in (SA_8, SA_32):
+            t.sa_dim = int(sa_dim)
+            lists = [[int(v) for v in np.atleast_1d(p)] for p in (zero_point, scale, scale_frac_bits)]
+            t.zero_point, t.scale, t.scale_frac_bits = lists
+            if sa_dim >= 0:
+                n = len(lists[1])
+                t.zero_point_capacity, t.scale_capacity, t.scale_frac_bits_capacity = 2 * n, 2 * n, n
+        return t
+
     # -- helpers of section 3.5 --
     def dims(self):
         return [int(v) for v in self.shape[:self.rank]]
