@@ -10,8 +10,8 @@ import zlib
 
 import numpy as np
 import pytest
-
 from conftest import SHARED
+
 from mli.reference import mli2 as R
 from mli.reference.mli2_cases import expected, load_case, run_case
 

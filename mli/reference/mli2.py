@@ -165,7 +165,8 @@ def asr(x, n, w):
 def _round_even(x, n, half):
     """CONVERGENT RSHR for 1 <= n <= W-1 (the plus one cannot overflow)."""
     q = x >> n
-    rem = x & ((np.int64(1) << n) - 1)
+    mask = (1 << n) - 1 if np.ndim(n) == 0 else (np.int64(1) << n) - 1   # n <= 63: fits int64
+    rem = x & mask
     # ties to even: an exact half rounds up only from an odd floor
     return q + ((rem > half) | ((rem == half) & ((q & 1) == 1)))
 
@@ -228,7 +229,7 @@ _TABLES = {
 LUT_CHECKS = {"tanh": (0x4CBBF8B6, -32767), "sigm": (0x589D26EB, 5226497)}
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _table(name):
     length, offset, q, func = _TABLES[name]
     values = []
@@ -309,7 +310,7 @@ def lut_lookup(x, f, lut, rounding):
 _next_address = [1 << 32]
 
 
-@dataclass
+@dataclass(eq=False)
 class Buffer:
     """Raw bytes of one allocation, at a made-up address unique to it.
 
@@ -332,7 +333,7 @@ class Buffer:
         return self.raw.view(_CONTAINER[el_type])
 
 
-@dataclass
+@dataclass(eq=False)
 class Tensor:
     """``mli_tensor`` of 2.x.  ``buf`` None = a NULL data pointer.
 
@@ -532,13 +533,9 @@ def _bias_scale_ok(inp, w, b, rounding):
     return True
 
 
-def _first(*steps):
-    """The first non-zero status of lazily evaluated steps (callables)."""
-    for step in steps:
-        st = step()
-        if st:
-            return st
-    return OK
+def _first(statuses):
+    """The first non-zero status of a lazy sequence of checks (later ones do not run)."""
+    return next((st for st in statuses if st), OK)
 
 
 # ---------------------------------------------------------------------------
@@ -677,7 +674,7 @@ def activation(func, x, fmt, lut, rounding):
 
 def _check_transfer(kind, inp, out):
     """13.5."""
-    st = _first(lambda: _check_tensor(inp), lambda: _check_tensor(out))
+    st = _check_tensor(inp) or _check_tensor(out)
     if st:
         return st
     if out.el_type != inp.el_type:
@@ -844,7 +841,7 @@ def _check_fc(kind, inp, weights, bias, cfg, out, rounding):
             return INCOMPATEBLE_TENSORS
         if out.frac_bits > inp.frac_bits + weights.frac_bits:
             return INCOMPATEBLE_TENSORS
-    st = _first(*(lambda t=t: _check_tensor(t) for t in (inp, weights, bias, out)))
+    st = _first(_check_tensor(t) for t in (inp, weights, bias, out))
     if st:
         return st
     if out.el_type != inp.el_type:
@@ -862,8 +859,8 @@ def _check_fc(kind, inp, weights, bias, cfg, out, rounding):
         return OK
     if (inp.el_type, weights.el_type, bias.el_type) != KIND_TYPES[kind]:
         return TYPE_MISMATCH
-    st = _first(lambda: _check_quant(inp, True), lambda: _check_quant(out, True),
-                lambda: _check_quant(weights, False), lambda: _check_quant(bias, False))
+    st = _first(_check_quant(t, data) for t, data in
+                ((inp, True), (out, True), (weights, False), (bias, False)))
     if st:
         return st
     if ((not weights.per_axis() and bias.per_axis())
@@ -923,7 +920,7 @@ def _check_rnn_dense(kind, ins, weights, bias, cfg, out, rounding):
         return BAD_FUNC_CFG
     n = cfg.inputs_num
     for i in range(n):
-        st = _first(lambda: _check_tensor(ins[i]), lambda: _check_tensor(weights[i]))
+        st = _check_tensor(ins[i]) or _check_tensor(weights[i])
         if st:
             return st
         w = weights[i]
@@ -959,11 +956,8 @@ def _check_rnn_dense(kind, ins, weights, bias, cfg, out, rounding):
         if bias.frac_bits > ins[0].frac_bits + weights[0].frac_bits:
             return INCOMPATEBLE_TENSORS
         return OK
-    steps = []
-    for i in range(n):
-        steps += [lambda i=i: _check_quant(ins[i], True), lambda i=i: _check_quant(weights[i], False)]
-    steps += [lambda: _check_quant(out, True), lambda: _check_quant(bias, False)]
-    st = _first(*steps)
+    order = [(t, data) for i in range(n) for t, data in ((ins[i], True), (weights[i], False))]
+    st = _first(_check_quant(t, data) for t, data in order + [(out, True), (bias, False)])
     if st:
         return st
     if any(t.per_axis() for t in (*ins[:n], *weights[:n], out, bias)):
@@ -1000,7 +994,7 @@ def _check_cell(kernel, kind, inp, prev_out, w_in, w_out, bias, tanh_lut, sigm_l
     g = 4 if lstm else 3
     if tanh_lut.capacity < get_lut_size("tanh") or sigm_lut.capacity < get_lut_size("sigm"):
         return NOT_ENGH_MEM
-    st = _first(lambda: _check_tensor(inp), lambda: _check_tensor(prev_out))
+    st = _check_tensor(inp) or _check_tensor(prev_out)
     if st:
         return st
     if inp.rank != 2 or prev_out.rank != 1:
@@ -1011,7 +1005,7 @@ def _check_cell(kernel, kind, inp, prev_out, w_in, w_out, bias, tanh_lut, sigm_l
         raise ValueError(f"{kernel} with a NULL cfg: MLI dereferences it (SPEC 13.4)")
     n, m = inp.shape[1], prev_out.count()
     t_out = inp.shape[0] if cfg.results == RNN_OUT_ALL else 1
-    st = _first(lambda: _check_tensor(w_in), lambda: _check_tensor(w_out))
+    st = _check_tensor(w_in) or _check_tensor(w_out)
     if st:
         return st
     if (w_in.rank != 3 or w_out.rank != 3 or w_in.dims() != [g, n, m]
@@ -1057,8 +1051,8 @@ def _check_cell(kernel, kind, inp, prev_out, w_in, w_out, bias, tanh_lut, sigm_l
             or (not w_in.per_axis() and (w_out.per_axis() or bias.per_axis()))
             or (w_in.per_axis() and (w_in.sa_dim != 0 or w_out.sa_dim != 0 or bias.sa_dim != 0))):
         return INCOMPATEBLE_TENSORS
-    st = _first(*(lambda t=t: _check_quant(t, True) for t in data),
-                *(lambda t=t: _check_quant(t, False) for t in (w_in, w_out, bias)))
+    st = _first(_check_quant(t, is_data) for t, is_data in
+               [(t, True) for t in data] + [(t, False) for t in (w_in, w_out, bias)])
     if st:
         return st
     if not _bias_scale_ok(inp, w_in, bias, rounding):

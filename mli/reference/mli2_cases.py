@@ -42,7 +42,10 @@ def _tensor(meta, arrays, role, buffers):
     roles to their Buffer, for aliasing."""
     if meta.get(f"{role}_null", True):
         return None
-    g = lambda k: meta[f"{role}_{k}"]                   # noqa: E731
+
+    def g(k):
+        return meta[f"{role}_{k}"]
+
     el_type = g("el_type")
     data = arrays.get(f"{role}_data")
     buf = None
