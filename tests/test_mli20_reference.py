@@ -27,17 +27,16 @@ def _untouched(meta, arrays, res):
     """Bytes of every buffer that the call must not change, compared with the case's
     initial data: all inputs, and the output and cell outside their elements."""
     problems = []
-    written = {}
+    written = {}                          # role -> (element offsets, element size)
     if res.status == R.OK:
-        out = res.tensors["out"]
-        itemsize = np.dtype(R._CONTAINER[out.el_type]).itemsize
-        written["in" if meta.get("out_aliases_in") and meta["kernel"] != "rnn_dense" else
-                "in0" if meta.get("out_aliases_in") else "out"] = \
-            (R._offsets(out.dims(), out.strides()).reshape(-1), itemsize)
-        if meta["kernel"] == "lstm_cell":
-            cell = res.tensors["cell"]
-            written["cell"] = (R._offsets(cell.dims(), cell.strides()).reshape(-1), 2 if
-                               cell.el_type == R.FX_16 else 1)
+        touched = ["out"] + (["cell"] if meta["kernel"] == "lstm_cell" else [])
+        for name in touched:
+            t = res.tensors[name]
+            role = name
+            if name == "out" and meta.get("out_aliases_in"):   # the output lives in in's buffer
+                role = "in0" if meta["kernel"] == "rnn_dense" else "in"
+            written[role] = (R._offsets(t.dims(), t.strides()).reshape(-1),
+                             np.dtype(R._CONTAINER[t.el_type]).itemsize)
     for role, t in res.tensors.items():
         if t is None or t.buf is None or f"{role}_data" not in arrays:
             continue

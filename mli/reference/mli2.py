@@ -23,6 +23,19 @@ without overflowing.  ``rounding`` is ``"convergent"`` (ROUND_MODE=CONVERGENT,
 ties to even) or ``"up"`` (ROUND_MODE=UP, add the half with saturation).
 Where C's result is implementation defined (32-bit wrap-around), the model
 does what gcc on x86 does, as the specification says.
+
+Calls on which MLI crashes or reads out of bounds (SPEC 16.4: rank-0
+tanh/sigm, a NULL cfg in the cells, a NULL out in rnn_dense, a LUT object
+whose creation failed) raise ``ValueError`` instead of returning a status.
+
+Example (one fx16 tanh)::
+
+    lut = Lut(capacity=get_lut_size("tanh")); create_lut("tanh", lut)
+    x = Tensor.from_array(np.array([4288, -1]), FX_16, frac_bits=12)
+    y = Tensor.from_array(np.zeros(2), FX_16)
+    assert tanh("fx16", x, lut, y, "up") == OK    # y.read() -> [25576, -8], y.frac_bits 15
+
+:mod:`.mli2_cases` runs the case files of ``shared/vectors/mli20`` through it.
 """
 
 import functools
@@ -436,7 +449,7 @@ def _dense_strides(dims):
 
 @dataclass
 class RnnCellCfg:
-    """``mli_rnn_cell_cfg``; scratch is (Buffer or None, offset bytes, capacity)."""
+    """``mli_rnn_cell_cfg``; ``scratch_buf`` None is a NULL scratch pointer."""
     direction: int = RNN_DIR_FORWARD
     results: int = RNN_OUT_ALL
     act: int = RNN_ACT_TANH
