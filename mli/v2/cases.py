@@ -13,7 +13,8 @@ import fnmatch
 import json
 import os
 from dataclasses import dataclass, field
-from typing import Iterable, List, Optional
+from types import SimpleNamespace
+from typing import Dict, Iterable, List, Optional
 
 import numpy as np
 
@@ -120,7 +121,8 @@ def run_case(path: str, rounding: str = "convergent") -> CaseResult:
     in_role = "in0" if kernel == "rnn_dense" else "in"
     alias = bool(meta.get("out_aliases_in"))
     scratch_over = bool(meta.get("cfg_scratch_overlaps_in"))
-    raws, tens = {}, {}
+    raws: Dict[str, np.ndarray] = {}
+    tens: Dict[str, Optional[Tensor]] = {}
     for r in roles:
         if meta.get(f"{r}_null"):
             tens[r] = None
@@ -133,8 +135,10 @@ def run_case(path: str, rounding: str = "convergent") -> CaseResult:
         raws[r] = _buffer_for(meta, z, r, extra)
         tens[r] = _tensor(meta, r, raws[r])
     if alias and not meta.get("out_null"):
-        tens["out"] = _tensor(meta, "out", raws[in_role])
-        tens["out"].capacity = int(meta[f"{in_role}_capacity"])  # the container of in: pointer and capacity
+        aliased = _tensor(meta, "out", raws[in_role])
+        if aliased is not None:
+            aliased.capacity = int(meta[f"{in_role}_capacity"])  # the container of in: pointer and capacity
+        tens["out"] = aliased
     before = {r: b.copy() for r, b in raws.items()}
     mode = 1 if rounding == "up" else 0
 
@@ -162,11 +166,9 @@ def run_case(path: str, rounding: str = "convergent") -> CaseResult:
         st = _core2.rnn_dense(kind, ins, ws, tens.get("bias"), None if cfg_null else int(meta["cfg_inputs_num"]),
                               tens.get("out"), mode)
     else:
-        cfg = None
+        cfg: Optional[SimpleNamespace] = None
         if not cfg_null:
-            class _Cfg:
-                pass
-            cfg = _Cfg()
+            cfg = SimpleNamespace()
             cfg.direction, cfg.results, cfg.act = (int(meta.get("cfg_direction", 0)), int(meta.get("cfg_results", 0)),
                                                    int(meta.get("cfg_act", 0)))
             cap = int(meta.get("cfg_scratch_capacity", 0))
@@ -194,23 +196,26 @@ def run_case(path: str, rounding: str = "convergent") -> CaseResult:
         res.passed = True
         return res
 
-    out = tens["out"]
+    out = tens.get("out")
+    if out is None:  # a case with no out tensor must expect a refusal
+        res.where, res.expected, res.actual = "status", "a refusal (no out tensor)", st
+        return res
     # metadata
-    for key, got in (("rank", out.rank), ("shape", out.shape), ("mem_stride", out.mem_stride),
-                     ("el_type", out.el_type)):
-        exp = meta[f"expected_out_{key}"]
-        if (list(got) if isinstance(got, list) else got) != exp:
-            res.where, res.expected, res.actual = f"out.{key}", exp, got
+    for key, meta_got in (("rank", out.rank), ("shape", out.shape), ("mem_stride", out.mem_stride),
+                          ("el_type", out.el_type)):
+        meta_exp = meta[f"expected_out_{key}"]
+        if (list(meta_got) if isinstance(meta_got, list) else meta_got) != meta_exp:
+            res.where, res.expected, res.actual = f"out.{key}", meta_exp, meta_got
             return res
     if "expected_out_frac_bits" in meta and out.frac_bits != meta["expected_out_frac_bits"]:
         res.where, res.expected, res.actual = "out.frac_bits", meta["expected_out_frac_bits"], out.frac_bits
         return res
     if "expected_out_zero_point" in meta:
-        got = (int(out.zero_point[0]), int(out.scale[0]), int(out.scale_frac_bits[0]), out.sa_dim)
-        exp = (meta["expected_out_zero_point"], meta["expected_out_scale"], meta["expected_out_scale_frac_bits"],
-               meta["expected_out_sa_dim"])
-        if out.sa_dim >= 0 or got != exp:
-            res.where, res.expected, res.actual = "out sa params", exp, got
+        sa_got = (int(out.zero_point[0]), int(out.scale[0]), int(out.scale_frac_bits[0]), out.sa_dim)
+        sa_exp = (meta["expected_out_zero_point"], meta["expected_out_scale"], meta["expected_out_scale_frac_bits"],
+                  meta["expected_out_sa_dim"])
+        if out.sa_dim >= 0 or sa_got != sa_exp:
+            res.where, res.expected, res.actual = "out sa params", sa_exp, sa_got
             return res
 
     def expected(name):
@@ -232,19 +237,22 @@ def run_case(path: str, rounding: str = "convergent") -> CaseResult:
         return res
     # every other byte of the output buffer, and every input, unchanged
     written = np.zeros(flat.size, bool)
-    idx = np.zeros(tuple(shape), np.int64)
+    offsets = np.zeros(tuple(shape), np.int64)
     for d, s in enumerate(strides):
         sh = [1] * len(shape)
         sh[d] = -1
-        idx = idx + (np.arange(shape[d]) * s).reshape(sh)
-    written[idx.reshape(-1)] = True
+        offsets = offsets + (np.arange(shape[d]) * s).reshape(sh)
+    written[offsets.reshape(-1)] = True
     orig_out = (before[in_role] if alias else before["out"]).view(dt)
     if not np.array_equal(orig_out[~written], flat[~written]):
         res.where, res.expected, res.actual = "out holes", "unchanged", "changed"
         return res
     if kernel == "lstm_cell":
         cexp = expected("cell")
-        cell = tens["cell"]
+        cell = tens.get("cell")
+        if cell is None:  # an LSTM call with no cell tensor must expect a refusal
+            res.where, res.expected, res.actual = "status", "a refusal (no cell tensor)", st
+            return res
         cflat = raws["cell"].view(np.int16 if cell.el_type == 0x10 else np.int8)
         cgot = cflat[: cexp.size]
         if not np.array_equal(cgot, cexp.reshape(-1)):
