@@ -196,11 +196,16 @@ __attribute__((target("avx512f,avx512bw"))) static inline __m512i lut_lookup32(c
     return _mm512_mask_blend_epi16(ge128, _mm512_mask_blend_epi16(ge64, a, b), c);
 }
 
-__attribute__((target("avx512f,avx512bw"))) static inline void lut32_avx512(const lut_regs *r, const lut_setup *c,
-                                                                          __m512i xv, __m512i *r_lo, __m512i *r_hi) {
-    const __m512i lo16 = _mm512_set1_epi32(-32768), hi16 = _mm512_set1_epi32(32767);
+/* The interpolation in int16 lanes: with |diff| <= 2^15 and 0 <= frac < 2^s
+ * the product p = diff * frac has |p| < 2^(15+s), so floor(p / 2^s) fits
+ * int16; it is assembled from the high and low halves of p, and the
+ * rounding adds 1 when (p mod 2^s) + 2^(s-1) - 1 + (up | bit s of p) >= 2^s
+ * (that sum stays below 2^16).  The saturating int16 add and subtract are
+ * lut_one's clamps of q and r. */
+__attribute__((target("avx512f,avx512bw"))) static inline __m512i lut32_avx512(const lut_regs *r, const lut_setup *c,
+                                                                             __m512i xv) {
     if (c->direct) {
-        __m512i v = _mm512_sll_epi16(xv, _mm_cvtsi32_si128(c->s)); /* wraps: saturate from the 32-bit value */
+        __m512i v;
         const __m512i wide_lo = _mm512_sll_epi32(_mm512_cvtepi16_epi32(_mm512_castsi512_si256(xv)),
                                                  _mm_cvtsi32_si128(c->s));
         const __m512i wide_hi = _mm512_sll_epi32(_mm512_cvtepi16_epi32(_mm512_extracti64x4_epi64(xv, 1)),
@@ -208,10 +213,7 @@ __attribute__((target("avx512f,avx512bw"))) static inline void lut32_avx512(cons
         v = _mm512_inserti64x4(_mm512_castsi256_si512(_mm512_cvtsepi32_epi16(wide_lo)), _mm512_cvtsepi32_epi16(wide_hi), 1);
         v = _mm512_adds_epi16(v, _mm512_set1_epi16((int16_t)c->off));
         v = _mm512_min_epi16(_mm512_max_epi16(v, _mm512_setzero_si512()), _mm512_set1_epi16((int16_t)c->hi));
-        const __m512i t0 = lut_lookup32(r, v);
-        *r_lo = _mm512_cvtepi16_epi32(_mm512_castsi512_si256(t0));
-        *r_hi = _mm512_cvtepi16_epi32(_mm512_extracti64x4_epi64(t0, 1));
-        return;
+        return lut_lookup32(r, v);
     }
     const __m512i xs = _mm512_sra_epi16(xv, _mm_cvtsi32_si128(c->pre));
     __m512i idx = _mm512_add_epi16(_mm512_sra_epi16(xs, _mm_cvtsi32_si128(c->s)), _mm512_set1_epi16((int16_t)c->off));
@@ -220,21 +222,14 @@ __attribute__((target("avx512f,avx512bw"))) static inline void lut32_avx512(cons
     const __m512i t1 = lut_lookup32(r, _mm512_add_epi16(idx, _mm512_set1_epi16(1)));
     const __m512i diff = _mm512_subs_epi16(t0, t1); /* SAT_16 */
     const __m512i fr = _mm512_and_si512(xs, _mm512_set1_epi16((int16_t)c->mask));
-    const __m128i s = _mm_cvtsi32_si128(c->s);
-    const __m512i one = _mm512_set1_epi32(1), up = _mm512_set1_epi32(c->up), bias = _mm512_set1_epi32(c->bias);
-    __m512i out[2];
-    for (int h = 0; h < 2; h++) {
-        const __m256i d16 = h ? _mm512_extracti64x4_epi64(diff, 1) : _mm512_castsi512_si256(diff);
-        const __m256i f16 = h ? _mm512_extracti64x4_epi64(fr, 1) : _mm512_castsi512_si256(fr);
-        const __m256i t16 = h ? _mm512_extracti64x4_epi64(t0, 1) : _mm512_castsi512_si256(t0);
-        const __m512i p = _mm512_mullo_epi32(_mm512_cvtepi16_epi32(d16), _mm512_cvtepi16_epi32(f16));
-        const __m512i odd = _mm512_or_si512(up, _mm512_and_si512(_mm512_sra_epi32(p, s), one));
-        __m512i q = _mm512_sra_epi32(_mm512_add_epi32(_mm512_add_epi32(p, bias), odd), s);
-        q = _mm512_min_epi32(_mm512_max_epi32(q, lo16), hi16);
-        out[h] = _mm512_min_epi32(_mm512_max_epi32(_mm512_sub_epi32(_mm512_cvtepi16_epi32(t16), q), lo16), hi16);
-    }
-    *r_lo = out[0];
-    *r_hi = out[1];
+    const __m512i lo = _mm512_mullo_epi16(diff, fr), hi = _mm512_mulhi_epi16(diff, fr);
+    const __m512i fl = _mm512_or_si512(_mm512_sll_epi16(hi, _mm_cvtsi32_si128(16 - c->s)),
+                                       _mm512_srl_epi16(lo, _mm_cvtsi32_si128(c->s)));
+    const __m512i odd = _mm512_or_si512(_mm512_set1_epi16((int16_t)c->up), _mm512_and_si512(fl, _mm512_set1_epi16(1)));
+    const __m512i rem = _mm512_and_si512(lo, _mm512_set1_epi16((int16_t)c->mask));
+    const __m512i inc = _mm512_srl_epi16(_mm512_add_epi16(_mm512_add_epi16(rem, _mm512_set1_epi16((int16_t)c->bias)), odd),
+                                         _mm_cvtsi32_si128(c->s));
+    return _mm512_subs_epi16(t0, _mm512_adds_epi16(fl, inc));
 }
 
 __attribute__((target("avx512f,avx512bw"))) static long lut_vec16_avx512p(const mli_lut *lut, const lut_setup *c,
@@ -243,12 +238,8 @@ __attribute__((target("avx512f,avx512bw"))) static long lut_vec16_avx512p(const 
     long i = 0;
     if (n < 32) return 0;
     lut_load_regs(lut, &r);
-    for (; i + 32 <= n; i += 32) {
-        __m512i lo, hi;
-        lut32_avx512(&r, c, _mm512_loadu_si512((const void *)(x + i)), &lo, &hi);
-        _mm256_storeu_si256((__m256i *)(y + i), _mm512_cvtsepi32_epi16(lo));
-        _mm256_storeu_si256((__m256i *)(y + i + 16), _mm512_cvtsepi32_epi16(hi));
-    }
+    for (; i + 32 <= n; i += 32)
+        _mm512_storeu_si512((void *)(y + i), lut32_avx512(&r, c, _mm512_loadu_si512((const void *)(x + i))));
     return i;
 }
 
