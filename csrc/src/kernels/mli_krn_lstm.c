@@ -6,17 +6,17 @@
 #include "../private/mli_prv_dotprod.h"
 #include "../private/mli_prv_lut_simd.h"
 
-/* ---- One fused fx16 time step on AVX-512 VNNI ----------------------------
+/* ---- One fused time step of fx16 / fx8w16d on AVX-512 VNNI ----------------------------
  * The same integers as the step-by-step path (dense_step, lstm_gates_,
  * lstm_cell_update_, lstm_hidden_) with every stage kept in registers or
  * L1: the recurrent sums of a group of 16 rows go straight into the
  * read-out, the tables stay in registers, and the cell update and hidden
  * output run on 16 int32 lanes.  Used only where its preconditions hold
- * (lstm16_fused_ok): 16-bit weights in the direct form on both parts, the
- * branch-free read-out, no partial sum able to reach the 40-bit limit
- * (plan->unclamped: the read-out's clamps of the two parts never act and
- * are left out), M a multiple of 16 (each gate a whole number of groups),
- * 0 < ir_shift, mshift < 31. */
+ * (lstm16_fused_ok): 16-bit data, the direct form on both parts (always
+ * with 8-bit weights), the branch-free read-out, no partial sum able to
+ * reach the 40-bit limit (plan->unclamped; with fx16 the read-out's clamps
+ * of the two parts then never act and are left out), M a multiple of 16
+ * (each gate a whole number of groups), 0 < ir_shift, mshift < 31. */
 typedef struct {
     const mli_dense_plan *plan;
     int M, its, os, ir_shift, mshift, act; /* act: 0 none (p = c), 1 tanh, 2 sigm */
@@ -83,8 +83,11 @@ LSTM16_TARGET static inline void lstm16_lut(const lut_regs *r, const lut_setup *
     }
 }
 
-LSTM16_TARGET static void lstm16_fused_step(const lstm16_fused *fz, const int64_t *si, const int16_t *h,
-                                            int16_t *gates, int16_t *c, int16_t *h_out) {
+/* w8 (fx8w16d): int8 packed weights and the 32-bit accumulator with rounding
+ * shifts, every clamp kept; else (fx16) the 40-bit one with a floor shift. */
+__attribute__((always_inline)) LSTM16_TARGET static inline void lstm16_fused_body(const lstm16_fused *fz, const int64_t *si,
+                                                                                const int16_t *h, int16_t *gates,
+                                                                                int16_t *c, int16_t *h_out, const int w8) {
     const mli_dense_plan *pl = fz->plan;
     const int M = fz->M, groups = 4 * M / MLI_DOT_GROUP, pairs = M / 2;
     int32_t *x = pl->x_st;
@@ -93,12 +96,17 @@ LSTM16_TARGET static void lstm16_fused_step(const lstm16_fused *fz, const int64_
     /* dense: recurrent sums per group of 16 rows, then the read-out of dense_out */
     const __m128i lsh = _mm_cvtsi32_si128(fz->its < 0 ? -fz->its : 0), rsh = _mm_cvtsi32_si128(fz->its > 0 ? fz->its : 0);
     const __m128i osh = _mm_cvtsi32_si128(fz->os);
-    const __m512i lo40 = _mm512_set1_epi64(-((int64_t)1 << 39)), hi40 = _mm512_set1_epi64(((int64_t)1 << 39) - 1);
+    const __m512i lo40 = _mm512_set1_epi64(w8 ? INT32_MIN : -((int64_t)1 << 39));
+    const __m512i hi40 = _mm512_set1_epi64(w8 ? INT32_MAX : ((int64_t)1 << 39) - 1);
+    const __m512i ibias = _mm512_set1_epi64(fz->its > 0 ? ((int64_t)1 << (fz->its - 1)) - 1 : 0);
     const __m512i obias = _mm512_set1_epi64(((int64_t)1 << (fz->os - 1)) - 1), one64 = _mm512_set1_epi64(1);
     const __m512i up64 = _mm512_set1_epi64(fz->up);
     for (int g = 0; g < groups; g++) {
         const int32_t *ch = pl->chunk_st + (size_t)g * ((size_t)pairs + 1);
         const int16_t *wg = pl->w_st + (size_t)g * (size_t)pairs * 2 * MLI_DOT_GROUP;
+        const int8_t *wg8 = (const int8_t *)pl->w_st + (size_t)g * (size_t)pairs * 2 * MLI_DOT_GROUP;
+#define LSTM16_W(p) (w8 ? _mm512_cvtepi8_epi16(_mm256_loadu_si256((const __m256i *)(wg8 + (size_t)(p) * 32))) \
+                        : _mm512_loadu_si512((const void *)(wg + (size_t)(p) * 32)))
         __m512i s[2] = {_mm512_setzero_si512(), _mm512_setzero_si512()};
         int p = 0;
         for (int k = 1; k <= ch[0]; k++) {
@@ -106,14 +114,12 @@ LSTM16_TARGET static void lstm16_fused_step(const lstm16_fused *fz, const int64_
             __m512i a = _mm512_setzero_si512(), b = _mm512_setzero_si512();
             __m512i d = _mm512_setzero_si512(), e = _mm512_setzero_si512();
             for (; p + 3 < pend; p += 4) {
-                const int16_t *q = wg + (size_t)p * 32;
-                a = _mm512_dpwssd_epi32(a, _mm512_set1_epi32(x[p]), _mm512_loadu_si512((const void *)q));
-                b = _mm512_dpwssd_epi32(b, _mm512_set1_epi32(x[p + 1]), _mm512_loadu_si512((const void *)(q + 32)));
-                d = _mm512_dpwssd_epi32(d, _mm512_set1_epi32(x[p + 2]), _mm512_loadu_si512((const void *)(q + 64)));
-                e = _mm512_dpwssd_epi32(e, _mm512_set1_epi32(x[p + 3]), _mm512_loadu_si512((const void *)(q + 96)));
+                a = _mm512_dpwssd_epi32(a, _mm512_set1_epi32(x[p]), LSTM16_W(p));
+                b = _mm512_dpwssd_epi32(b, _mm512_set1_epi32(x[p + 1]), LSTM16_W(p + 1));
+                d = _mm512_dpwssd_epi32(d, _mm512_set1_epi32(x[p + 2]), LSTM16_W(p + 2));
+                e = _mm512_dpwssd_epi32(e, _mm512_set1_epi32(x[p + 3]), LSTM16_W(p + 3));
             }
-            for (; p < pend; p++)
-                a = _mm512_dpwssd_epi32(a, _mm512_set1_epi32(x[p]), _mm512_loadu_si512((const void *)(wg + (size_t)p * 32)));
+            for (; p < pend; p++) a = _mm512_dpwssd_epi32(a, _mm512_set1_epi32(x[p]), LSTM16_W(p));
             a = _mm512_add_epi32(_mm512_add_epi32(a, b), _mm512_add_epi32(d, e)); /* modular: exact per chunk */
             s[0] = _mm512_add_epi64(s[0], _mm512_cvtepi32_epi64(_mm512_castsi512_si256(a)));
             s[1] = _mm512_add_epi64(s[1], _mm512_cvtepi32_epi64(_mm512_extracti64x4_epi64(a, 1)));
@@ -123,10 +129,17 @@ LSTM16_TARGET static void lstm16_fused_step(const lstm16_fused *fz, const int64_
             const int k0 = g * MLI_DOT_GROUP + 8 * hf;
             __m512i acc = _mm512_add_epi64(_mm512_loadu_si512((const void *)(pl->bias_term + k0)),
                                            _mm512_loadu_si512((const void *)(si + k0)));
-            /* the state part's start: saturating left shift or floor right shift */
-            acc = _mm512_sra_epi64(_mm512_sll_epi64(acc, lsh), rsh);
+            if (w8) acc = _mm512_min_epi64(_mm512_max_epi64(acc, lo40), hi40);
+            /* the state part's start: saturating left shift, or a floor (fx16) or rounding right shift */
+            if (!w8 || fz->its <= 0) {
+                acc = _mm512_sra_epi64(_mm512_sll_epi64(acc, lsh), rsh);
+            } else {
+                const __m512i o = _mm512_or_si512(up64, _mm512_and_si512(_mm512_sra_epi64(acc, rsh), one64));
+                acc = _mm512_sra_epi64(_mm512_add_epi64(_mm512_add_epi64(acc, ibias), o), rsh);
+            }
             acc = _mm512_min_epi64(_mm512_max_epi64(acc, lo40), hi40);
             acc = _mm512_add_epi64(acc, s[hf]);
+            if (w8) acc = _mm512_min_epi64(_mm512_max_epi64(acc, lo40), hi40);
             const __m512i odd = _mm512_or_si512(up64, _mm512_and_si512(_mm512_sra_epi64(acc, osh), one64));
             acc = _mm512_sra_epi64(_mm512_add_epi64(_mm512_add_epi64(acc, obias), odd), osh);
             out[hf] = _mm512_cvtsepi64_epi16(acc);
@@ -172,6 +185,15 @@ LSTM16_TARGET static void lstm16_fused_step(const lstm16_fused *fz, const int64_
         _mm256_storeu_si256((__m256i *)(h_out + m), _mm512_cvtsepi32_epi16(lstm16_round32(v, msh, mbias, up32)));
     }
 #undef LD16
+#undef LSTM16_W
+}
+LSTM16_TARGET static void lstm16_fused_step(const lstm16_fused *fz, const int64_t *si, const int16_t *h,
+                                            int16_t *gates, int16_t *c, int16_t *h_out) {
+    lstm16_fused_body(fz, si, h, gates, c, h_out, 0);
+}
+LSTM16_TARGET static void lstm16w8_fused_step(const lstm16_fused *fz, const int64_t *si, const int16_t *h,
+                                              int16_t *gates, int16_t *c, int16_t *h_out) {
+    lstm16_fused_body(fz, si, h, gates, c, h_out, 1);
 }
 #endif
 

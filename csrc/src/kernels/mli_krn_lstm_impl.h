@@ -148,10 +148,9 @@ mli_status MLI_CAT(mli_krn_lstm_cell_, KRN_SFX)(const mli_tensor *in, const mli_
     mli_dense_plan plan;
     MLI_CAT(mli_prv_dense_plan_, KRN_SFX)(&plan, W, N + M, 4 * M, N, M, b, sh, batch);
 #if KRN_BITS == 16 && defined(MLIPY_X86_TARGETS)
-    /* 16-bit weights: the fused step where it applies (same integers) */
+    /* 16-bit data: the fused step where it applies (same integers) */
     lstm16_fused fz;
-    const int fused = sizeof(KRN_W_T) == 2 &&
-                      lstm16_fused_ok(&plan, M, N, batch, mode == RNN_BATCH_TO_BATCH ? batch : 1, sh, ir_shift,
+    const int fused = lstm16_fused_ok(&plan, M, N, batch, mode == RNN_BATCH_TO_BATCH ? batch : 1, sh, ir_shift,
                                       mshift, x, gates, c, y);
     if (fused) lstm16_fused_init(&fz, &plan, M, sh, ir_shift, mshift, act, f_ir, f_c);
 #endif
@@ -165,7 +164,8 @@ mli_status MLI_CAT(mli_krn_lstm_cell_, KRN_SFX)(const mli_tensor *in, const mli_
                 MLI_CAT(mli_prv_dense_hoist_, KRN_SFX)(&plan, x + t * N, N, 1);
                 ready = plan.s_all;
             }
-            lstm16_fused_step(&fz, ready, h, gates, c, h_out);
+            if (sizeof(KRN_W_T) == 2) lstm16_fused_step(&fz, ready, h, gates, c, h_out);
+            else lstm16w8_fused_step(&fz, ready, h, gates, c, h_out);
             h = h_out;
             continue;
         }
