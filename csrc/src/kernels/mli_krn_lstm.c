@@ -6,7 +6,7 @@
 #include "../private/mli_prv_dotprod.h"
 #include "../private/mli_prv_lut_simd.h"
 
-/* ---- One fused time step of fx16 / fx8w16d on AVX-512 VNNI ----------------------------
+/* ---- One fused fx16 time step on AVX-512 VNNI ----------------------------
  * The same integers as the step-by-step path (dense_step, lstm_gates_,
  * lstm_cell_update_, lstm_hidden_) with every stage kept in registers or
  * L1: the recurrent sums of a group of 16 rows go straight into the
@@ -15,8 +15,8 @@
  * (lstm16_fused_ok): 16-bit data, the direct form on both parts (always
  * with 8-bit weights), the branch-free read-out, no partial sum able to
  * reach the 40-bit limit (plan->unclamped; with fx16 the read-out's clamps
- * of the two parts then never act and are left out), M a multiple of 16
- * (each gate a whole number of groups), 0 < ir_shift, mshift < 31. */
+ * of the two parts then never act and are left out), M a multiple of 16 (each gate a whole number of groups),
+ * 0 < ir_shift, mshift < 31. */
 typedef struct {
     const mli_dense_plan *plan;
     int M, its, os, ir_shift, mshift, act; /* act: 0 none (p = c), 1 tanh, 2 sigm */
@@ -99,7 +99,9 @@ __attribute__((always_inline)) LSTM16_TARGET static inline void lstm16_fused_bod
     const __m512i lo40 = _mm512_set1_epi64(w8 ? INT32_MIN : -((int64_t)1 << 39));
     const __m512i hi40 = _mm512_set1_epi64(w8 ? INT32_MAX : ((int64_t)1 << 39) - 1);
     const __m512i ibias = _mm512_set1_epi64(fz->its > 0 ? ((int64_t)1 << (fz->its - 1)) - 1 : 0);
-    const __m512i obias = _mm512_set1_epi64(((int64_t)1 << (fz->os - 1)) - 1), one64 = _mm512_set1_epi64(1);
+    const __m512i ohalf = _mm512_set1_epi64((int64_t)1 << (fz->os - 1)), one64 = _mm512_set1_epi64(1);
+    const __m512i omask = _mm512_set1_epi64(((int64_t)1 << fz->os) - 1);
+    const __mmask8 ties = fz->up ? 0 : 0xFF;
     const __m512i up64 = _mm512_set1_epi64(fz->up);
     for (int g = 0; g < groups; g++) {
         const int32_t *ch = pl->chunk_st + (size_t)g * ((size_t)pairs + 1);
@@ -140,9 +142,12 @@ __attribute__((always_inline)) LSTM16_TARGET static inline void lstm16_fused_bod
             acc = _mm512_min_epi64(_mm512_max_epi64(acc, lo40), hi40);
             acc = _mm512_add_epi64(acc, s[hf]);
             if (w8) acc = _mm512_min_epi64(_mm512_max_epi64(acc, lo40), hi40);
-            const __m512i odd = _mm512_or_si512(up64, _mm512_and_si512(_mm512_sra_epi64(acc, osh), one64));
-            acc = _mm512_sra_epi64(_mm512_add_epi64(_mm512_add_epi64(acc, obias), odd), osh);
-            out[hf] = _mm512_cvtsepi64_epi16(acc);
+            /* (acc + 2^(os-1)) >> os, and on a tie (those low bits zero) the
+             * convergent mode takes the even neighbour */
+            const __m512i t = _mm512_add_epi64(acc, ohalf);
+            __m512i q = _mm512_sra_epi64(t, osh);
+            q = _mm512_mask_andnot_epi64(q, _mm512_testn_epi64_mask(t, omask) & ties, one64, q);
+            out[hf] = _mm512_cvtsepi64_epi16(q);
         }
         _mm256_storeu_si256((__m256i *)(gates + g * MLI_DOT_GROUP), _mm256_set_m128i(out[1], out[0]));
     }
