@@ -1,7 +1,206 @@
 /* LSTM cell: mli_krn_lstm_cell_{fx8,fx16,fx8w16d}, and its steps
  * (mlipy_lstm_gates_*, mlipy_lstm_cell_update_*, mlipy_lstm_hidden_*),
  * exported so that tests can reach one step at a time. */
+#include <string.h>
 #include "mli_krn_common.h"
+#include "../private/mli_prv_dotprod.h"
+#include "../private/mli_prv_lut_simd.h"
+
+/* ---- One fused fx16 time step on AVX-512 VNNI ----------------------------
+ * The same integers as the step-by-step path (dense_step, lstm_gates_,
+ * lstm_cell_update_, lstm_hidden_) with every stage kept in registers or
+ * L1: the recurrent sums of a group of 16 rows go straight into the
+ * read-out, the tables stay in registers, and the cell update and hidden
+ * output run on 16 int32 lanes.  Used only where its preconditions hold
+ * (lstm16_fused_ok): 16-bit data, the direct form on both parts (always
+ * with 8-bit weights), the branch-free read-out, no partial sum able to
+ * reach the 40-bit limit (plan->unclamped; with fx16 the read-out's clamps
+ * of the two parts then never act and are left out), M a multiple of 16 (each gate a whole number of groups),
+ * 0 < ir_shift, mshift < 31. */
+typedef struct {
+    const mli_dense_plan *plan;
+    int M, its, os, ir_shift, mshift, act; /* act: 0 none (p = c), 1 tanh, 2 sigm */
+    int32_t up;
+    lut_setup sigm, tanh_, out; /* gates (frac f_ir) and the output activation (frac f_c) */
+} lstm16_fused;
+
+static void lstm16_fused_init(lstm16_fused *fz, const mli_dense_plan *plan, int M, mli_dense_shifts sh, int ir_shift,
+                              int mshift, mli_rnn_out_activation act, int f_ir, int f_c) {
+    fz->plan = plan;
+    fz->M = M;
+    fz->its = sh.in_to_state;
+    fz->os = sh.out_shift;
+    fz->ir_shift = ir_shift;
+    fz->mshift = mshift;
+    fz->act = act == RNN_ACT_NONE ? 0 : (act == RNN_ACT_TANH ? 1 : 2);
+    fz->up = mlipy_rounding_up;
+    lut_prepare(&mli_prv_sigm_lut, f_ir, &fz->sigm);
+    lut_prepare(&mli_prv_tanh_lut, f_ir, &fz->tanh_);
+    lut_prepare(act == RNN_ACT_TANH ? &mli_prv_tanh_lut : &mli_prv_sigm_lut, f_c, &fz->out);
+}
+
+static int lstm16_disjoint(const void *a, size_t na, const void *b, size_t nb) {
+    return (uintptr_t)a + na <= (uintptr_t)b || (uintptr_t)b + nb <= (uintptr_t)a;
+}
+
+/* Whether the fused step computes this call (the buffers it writes, gates,
+ * c and out, must not overlap each other or the input: the state is copied
+ * before anything is written, so it may overlap anything). */
+static int lstm16_fused_ok(const mli_dense_plan *plan, int M, int N, long batch, long out_rows, mli_dense_shifts sh,
+                           int ir_shift, int mshift, const void *x, const void *gates, const void *c, const void *y) {
+    (void)sh;
+#ifdef MLIPY_X86_TARGETS
+    if (mlipy_get_isa() != MLIPY_ISA_AVX512_VNNI) return 0;
+    if (!plan->packed || plan->rows || !plan->direct_in || !plan->direct_st || !plan->fast_epilogue ||
+        !plan->unclamped)
+        return 0;
+    if (M <= 0 || M % MLI_DOT_GROUP || ir_shift <= 0 || ir_shift >= 31 || mshift <= 0 || mshift >= 31) return 0;
+    const size_t ng = (size_t)4 * M * 2, nc = (size_t)M * 2, ny = (size_t)out_rows * M * 2, nx = (size_t)batch * N * 2;
+    return lstm16_disjoint(gates, ng, c, nc) && lstm16_disjoint(gates, ng, y, ny) && lstm16_disjoint(c, nc, y, ny) &&
+           lstm16_disjoint(x, nx, gates, ng) && lstm16_disjoint(x, nx, c, nc) && lstm16_disjoint(x, nx, y, ny);
+#else
+    (void)plan, (void)M, (void)N, (void)batch, (void)out_rows, (void)ir_shift, (void)mshift;
+    (void)x, (void)gates, (void)c, (void)y;
+    return 0;
+#endif
+}
+
+#ifdef MLIPY_X86_TARGETS
+#define LSTM16_TARGET __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,avx512vnni")))
+
+/* (v + 2^(s-1) - 1 + (up | bit s of v)) >> s on 16 int32 lanes, |v| < 2^30 */
+LSTM16_TARGET static inline __m512i lstm16_round32(__m512i v, __m128i s, __m512i bias, __m512i up) {
+    const __m512i odd = _mm512_or_si512(up, _mm512_and_si512(_mm512_sra_epi32(v, s), _mm512_set1_epi32(1)));
+    return _mm512_sra_epi32(_mm512_add_epi32(_mm512_add_epi32(v, bias), odd), s);
+}
+
+/* The LUT over n int16 in place, 32 lanes at a time (n a multiple of 16). */
+LSTM16_TARGET static inline void lstm16_lut(const lut_regs *r, const lut_setup *c, int16_t *v, int n) {
+    for (int i = 0; i < n; i += 32) {
+        const __mmask32 m = n - i >= 32 ? 0xFFFFFFFFu : 0xFFFFu;
+        const __m512i x = _mm512_maskz_loadu_epi16(m, (const void *)(v + i));
+        _mm512_mask_storeu_epi16((void *)(v + i), m, lut32_avx512(r, c, x));
+    }
+}
+
+/* w8 (fx8w16d): int8 packed weights and the 32-bit accumulator with rounding
+ * shifts, every clamp kept; else (fx16) the 40-bit one with a floor shift. */
+__attribute__((always_inline)) LSTM16_TARGET static inline void lstm16_fused_body(const lstm16_fused *fz, const int64_t *si,
+                                                                                const int16_t *h, int16_t *gates,
+                                                                                int16_t *c, int16_t *h_out, const int w8) {
+    const mli_dense_plan *pl = fz->plan;
+    const int M = fz->M, groups = 4 * M / MLI_DOT_GROUP, pairs = M / 2;
+    int32_t *x = pl->x_st;
+    memcpy(x, h, (size_t)M * sizeof(int16_t)); /* the state as int32 pairs (M is even) */
+
+    /* dense: recurrent sums per group of 16 rows, then the read-out of dense_out */
+    const __m128i lsh = _mm_cvtsi32_si128(fz->its < 0 ? -fz->its : 0), rsh = _mm_cvtsi32_si128(fz->its > 0 ? fz->its : 0);
+    const __m128i osh = _mm_cvtsi32_si128(fz->os);
+    const __m512i lo40 = _mm512_set1_epi64(w8 ? INT32_MIN : -((int64_t)1 << 39));
+    const __m512i hi40 = _mm512_set1_epi64(w8 ? INT32_MAX : ((int64_t)1 << 39) - 1);
+    const __m512i ibias = _mm512_set1_epi64(fz->its > 0 ? ((int64_t)1 << (fz->its - 1)) - 1 : 0);
+    const __m512i ohalf = _mm512_set1_epi64((int64_t)1 << (fz->os - 1)), one64 = _mm512_set1_epi64(1);
+    const __m512i omask = _mm512_set1_epi64(((int64_t)1 << fz->os) - 1);
+    const __mmask8 ties = fz->up ? 0 : 0xFF;
+    const __m512i up64 = _mm512_set1_epi64(fz->up);
+    for (int g = 0; g < groups; g++) {
+        const int32_t *ch = pl->chunk_st + (size_t)g * ((size_t)pairs + 1);
+        const int16_t *wg = pl->w_st + (size_t)g * (size_t)pairs * 2 * MLI_DOT_GROUP;
+        const int8_t *wg8 = (const int8_t *)pl->w_st + (size_t)g * (size_t)pairs * 2 * MLI_DOT_GROUP;
+#define LSTM16_W(p) (w8 ? _mm512_cvtepi8_epi16(_mm256_loadu_si256((const __m256i *)(wg8 + (size_t)(p) * 32))) \
+                        : _mm512_loadu_si512((const void *)(wg + (size_t)(p) * 32)))
+        __m512i s[2] = {_mm512_setzero_si512(), _mm512_setzero_si512()};
+        int p = 0;
+        for (int k = 1; k <= ch[0]; k++) {
+            const int pend = ch[k];
+            __m512i a = _mm512_setzero_si512(), b = _mm512_setzero_si512();
+            __m512i d = _mm512_setzero_si512(), e = _mm512_setzero_si512();
+            for (; p + 3 < pend; p += 4) {
+                a = _mm512_dpwssd_epi32(a, _mm512_set1_epi32(x[p]), LSTM16_W(p));
+                b = _mm512_dpwssd_epi32(b, _mm512_set1_epi32(x[p + 1]), LSTM16_W(p + 1));
+                d = _mm512_dpwssd_epi32(d, _mm512_set1_epi32(x[p + 2]), LSTM16_W(p + 2));
+                e = _mm512_dpwssd_epi32(e, _mm512_set1_epi32(x[p + 3]), LSTM16_W(p + 3));
+            }
+            for (; p < pend; p++) a = _mm512_dpwssd_epi32(a, _mm512_set1_epi32(x[p]), LSTM16_W(p));
+            a = _mm512_add_epi32(_mm512_add_epi32(a, b), _mm512_add_epi32(d, e)); /* modular: exact per chunk */
+            s[0] = _mm512_add_epi64(s[0], _mm512_cvtepi32_epi64(_mm512_castsi512_si256(a)));
+            s[1] = _mm512_add_epi64(s[1], _mm512_cvtepi32_epi64(_mm512_extracti64x4_epi64(a, 1)));
+        }
+        __m128i out[2];
+        for (int hf = 0; hf < 2; hf++) {
+            const int k0 = g * MLI_DOT_GROUP + 8 * hf;
+            __m512i acc = _mm512_add_epi64(_mm512_loadu_si512((const void *)(pl->bias_term + k0)),
+                                           _mm512_loadu_si512((const void *)(si + k0)));
+            if (w8) acc = _mm512_min_epi64(_mm512_max_epi64(acc, lo40), hi40);
+            /* the state part's start: saturating left shift, or a floor (fx16) or rounding right shift */
+            if (!w8 || fz->its <= 0) {
+                acc = _mm512_sra_epi64(_mm512_sll_epi64(acc, lsh), rsh);
+            } else {
+                const __m512i o = _mm512_or_si512(up64, _mm512_and_si512(_mm512_sra_epi64(acc, rsh), one64));
+                acc = _mm512_sra_epi64(_mm512_add_epi64(_mm512_add_epi64(acc, ibias), o), rsh);
+            }
+            acc = _mm512_min_epi64(_mm512_max_epi64(acc, lo40), hi40);
+            acc = _mm512_add_epi64(acc, s[hf]);
+            if (w8) acc = _mm512_min_epi64(_mm512_max_epi64(acc, lo40), hi40);
+            /* (acc + 2^(os-1)) >> os, and on a tie (those low bits zero) the
+             * convergent mode takes the even neighbour */
+            const __m512i t = _mm512_add_epi64(acc, ohalf);
+            __m512i q = _mm512_sra_epi64(t, osh);
+            q = _mm512_mask_andnot_epi64(q, _mm512_testn_epi64_mask(t, omask) & ties, one64, q);
+            out[hf] = _mm512_cvtsepi64_epi16(q);
+        }
+        _mm256_storeu_si256((__m256i *)(gates + g * MLI_DOT_GROUP), _mm256_set_m128i(out[1], out[0]));
+    }
+
+    /* gate activations: i, g, f, o */
+    lut_regs sg, th;
+    lut_load_regs(&mli_prv_sigm_lut, &sg);
+    lut_load_regs(&mli_prv_tanh_lut, &th);
+    lstm16_lut(&sg, &fz->sigm, gates, M);
+    lstm16_lut(&th, &fz->tanh_, gates + M, M);
+    lstm16_lut(&sg, &fz->sigm, gates + 2 * M, 2 * M);
+
+    /* cell update (the sum wraps at 32 bits, as in MLI) */
+    const __m512i up32 = _mm512_set1_epi32(fz->up);
+    const __m128i ssh = _mm_cvtsi32_si128(fz->ir_shift), q15 = _mm_cvtsi32_si128(15);
+    const __m512i sbias = _mm512_set1_epi32((1 << (fz->ir_shift - 1)) - 1), one32 = _mm512_set1_epi32(1);
+    for (int m = 0; m < M; m += 16) {
+#define LD16(ptr) _mm512_cvtepi16_epi32(_mm256_loadu_si256((const __m256i *)(ptr)))
+        const __m512i u = lstm16_round32(_mm512_mullo_epi32(LD16(gates + m), LD16(gates + M + m)), ssh, sbias, up32);
+        const __m512i v = _mm512_add_epi32(u, _mm512_mullo_epi32(LD16(gates + 2 * M + m), LD16(c + m)));
+        /* v >> 15 rounded, as floor plus the carry of the low 15 bits (no overflow) */
+        const __m512i fl = _mm512_srai_epi32(v, 15);
+        const __m512i odd = _mm512_or_si512(up32, _mm512_and_si512(fl, one32));
+        const __m512i inc = _mm512_srl_epi32(
+            _mm512_add_epi32(_mm512_add_epi32(_mm512_and_si512(v, _mm512_set1_epi32(0x7FFF)), _mm512_set1_epi32(0x3FFF)), odd), q15);
+        _mm256_storeu_si256((__m256i *)(c + m), _mm512_cvtsepi32_epi16(_mm512_add_epi32(fl, inc)));
+    }
+
+    /* hidden output: out(p * o), p = c or its activation (evaluated into h_out first) */
+    const int16_t *pv = c;
+    if (fz->act) {
+        memcpy(h_out, c, (size_t)M * sizeof(int16_t));
+        lstm16_lut(fz->act == 1 ? &th : &sg, &fz->out, h_out, M);
+        pv = h_out;
+    }
+    const __m128i msh = _mm_cvtsi32_si128(fz->mshift);
+    const __m512i mbias = _mm512_set1_epi32((1 << (fz->mshift - 1)) - 1);
+    for (int m = 0; m < M; m += 16) {
+        const __m512i v = _mm512_mullo_epi32(LD16(pv + m), LD16(gates + 3 * M + m));
+        _mm256_storeu_si256((__m256i *)(h_out + m), _mm512_cvtsepi32_epi16(lstm16_round32(v, msh, mbias, up32)));
+    }
+#undef LD16
+#undef LSTM16_W
+}
+LSTM16_TARGET static void lstm16_fused_step(const lstm16_fused *fz, const int64_t *si, const int16_t *h,
+                                            int16_t *gates, int16_t *c, int16_t *h_out) {
+    lstm16_fused_body(fz, si, h, gates, c, h_out, 0);
+}
+LSTM16_TARGET static void lstm16w8_fused_step(const lstm16_fused *fz, const int64_t *si, const int16_t *h,
+                                              int16_t *gates, int16_t *c, int16_t *h_out) {
+    lstm16_fused_body(fz, si, h, gates, c, h_out, 1);
+}
+#endif
 
 #define KRN_IMPL "mli_krn_lstm_impl.h"
 #include "mli_krn_variants.h"

@@ -281,6 +281,13 @@ static inline uint32_t MLI_CAT(pair_, DENSE_SFX)(int32_t a, int32_t c) {
     return (uint32_t)(uint16_t)a | ((uint32_t)(uint16_t)c << 16);
 }
 static void MLI_CAT(pairs_, DENSE_SFX)(const DENSE_IO_T *v, int n, int split, int32_t *hi, int32_t *lo) {
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    if (sizeof(DENSE_IO_T) == 2 && !split) { /* int16 pairs in memory already are that layout */
+        memcpy(hi, v, (size_t)(n / 2) * sizeof(int32_t));
+        if (n % 2) hi[n / 2] = (int32_t)MLI_CAT(pair_, DENSE_SFX)(v[n - 1], 0);
+        return;
+    }
+#endif
     for (int p = 0; p < (n + 1) / 2; p++) {
         const int32_t a = v[2 * p], c = 2 * p + 1 < n ? v[2 * p + 1] : 0;
         if (split) {

@@ -116,36 +116,7 @@ const mli_lut mli_prv_sigm_lut = {sigm_data, sigm_data32, sigm_pad192, 180, 90, 
  * of diff*frac is READ16's, written (p + 2^(s-1) - 1 + (up | bit s of p)) >> s.
  * Every lane computes the integers of lut_one, the scalar definition. */
 #include "mli_prv_isa.h"
-
-/* the per-call constants of one evaluation */
-typedef struct {
-    int direct; /* input no finer than the table: T[idx] without interpolation */
-    int s, pre;
-    int32_t mask, bias, hi, off, up;
-} lut_setup;
-
-static void lut_prepare(const mli_lut *lut, int frac_in, lut_setup *c) {
-    if (frac_in < -64) frac_in = -64; /* the same results (see the direct case), no int overflow */
-    int s = frac_in - lut->frac;
-    c->up = mlipy_rounding_up;
-    c->off = lut->offset;
-    if (s <= 0) { /* x << -s, saturated to 16 bits */
-        c->direct = 1;
-        /* a negative frac_in (the exported LSTM step functions take any int)
-         * would shift by 31 or more: every nonzero int16 saturates from a
-         * shift of 16 on, so 16 gives the same results, inside int32 */
-        c->s = -s > 16 ? 16 : -s;
-        c->hi = lut->length - 1;
-        return;
-    }
-    c->direct = 0;
-    c->pre = s > 15 ? s - 15 : 0;
-    if (c->pre > 31) c->pre = 31;
-    c->s = s > 15 ? 15 : s;
-    c->mask = (1 << c->s) - 1;
-    c->bias = (1 << (c->s - 1)) - 1;
-    c->hi = lut->length - 2;
-}
+#include "mli_prv_lut_simd.h"
 
 static inline int32_t lut_one(const mli_lut *lut, const lut_setup *c, int32_t x) {
     if (c->direct) {
@@ -176,79 +147,14 @@ static inline int32_t lut_q7(int32_t r, int32_t up) {
 #ifdef MLIPY_X86_TARGETS
 #include <immintrin.h>
 
-/* 32 lanes with the table in registers: vpermt2w looks up 64 int16
- * entries at once, three of them cover the 192-entry padded table; no
- * gathers.  Returns r for 32 inputs as two vectors of 16 int32 lanes. */
-typedef struct {
-    __m512i t[6];
-} lut_regs;
-
-__attribute__((target("avx512f,avx512bw"))) static inline void lut_load_regs(const mli_lut *lut, lut_regs *r) {
-    for (int k = 0; k < 6; k++) r->t[k] = _mm512_loadu_si512((const void *)(lut->pad192 + 32 * k));
-}
-
-__attribute__((target("avx512f,avx512bw"))) static inline __m512i lut_lookup32(const lut_regs *r, __m512i idx) {
-    const __m512i a = _mm512_permutex2var_epi16(r->t[0], idx, r->t[1]);
-    const __m512i b = _mm512_permutex2var_epi16(r->t[2], idx, r->t[3]);
-    const __m512i c = _mm512_permutex2var_epi16(r->t[4], idx, r->t[5]);
-    const __mmask32 ge64 = _mm512_cmpge_epi16_mask(idx, _mm512_set1_epi16(64));
-    const __mmask32 ge128 = _mm512_cmpge_epi16_mask(idx, _mm512_set1_epi16(128));
-    return _mm512_mask_blend_epi16(ge128, _mm512_mask_blend_epi16(ge64, a, b), c);
-}
-
-__attribute__((target("avx512f,avx512bw"))) static inline void lut32_avx512(const lut_regs *r, const lut_setup *c,
-                                                                          __m512i xv, __m512i *r_lo, __m512i *r_hi) {
-    const __m512i lo16 = _mm512_set1_epi32(-32768), hi16 = _mm512_set1_epi32(32767);
-    if (c->direct) {
-        __m512i v = _mm512_sll_epi16(xv, _mm_cvtsi32_si128(c->s)); /* wraps: saturate from the 32-bit value */
-        const __m512i wide_lo = _mm512_sll_epi32(_mm512_cvtepi16_epi32(_mm512_castsi512_si256(xv)),
-                                                 _mm_cvtsi32_si128(c->s));
-        const __m512i wide_hi = _mm512_sll_epi32(_mm512_cvtepi16_epi32(_mm512_extracti64x4_epi64(xv, 1)),
-                                                 _mm_cvtsi32_si128(c->s));
-        v = _mm512_inserti64x4(_mm512_castsi256_si512(_mm512_cvtsepi32_epi16(wide_lo)), _mm512_cvtsepi32_epi16(wide_hi), 1);
-        v = _mm512_adds_epi16(v, _mm512_set1_epi16((int16_t)c->off));
-        v = _mm512_min_epi16(_mm512_max_epi16(v, _mm512_setzero_si512()), _mm512_set1_epi16((int16_t)c->hi));
-        const __m512i t0 = lut_lookup32(r, v);
-        *r_lo = _mm512_cvtepi16_epi32(_mm512_castsi512_si256(t0));
-        *r_hi = _mm512_cvtepi16_epi32(_mm512_extracti64x4_epi64(t0, 1));
-        return;
-    }
-    const __m512i xs = _mm512_sra_epi16(xv, _mm_cvtsi32_si128(c->pre));
-    __m512i idx = _mm512_add_epi16(_mm512_sra_epi16(xs, _mm_cvtsi32_si128(c->s)), _mm512_set1_epi16((int16_t)c->off));
-    idx = _mm512_min_epi16(_mm512_max_epi16(idx, _mm512_setzero_si512()), _mm512_set1_epi16((int16_t)c->hi));
-    const __m512i t0 = lut_lookup32(r, idx);
-    const __m512i t1 = lut_lookup32(r, _mm512_add_epi16(idx, _mm512_set1_epi16(1)));
-    const __m512i diff = _mm512_subs_epi16(t0, t1); /* SAT_16 */
-    const __m512i fr = _mm512_and_si512(xs, _mm512_set1_epi16((int16_t)c->mask));
-    const __m128i s = _mm_cvtsi32_si128(c->s);
-    const __m512i one = _mm512_set1_epi32(1), up = _mm512_set1_epi32(c->up), bias = _mm512_set1_epi32(c->bias);
-    __m512i out[2];
-    for (int h = 0; h < 2; h++) {
-        const __m256i d16 = h ? _mm512_extracti64x4_epi64(diff, 1) : _mm512_castsi512_si256(diff);
-        const __m256i f16 = h ? _mm512_extracti64x4_epi64(fr, 1) : _mm512_castsi512_si256(fr);
-        const __m256i t16 = h ? _mm512_extracti64x4_epi64(t0, 1) : _mm512_castsi512_si256(t0);
-        const __m512i p = _mm512_mullo_epi32(_mm512_cvtepi16_epi32(d16), _mm512_cvtepi16_epi32(f16));
-        const __m512i odd = _mm512_or_si512(up, _mm512_and_si512(_mm512_sra_epi32(p, s), one));
-        __m512i q = _mm512_sra_epi32(_mm512_add_epi32(_mm512_add_epi32(p, bias), odd), s);
-        q = _mm512_min_epi32(_mm512_max_epi32(q, lo16), hi16);
-        out[h] = _mm512_min_epi32(_mm512_max_epi32(_mm512_sub_epi32(_mm512_cvtepi16_epi32(t16), q), lo16), hi16);
-    }
-    *r_lo = out[0];
-    *r_hi = out[1];
-}
-
 __attribute__((target("avx512f,avx512bw"))) static long lut_vec16_avx512p(const mli_lut *lut, const lut_setup *c,
                                                                          const int16_t *x, long n, int16_t *y) {
     lut_regs r;
     long i = 0;
     if (n < 32) return 0;
     lut_load_regs(lut, &r);
-    for (; i + 32 <= n; i += 32) {
-        __m512i lo, hi;
-        lut32_avx512(&r, c, _mm512_loadu_si512((const void *)(x + i)), &lo, &hi);
-        _mm256_storeu_si256((__m256i *)(y + i), _mm512_cvtsepi32_epi16(lo));
-        _mm256_storeu_si256((__m256i *)(y + i + 16), _mm512_cvtsepi32_epi16(hi));
-    }
+    for (; i + 32 <= n; i += 32)
+        _mm512_storeu_si512((void *)(y + i), lut32_avx512(&r, c, _mm512_loadu_si512((const void *)(x + i))));
     return i;
 }
 

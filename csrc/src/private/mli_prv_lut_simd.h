@@ -1,0 +1,101 @@
+/* The per-call setup of a LUT evaluation and its AVX-512 form on 32 int16
+ * lanes, shared by mli_prv_lut.c and the kernels that evaluate the tables
+ * inside a fused step (the scalar definition is lut_one in mli_prv_lut.c). */
+#ifndef MLI_PRV_LUT_SIMD_H
+#define MLI_PRV_LUT_SIMD_H
+
+#include "mli_prv_isa.h"
+#include "mli_prv_lut.h"
+
+/* the per-call constants of one evaluation */
+typedef struct {
+    int direct; /* input no finer than the table: T[idx] without interpolation */
+    int s, pre;
+    int32_t mask, bias, hi, off, up;
+} lut_setup;
+
+static inline void lut_prepare(const mli_lut *lut, int frac_in, lut_setup *c) {
+    if (frac_in < -64) frac_in = -64; /* the same results (see the direct case), no int overflow */
+    int s = frac_in - lut->frac;
+    c->up = mlipy_rounding_up;
+    c->off = lut->offset;
+    if (s <= 0) { /* x << -s, saturated to 16 bits */
+        c->direct = 1;
+        /* a negative frac_in (the exported LSTM step functions take any int)
+         * would shift by 31 or more: every nonzero int16 saturates from a
+         * shift of 16 on, so 16 gives the same results, inside int32 */
+        c->s = -s > 16 ? 16 : -s;
+        c->hi = lut->length - 1;
+        return;
+    }
+    c->direct = 0;
+    c->pre = s > 15 ? s - 15 : 0;
+    if (c->pre > 31) c->pre = 31;
+    c->s = s > 15 ? 15 : s;
+    c->mask = (1 << c->s) - 1;
+    c->bias = (1 << (c->s - 1)) - 1;
+    c->hi = lut->length - 2;
+}
+
+#ifdef MLIPY_X86_TARGETS
+#include <immintrin.h>
+
+/* 32 lanes with the table in registers: vpermt2w looks up 64 int16
+ * entries at once, three of them cover the 192-entry padded table; no
+ * gathers.  Returns r for 32 inputs as two vectors of 16 int32 lanes. */
+typedef struct {
+    __m512i t[6];
+} lut_regs;
+
+__attribute__((target("avx512f,avx512bw"))) static inline void lut_load_regs(const mli_lut *lut, lut_regs *r) {
+    for (int k = 0; k < 6; k++) r->t[k] = _mm512_loadu_si512((const void *)(lut->pad192 + 32 * k));
+}
+
+__attribute__((target("avx512f,avx512bw"))) static inline __m512i lut_lookup32(const lut_regs *r, __m512i idx) {
+    const __m512i a = _mm512_permutex2var_epi16(r->t[0], idx, r->t[1]);
+    const __m512i b = _mm512_permutex2var_epi16(r->t[2], idx, r->t[3]);
+    const __m512i c = _mm512_permutex2var_epi16(r->t[4], idx, r->t[5]);
+    const __mmask32 ge64 = _mm512_cmpge_epi16_mask(idx, _mm512_set1_epi16(64));
+    const __mmask32 ge128 = _mm512_cmpge_epi16_mask(idx, _mm512_set1_epi16(128));
+    return _mm512_mask_blend_epi16(ge128, _mm512_mask_blend_epi16(ge64, a, b), c);
+}
+
+/* The interpolation in int16 lanes: with |diff| <= 2^15 and 0 <= frac < 2^s
+ * the product p = diff * frac has |p| < 2^(15+s), so floor(p / 2^s) fits
+ * int16; it is assembled from the high and low halves of p, and the
+ * rounding adds 1 when (p mod 2^s) + 2^(s-1) - 1 + (up | bit s of p) >= 2^s
+ * (that sum stays below 2^16).  The saturating int16 add and subtract are
+ * lut_one's clamps of q and r. */
+__attribute__((target("avx512f,avx512bw"))) static inline __m512i lut32_avx512(const lut_regs *r, const lut_setup *c,
+                                                                             __m512i xv) {
+    if (c->direct) {
+        __m512i v;
+        const __m512i wide_lo = _mm512_sll_epi32(_mm512_cvtepi16_epi32(_mm512_castsi512_si256(xv)),
+                                                 _mm_cvtsi32_si128(c->s));
+        const __m512i wide_hi = _mm512_sll_epi32(_mm512_cvtepi16_epi32(_mm512_extracti64x4_epi64(xv, 1)),
+                                                 _mm_cvtsi32_si128(c->s));
+        v = _mm512_inserti64x4(_mm512_castsi256_si512(_mm512_cvtsepi32_epi16(wide_lo)), _mm512_cvtsepi32_epi16(wide_hi), 1);
+        v = _mm512_adds_epi16(v, _mm512_set1_epi16((int16_t)c->off));
+        v = _mm512_min_epi16(_mm512_max_epi16(v, _mm512_setzero_si512()), _mm512_set1_epi16((int16_t)c->hi));
+        return lut_lookup32(r, v);
+    }
+    const __m512i xs = _mm512_sra_epi16(xv, _mm_cvtsi32_si128(c->pre));
+    __m512i idx = _mm512_add_epi16(_mm512_sra_epi16(xs, _mm_cvtsi32_si128(c->s)), _mm512_set1_epi16((int16_t)c->off));
+    idx = _mm512_min_epi16(_mm512_max_epi16(idx, _mm512_setzero_si512()), _mm512_set1_epi16((int16_t)c->hi));
+    const __m512i t0 = lut_lookup32(r, idx);
+    const __m512i t1 = lut_lookup32(r, _mm512_add_epi16(idx, _mm512_set1_epi16(1)));
+    const __m512i diff = _mm512_subs_epi16(t0, t1); /* SAT_16 */
+    const __m512i fr = _mm512_and_si512(xs, _mm512_set1_epi16((int16_t)c->mask));
+    const __m512i lo = _mm512_mullo_epi16(diff, fr), hi = _mm512_mulhi_epi16(diff, fr);
+    const __m512i fl = _mm512_or_si512(_mm512_sll_epi16(hi, _mm_cvtsi32_si128(16 - c->s)),
+                                       _mm512_srl_epi16(lo, _mm_cvtsi32_si128(c->s)));
+    const __m512i odd = _mm512_or_si512(_mm512_set1_epi16((int16_t)c->up), _mm512_and_si512(fl, _mm512_set1_epi16(1)));
+    const __m512i rem = _mm512_and_si512(lo, _mm512_set1_epi16((int16_t)c->mask));
+    const __m512i inc = _mm512_srl_epi16(_mm512_add_epi16(_mm512_add_epi16(rem, _mm512_set1_epi16((int16_t)c->bias)), odd),
+                                         _mm_cvtsi32_si128(c->s));
+    return _mm512_subs_epi16(t0, _mm512_adds_epi16(fl, inc));
+}
+
+#endif
+
+#endif /* MLI_PRV_LUT_SIMD_H */
