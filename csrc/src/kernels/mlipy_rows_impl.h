@@ -26,12 +26,12 @@ typedef struct {
 
 /* The direct form over the packed weights for nv vectors (8-bit weights are
  * packed as int8). */
-static void MLI_CAT(rows_multi_, KRN_SFX)(const int16_t *w, int groups, int pairs, const int32_t *x, int nv,
-                                         const int32_t *chunks, int64_t *sums, long s_stride) {
+static void MLI_CAT(rows_multi_, KRN_SFX)(const int16_t *w, int groups, int pairs, const int32_t *x, long x_stride,
+                                         int nv, const int32_t *chunks, int64_t *sums, long s_stride) {
     if (sizeof(KRN_W_T) == 1)
-        mli_prv_dot_chunked_multi8()((const int8_t *)w, groups, pairs, x, pairs, nv, chunks, sums, s_stride);
+        mli_prv_dot_chunked_multi8()((const int8_t *)w, groups, pairs, x, x_stride, nv, chunks, sums, s_stride);
     else
-        mli_prv_dot_chunked_multi()(w, groups, pairs, x, pairs, nv, chunks, sums, s_stride);
+        mli_prv_dot_chunked_multi()(w, groups, pairs, x, x_stride, nv, chunks, sums, s_stride);
 }
 
 /* One step of n rows: y[j*K ..] = dense(x[j], h + j*S).  The sums of all n
@@ -47,12 +47,26 @@ static void MLI_CAT(rows_dense_, KRN_SFX)(ROWS_ENG *e, int n, const KRN_IO_T *co
         return;
     }
     const mli_dense_plan *p = &e->plan;
-    for (int j = 0; j < n; j++) {
-        ROWS_PAIRS_FN(x[j], N, e->xp + (long)j * p->n_pairs);
-        ROWS_PAIRS_FN(h + (long)j * S, S, e->hp + (long)j * p->s_pairs);
+    /* 16-bit data of even length already is the pair layout (x86 is little
+     * endian): rows equally spaced in memory are read where they are */
+    const int32_t *xv = e->xp, *hv = e->hp;
+    long xstride = p->n_pairs, hstride = p->s_pairs;
+    const ptrdiff_t gap = n > 1 ? (const char *)x[1] - (const char *)x[0] : 4 * (ptrdiff_t)p->n_pairs;
+    int direct_x = KRN_BITS == 16 && N % 2 == 0 && (uintptr_t)x[0] % 4 == 0 && gap % 4 == 0 && gap > 0;
+    for (int j = 2; j < n && direct_x; j++) direct_x = (const char *)x[j] - (const char *)x[j - 1] == gap;
+    if (direct_x) {
+        xv = (const int32_t *)(const void *)x[0];
+        xstride = (long)(gap / 4);
+    } else {
+        for (int j = 0; j < n; j++) ROWS_PAIRS_FN(x[j], N, e->xp + (long)j * p->n_pairs);
     }
-    MLI_CAT(rows_multi_, KRN_SFX)(p->w_in, p->groups, p->n_pairs, e->xp, n, p->chunk_in, e->si, e->Kp);
-    MLI_CAT(rows_multi_, KRN_SFX)(p->w_st, p->groups, p->s_pairs, e->hp, n, p->chunk_st, e->ss, e->Kp);
+    if (KRN_BITS == 16 && S % 2 == 0 && (uintptr_t)h % 4 == 0) {
+        hv = (const int32_t *)(const void *)h;
+    } else {
+        for (int j = 0; j < n; j++) ROWS_PAIRS_FN(h + (long)j * S, S, e->hp + (long)j * p->s_pairs);
+    }
+    MLI_CAT(rows_multi_, KRN_SFX)(p->w_in, p->groups, p->n_pairs, xv, xstride, n, p->chunk_in, e->si, e->Kp);
+    MLI_CAT(rows_multi_, KRN_SFX)(p->w_st, p->groups, p->s_pairs, hv, hstride, n, p->chunk_st, e->ss, e->Kp);
     for (int j = 0; j < n; j++)
         MLI_CAT(mli_prv_dense_finish_, KRN_SFX)(p, x[j], N, h + (long)j * S, S, e->W, N + S, e->b, K, e->sh,
                                                 e->si + (long)j * e->Kp, e->ss + (long)j * e->Kp, y + (long)j * K);
