@@ -160,6 +160,7 @@ def _make_lstm(kind):
         if cell_out is None:
             return out, c
         np.copyto(cell_out.numpy(), c.numpy().reshape(cell_out.shape))
+        cell_out.frac_bits, cell_out.el_type = c.frac_bits, c.el_type
         return out, cell_out
 
     fn.__name__ = fn.__qualname__ = fname
@@ -257,9 +258,10 @@ for _k in ("fx8", "fx16", "fx8w16d"):
 def _kind(x, weights, fname):
     from .kernels import kind_of
 
-    _tensor("in", x, fname)
     _tensor("weights", weights, fname)
-    return kind_of(x, weights)
+    if isinstance(x, (list, tuple)) and x:
+        x = x[0]
+    return kind_of(_tensor("in", x, fname), weights)
 
 
 def lstm_cell_rows(x, prev_out, weights, bias, cfg, cell, **kw):
