@@ -81,7 +81,7 @@ static void *MLI_CAT(rows_setup_, KRN_SFX)(ROWS_ENG *e, int nb, int N, int S, in
     const size_t groups = ((size_t)K + MLI_DOT_GROUP - 1) / MLI_DOT_GROUP;
     const size_t np = ((size_t)N + 1) / 2, sp = ((size_t)S + 1) / 2, Kp = groups * MLI_DOT_GROUP;
     const size_t ws = mli_prv_dense_workspace_size(K, N, S);
-    const size_t a = 64, part[6] = {ws, nb * np * 4, nb * sp * 4, nb * Kp * 8, nb * Kp * 8, extra};
+    const size_t B = (size_t)nb, a = 64, part[6] = {ws, B * np * 4, B * sp * 4, B * Kp * 8, B * Kp * 8, extra};
     size_t total = 0;
     for (int i = 0; i < 6; i++) total += (part[i] + a - 1) / a * a;
     char *mem = (char *)malloc(total + a);
@@ -187,8 +187,8 @@ mli_status MLI_CAT(mlipy_lstm_cell_rows_, KRN_SFX)(int rows, const mli_tensor *i
     for (int r0 = 0; r0 < rows; r0 += nb) {
         const int n = rows - r0 < nb ? rows - r0 : nb;
         for (int j = 0; j < n; j++) {
-            memcpy(h + (size_t)j * M, prev_out[r0 + j].data, (size_t)M * el);
-            memcpy(c + (size_t)j * M, cell[r0 + j].data, (size_t)M * el);
+            memcpy(h + (size_t)j * (size_t)M, prev_out[r0 + j].data, (size_t)M * el);
+            memcpy(c + (size_t)j * (size_t)M, cell[r0 + j].data, (size_t)M * el);
         }
         for (long t = 0; t < T; t++) {
             if (MLI_CAT(rows_poll_, KRN_SFX)(&work, n)) {
@@ -200,18 +200,18 @@ mli_status MLI_CAT(mlipy_lstm_cell_rows_, KRN_SFX)(int rows, const mli_tensor *i
             MLI_CAT(rows_dense_, KRN_SFX)(&e, n, xs, h, dn);
             for (int j = 0; j < n; j++)
                 for (int g = 0; g < 4; g++)
-                    memcpy(gates + ((size_t)g * n + j) * M, dn + (size_t)j * K + (size_t)g * M, (size_t)M * el);
+                    memcpy(gates + ((size_t)g * (size_t)n + (size_t)j) * (size_t)M, dn + (size_t)j * (size_t)K + (size_t)g * (size_t)M, (size_t)M * el);
             /* the cell steps are element-wise: all n rows as one vector of n*M */
             MLI_CAT(mlipy_lstm_gates_, KRN_SFX)(gates, n * M, f_ir);
             MLI_CAT(mlipy_lstm_cell_update_, KRN_SFX)(gates, n * M, c, ir_shift);
             MLI_CAT(mlipy_lstm_hidden_, KRN_SFX)(gates, n * M, c, f_c, act, mshift, h);
             if (b2b)
                 for (int j = 0; j < n; j++)
-                    memcpy((KRN_IO_T *)out[r0 + j].data + t * M, h + (size_t)j * M, (size_t)M * el);
+                    memcpy((KRN_IO_T *)out[r0 + j].data + t * M, h + (size_t)j * (size_t)M, (size_t)M * el);
         }
         for (int j = 0; j < n; j++) {
-            if (!b2b) memcpy(out[r0 + j].data, h + (size_t)j * M, (size_t)M * el);
-            memcpy(cell[r0 + j].data, c + (size_t)j * M, (size_t)M * el);
+            if (!b2b) memcpy(out[r0 + j].data, h + (size_t)j * (size_t)M, (size_t)M * el);
+            memcpy(cell[r0 + j].data, c + (size_t)j * (size_t)M, (size_t)M * el);
         }
     }
     free(mem);
@@ -312,7 +312,7 @@ mli_status MLI_CAT(mlipy_basic_rnn_cell_rows_, KRN_SFX)(int rows, const mli_tens
     long work = 0;
     for (int r0 = 0; r0 < rows; r0 += nb) {
         const int n = rows - r0 < nb ? rows - r0 : nb;
-        for (int j = 0; j < n; j++) memcpy(h + (size_t)j * M, prev_out[r0 + j].data, (size_t)M * el);
+        for (int j = 0; j < n; j++) memcpy(h + (size_t)j * (size_t)M, prev_out[r0 + j].data, (size_t)M * el);
         for (long t = 0; t < T; t++) {
             if (MLI_CAT(rows_poll_, KRN_SFX)(&work, n)) {
                 free(mem);
@@ -323,12 +323,12 @@ mli_status MLI_CAT(mlipy_basic_rnn_cell_rows_, KRN_SFX)(int rows, const mli_tens
             MLI_CAT(rows_dense_, KRN_SFX)(&e, n, xs, h, y);
             if (activate) MLI_CAT(mli_prv_act_vec, KRN_BITS)(lut, y, (long)n * K, f_d, y);
             for (int j = 0; j < n; j++) { /* the next state is the step's first M outputs */
-                memcpy(h + (size_t)j * M, y + (size_t)j * K, (size_t)M * el);
-                if (b2b) memcpy((KRN_IO_T *)out[r0 + j].data + t * K, y + (size_t)j * K, (size_t)K * el);
+                memcpy(h + (size_t)j * (size_t)M, y + (size_t)j * (size_t)K, (size_t)M * el);
+                if (b2b) memcpy((KRN_IO_T *)out[r0 + j].data + t * K, y + (size_t)j * (size_t)K, (size_t)K * el);
             }
         }
         if (!b2b)
-            for (int j = 0; j < n; j++) memcpy(out[r0 + j].data, y + (size_t)j * K, (size_t)K * el);
+            for (int j = 0; j < n; j++) memcpy(out[r0 + j].data, y + (size_t)j * (size_t)K, (size_t)K * el);
     }
     free(mem);
     rows_leave(&saved);
