@@ -40,6 +40,8 @@ from .rounding import get_rounding, rounding, set_rounding  # noqa: E402
 from .tensor import SaturationWarning, Tensor, element_type, frac_bits_for  # noqa: E402
 from .kernels import *  # noqa: E402,F401,F403
 from .dispatch import isa, set_isa, supported_isas, use_isa  # noqa: E402
+from . import rows  # noqa: E402
+from .rows import *  # noqa: E402,F401,F403  (batched rows, an mli-py extension)
 
 
 def get_include():
@@ -58,5 +60,5 @@ def get_include():
 __all__ = (
     ["__version__", "get_include", "Tensor", "SaturationWarning", "element_type", "frac_bits_for",
      "get_rounding", "rounding", "set_rounding", "isa", "set_isa", "supported_isas", "use_isa"]
-    + list(_status.__all__) + list(enums.__all__) + list(kernels.__all__))
+    + list(_status.__all__) + list(enums.__all__) + list(kernels.__all__) + list(rows.__all__))
 

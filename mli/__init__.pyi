@@ -1,7 +1,7 @@
 # Types of the mli package: the public API, as listed in mli.__all__.
 # Checked by tests/test_typing.py (mypy --strict over tests/typing/user_script.py,
 # mypy.stubtest of the stubs against the modules).
-from . import enums as enums, kernels as kernels
+from . import enums as enums, kernels as kernels, rows as rows
 from ._version import __version__ as __version__
 from ._status import (
     Status as Status,
@@ -96,6 +96,16 @@ from .rounding import (
     rounding as rounding,
     set_rounding as set_rounding,
 )
+from .rows import (
+    lstm_cell_rows_fx8 as lstm_cell_rows_fx8,
+    lstm_cell_rows_fx16 as lstm_cell_rows_fx16,
+    lstm_cell_rows_fx8w16d as lstm_cell_rows_fx8w16d,
+    basic_rnn_cell_rows_fx8 as basic_rnn_cell_rows_fx8,
+    basic_rnn_cell_rows_fx16 as basic_rnn_cell_rows_fx16,
+    basic_rnn_cell_rows_fx8w16d as basic_rnn_cell_rows_fx8w16d,
+    lstm_cell_rows as lstm_cell_rows,
+    basic_rnn_cell_rows as basic_rnn_cell_rows,
+)
 from .dispatch import (
     isa as isa,
     set_isa as set_isa,
@@ -121,6 +131,8 @@ __all__ = [
     "eltwise_max_fx16", "eltwise_min_fx16", "tanh", "sigm", "relu", "eltwise_add", "eltwise_sub",
     "eltwise_mul", "eltwise_max", "eltwise_min", "basic_rnn_cell", "lstm_cell", "fully_connected",
     "count_elem_num", "tensor_element_size", "point_to_subtensor", "convert_tensor", "prepare",
+    "lstm_cell_rows_fx8", "lstm_cell_rows_fx16", "lstm_cell_rows_fx8w16d", "basic_rnn_cell_rows_fx8",
+    "basic_rnn_cell_rows_fx16", "basic_rnn_cell_rows_fx8w16d", "lstm_cell_rows", "basic_rnn_cell_rows",
 ]
 
 def get_include() -> str: ...

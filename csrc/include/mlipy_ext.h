@@ -82,6 +82,47 @@ MLIPY_LSTM_STEPS_DECL(fx8, int8_t)
 MLIPY_LSTM_STEPS_DECL(fx16, int16_t)
 MLIPY_LSTM_STEPS_DECL(fx8w16d, int16_t)
 
+/* Batched rows (beyond MLI 1.1): B = `rows` independent rows through one
+ * LSTM / basic RNN cell whose weights, bias and cfg they share.  Row r is
+ * what a kernel call would get: in[r], prev_out[r] (and cell[r]), out[r],
+ * arrays of `rows` tensors.  The rows advance one step at a time together,
+ * so that each step's dense part reads the weights once for all of them.
+ *
+ * Results: out[r] (and cell[r], updated in place) are bit for bit those of
+ * mli_krn_lstm_cell_<sfx>(&in[r], &prev_out[r], weights, bias, cfg,
+ * &cell[r], &out[r]) (resp. mli_krn_basic_rnn_cell_<sfx>), for every row,
+ * rounding mode and instruction-set path; out[r]'s fields are set as that
+ * call sets them.  cfg->ir_tsr is checked as a kernel call checks it but
+ * neither read nor written (the rows keep their own scratch).
+ *
+ * Checks, before anything is written: rows >= 1 (MLI_STATUS_ARGUMENT_ERROR);
+ * every row, in order, with the kernel's own checks and statuses; then the
+ * rows' own conditions: cfg->mode one of the three RNN modes
+ * (MLI_STATUS_BAD_FUNC_CFG), every row with row 0's frac bits (in, prev_out,
+ * cell; out for a basic RNN with act NONE) and step count
+ * (MLI_STATUS_INCOMPATEBLE_TENSORS), and no out or cell overlapping any
+ * other tensor of the call (MLI_STATUS_INCOMPATEBLE_TENSORS, an mli-py
+ * safety check).  A basic RNN row whose out is too small for its steps
+ * (where a kernel call returns OK and writes nothing) is refused with
+ * MLI_STATUS_NOT_ENGH_MEM.  On failure *failed_row (may be NULL) is the row
+ * at fault (-1 when no single row is) and mlipy_last_error() says why; out
+ * and cell are then unchanged.  MLIPY_STATUS_INTERRUPTED (the poll function
+ * of mlipy_set_poll, asked every MLIPY_POLL_STEPS row steps) leaves out and
+ * cell partly written.  Scratch memory is allocated per call
+ * (MLI_STATUS_NOT_ENGH_MEM when that fails); the thread's workspace
+ * (mlipy_set_workspace) is left unset. */
+#define MLIPY_ROWS_DECL(sfx)                                                                             \
+    mli_status mlipy_lstm_cell_rows_##sfx(int rows, const mli_tensor *in, const mli_tensor *prev_out,     \
+                                          const mli_tensor *weights, const mli_tensor *bias,              \
+                                          const mli_rnn_cell_cfg *cfg, mli_tensor *cell, mli_tensor *out, \
+                                          int *failed_row);                                               \
+    mli_status mlipy_basic_rnn_cell_rows_##sfx(int rows, const mli_tensor *in, const mli_tensor *prev_out, \
+                                               const mli_tensor *weights, const mli_tensor *bias,         \
+                                               const mli_rnn_cell_cfg *cfg, mli_tensor *out, int *failed_row);
+MLIPY_ROWS_DECL(fx8)
+MLIPY_ROWS_DECL(fx16)
+MLIPY_ROWS_DECL(fx8w16d)
+
 #ifdef __cplusplus
 }
 #endif

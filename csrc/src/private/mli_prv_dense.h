@@ -78,4 +78,13 @@ MLI_DENSE_READY(fx8, int8_t)
 MLI_DENSE_READY(fx16, int16_t)
 MLI_DENSE_READY(fx8w16d, int16_t)
 
+/* The read-out of a step from sums computed by the caller (mlipy_rows.c). */
+#define MLI_DENSE_FINISH_DECL(sfx, io_t, w_t)                                                            \
+    void mli_prv_dense_finish_##sfx(const mli_dense_plan *plan, const io_t *x, int N, const io_t *h, int S, \
+                                    const w_t *W, long row_stride, const w_t *b, int K, mli_dense_shifts sh, \
+                                    const int64_t *si, const int64_t *ss, io_t *y);
+MLI_DENSE_FINISH_DECL(fx8, int8_t, int8_t)
+MLI_DENSE_FINISH_DECL(fx16, int16_t, int16_t)
+MLI_DENSE_FINISH_DECL(fx8w16d, int16_t, int8_t)
+
 #endif

@@ -451,6 +451,30 @@ static void MLI_CAT(packed_step_, DENSE_SFX)(const mli_dense_plan *plan, const D
                                          plan->chunk_st, plan->x_st, plan->xlo_st, shift, plan->s_st);
 }
 
+/* The read-out of one step from input and state sums computed elsewhere
+ * (si, ss: K each): what mli_prv_dense_step_* does after its sums, for a
+ * caller that computes the sums of many vectors at once (mlipy_rows.c).
+ * plan->packed only; the 40-bit clamp test and MLI's order as there. */
+void MLI_CAT(mli_prv_dense_finish_, DENSE_SFX)(const mli_dense_plan *plan, const DENSE_IO_T *x, int N,
+                                               const DENSE_IO_T *h, int S, const DENSE_W_T *W, long row_stride,
+                                               const DENSE_W_T *b, int K, mli_dense_shifts sh, const int64_t *si,
+                                               const int64_t *ss, DENSE_IO_T *y) {
+    if (plan->fast_epilogue) {
+        MLI_CAT(epilogue_, DENSE_SFX)(plan->bias_term, si, ss, K, S, sh.in_to_state, sh.out_shift,
+                                      mlipy_rounding_up, y);
+    } else {
+        for (int k = 0; k < K; k++)
+            y[k] = MLI_CAT(dense_out_, DENSE_SFX)(plan->bias_term[k], si[k], S > 0 ? ss[k] : 0, S, sh);
+    }
+    if (plan->unclamped) return;
+    const int64_t mx = MLI_CAT(maxabs_, DENSE_SFX)(x, N), mh = S > 0 ? MLI_CAT(maxabs_, DENSE_SFX)(h, S) : 0;
+    for (int k = 0; k < K; k++) {
+        const int g = k / MLI_DOT_GROUP;
+        if (!MLI_CAT(unclamped_, DENSE_SFX)(plan->bias_term[k], si[k], mx * plan->l1_in[g], mh * plan->l1_st[g], S, sh))
+            y[k] = MLI_CAT(mli_row_, DENSE_SFX)(x, N, h, S, W + (long)k * row_stride, b[k], sh);
+    }
+}
+
 #undef DENSE_SPLIT
 #undef DENSE_PK_T
 #undef DENSE_DIRECT

@@ -1,0 +1,121 @@
+/* Batched rows (beyond MLI 1.1): mlipy_lstm_cell_rows_{fx8,fx16,fx8w16d}
+ * and mlipy_basic_rnn_cell_rows_{fx8,fx16,fx8w16d} run B independent rows
+ * (each its own input sequence, state, cell and outputs) through one cell
+ * with shared weights, bias and cfg, all rows advancing one step at a time,
+ * so that each step's dense part is one matrix x matrix product over the
+ * rows.  Results are those of B separate MLI calls (see mlipy_ext.h). */
+#include <stdlib.h>
+#include <string.h>
+#include "mli_krn_common.h"
+
+/* Rows advanced together: their sums and gates stay in L2 (64 x 128 int64). */
+#define ROWS_BLOCK 64
+
+/* A byte range a call reads or writes, for the aliasing test. */
+typedef struct {
+    uintptr_t lo, hi;
+    int row;         /* -1: shared by every row (weights, bias) */
+    int out;         /* 1: the call writes it */
+    const char *arg; /* "in", "prev_out", "weights", "bias", "cell", "out" */
+} rows_span;
+
+static int span_cmp(const void *a, const void *b) {
+    const rows_span *x = (const rows_span *)a, *y = (const rows_span *)b;
+    return x->lo < y->lo ? -1 : (x->lo > y->lo ? 1 : 0);
+}
+
+static void span_add(rows_span *sp, size_t *n, const mli_tensor *t, int row, int out, const char *arg) {
+    if (!t->data || !t->capacity) return;
+    rows_span s = {(uintptr_t)t->data, (uintptr_t)t->data + t->capacity, row, out, arg};
+    sp[(*n)++] = s;
+}
+
+static const char *overlap_reason(const char *other) {
+    if (!strcmp(other, "in")) return "overlaps the in of a row (outputs must not alias inputs)";
+    if (!strcmp(other, "prev_out")) return "overlaps the prev_out of a row (outputs must not alias inputs)";
+    if (!strcmp(other, "weights")) return "overlaps weights (outputs must not alias inputs)";
+    if (!strcmp(other, "bias")) return "overlaps bias (outputs must not alias inputs)";
+    if (!strcmp(other, "cell")) return "overlaps the cell of a row (outputs must not alias each other)";
+    return "overlaps the out of a row (outputs must not alias each other)";
+}
+
+/* OK when no written range overlaps any other range: sorted by start, a
+ * range overlaps an earlier one iff it starts before the largest end so far
+ * (of any range, or of the written ones for a read-only range). */
+static mli_status rows_no_alias(rows_span *sp, size_t n, int *failed_row) {
+    qsort(sp, n, sizeof *sp, span_cmp);
+    const rows_span *any = NULL, *wr = NULL;
+    for (size_t i = 0; i < n; i++) {
+        const rows_span *c = &sp[i], *o = NULL, *other = NULL;
+        if (c->out && any && c->lo < any->hi) o = c, other = any;
+        else if (!c->out && wr && c->lo < wr->hi) o = wr, other = c;
+        if (o) {
+            *failed_row = o->row;
+            return mlipy_err_safety(MLI_STATUS_INCOMPATEBLE_TENSORS, o->arg, "data", overlap_reason(other->arg));
+        }
+        if (!any || c->hi > any->hi) any = c;
+        if (c->out && (!wr || c->hi > wr->hi)) wr = c;
+    }
+    return MLI_STATUS_OK;
+}
+
+/* Every row must share the frac bits and the step count of row 0: the rows
+ * share one dense plan and one set of shifts. */
+static mli_status rows_same(const mli_tensor *t, const mli_tensor *t0, const char *arg, int steps_too, int row,
+                            int *failed_row) {
+    if (t->el_params.fx.frac_bits != t0->el_params.fx.frac_bits) {
+        *failed_row = row;
+        return mlipy_err_val(MLI_STATUS_INCOMPATEBLE_TENSORS, arg, "frac_bits",
+                             "must equal row 0's (the rows share one plan)", t0->el_params.fx.frac_bits,
+                             t->el_params.fx.frac_bits);
+    }
+    if (steps_too && t->shape[0] != t0->shape[0]) {
+        *failed_row = row;
+        return mlipy_err_val(MLI_STATUS_INCOMPATEBLE_TENSORS, arg, "shape[0]",
+                             "(the step count) must equal row 0's", t0->shape[0], t->shape[0]);
+    }
+    return MLI_STATUS_OK;
+}
+
+/* The checks every rows call starts with. */
+static mli_status rows_args(int rows, const void *in, const void *prev_out, const void *out, const void *cell,
+                            int lstm) {
+    if (rows < 1) return mlipy_err_val(MLI_STATUS_ARGUMENT_ERROR, "rows", "", "must be at least 1", 1, rows);
+    if (!in) return mlipy_err(MLI_STATUS_BAD_TENSOR, "in", "", "is a NULL array of row tensors");
+    if (!prev_out) return mlipy_err(MLI_STATUS_BAD_TENSOR, "prev_out", "", "is a NULL array of row tensors");
+    if (lstm && !cell) return mlipy_err(MLI_STATUS_BAD_TENSOR, "cell", "", "is a NULL array of row tensors");
+    if (!out) return mlipy_err(MLI_STATUS_BAD_TENSOR, "out", "", "is a NULL array of row tensors");
+    return MLI_STATUS_OK;
+}
+
+/* The call's state that the rows functions change and put back: the
+ * rounding mode pinned for the whole call (the cell steps they reuse take
+ * the thread's mode at their entry) and the thread's workspace. */
+typedef struct {
+    int thread_rounding;
+} rows_saved;
+
+static void rows_enter(rows_saved *s) {
+    s->thread_rounding = mlipy_get_thread_rounding();
+    mlipy_set_thread_rounding(mlipy_rounding_up);
+}
+
+static void rows_leave(const rows_saved *s) {
+    mlipy_set_workspace(NULL, 0);
+    mlipy_set_thread_rounding(s->thread_rounding);
+}
+
+/* The input as int32 pairs (low half x[2p], high half x[2p+1], 0 past n):
+ * the vector layout of the packed dot products (mli_prv_dotprod.h). */
+#define ROWS_PAIRS(sfx, io_t)                                                                             \
+    static void rows_pairs_##sfx(const io_t *v, int n, int32_t *out) {                                    \
+        for (int p = 0; p < n / 2; p++)                                                                   \
+            out[p] = (int32_t)((uint32_t)(uint16_t)(int16_t)v[2 * p] |                                    \
+                               ((uint32_t)(uint16_t)(int16_t)v[2 * p + 1] << 16));                        \
+        if (n % 2) out[n / 2] = (int32_t)(uint32_t)(uint16_t)(int16_t)v[n - 1];                           \
+    }
+ROWS_PAIRS(i8, int8_t)
+ROWS_PAIRS(i16, int16_t)
+
+#define KRN_IMPL "mlipy_rows_impl.h"
+#include "mli_krn_variants.h"
