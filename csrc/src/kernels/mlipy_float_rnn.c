@@ -1,0 +1,211 @@
+/* Float32 recurrent sequences (beyond MLI): mlipy_float_rnn_sequence.
+ *
+ * The whole-sequence runner the OpenVINO IR reader uses for LSTMSequence /
+ * GRUSequence / RNNSequence in float32 (mli/ir/ops/recurrent.py).  MLI has no
+ * float kernels; this is an mli-py extension.  It computes the same formulas,
+ * on the same operands and in the same order of element-wise operations, as
+ * the numpy runners of recurrent.py, so the two differ only by the rounding of
+ * the sums and of exp/tanh:
+ *
+ *  - sums: every matrix product is sum_{k=0..K-1} a[k]*w[j][k], accumulated
+ *    from 0.0f upward in k, one float multiply then one float add per term
+ *    (no FMA: the build has -ffp-contract=off and no -ffast-math).  Lanes of a
+ *    vector each hold one output j, so any vector width gives the same bits.
+ *    The input part x_t . W for all steps of a row is computed before its
+ *    recurrence (the same sums, hoisted).
+ *  - gates: (x.W + h.R) + b, then clip to [-clip, clip] when clip > 0 (NaN
+ *    stays NaN, as np.clip keeps it).
+ *  - sigmoid(z) = (z < 0 ? e : 1) / (1 + e) with e = expf(-|z|);
+ *    tanh = tanhf; relu(z) = z < 0 ? 0 : z (NaN and -0 kept, as np.maximum).
+ *    expf and tanhf are the C library's (glibc: correctly rounded expf,
+ *    tanhf within a few ulp); numpy has its own, so results differ from the
+ *    numpy runners by a few ulp per step.
+ *  - LSTM (gates f, i, c, o): c' = (f*c) + (i*g), h' = o*tanh(c').
+ *    GRU (gates z, r, n): n = tanh(clip((x.Wn + r*(h.Rn + b_rn)) + b_n)) with
+ *    linear_before_reset, else tanh(clip((x.Wn + (r*h).Rn) + b_n));
+ *    h' = ((1-z)*n) + (z*h).  RNN: h' = act(clip((x.W + h.R) + b)).
+ *  - lengths: row b runs steps k < len[b]; forward step k is time k, reverse
+ *    step k is time len[b]-1-k (its valid part read backwards).  y is 0 at
+ *    the times past len[b]; the final states are those after the last valid
+ *    step (the initial ones for len 0).
+ */
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mlipy_ext.h"
+#include "../private/mli_prv_isa.h"
+
+/* Time steps whose input products are computed at once (bounds the scratch). */
+#define CHUNK 64
+
+/* out[j] = sum_k a[k] * wt[k*ldw + j], j < n, k < K (wt: W transposed). */
+MLIPY_ALWAYS_INLINE void matvec_body(const float *restrict a, int K, const float *restrict wt,
+                                     size_t ldw, int n, float *restrict out) {
+    for (int j = 0; j < n; j++) out[j] = 0.0f;
+    for (int k = 0; k < K; k++) {
+        const float ak = a[k];
+        const float *restrict w = wt + (size_t)k * ldw;
+        for (int j = 0; j < n; j++) out[j] = out[j] + ak * w[j];
+    }
+}
+MLIPY_MULTIVERSION(void, matvec, (const float *restrict a, int K, const float *restrict wt,
+                                  size_t ldw, int n, float *restrict out),
+                   (a, K, wt, ldw, n, out))
+
+/* z = (xw + hr) + b, clipped when clip > 0 */
+MLIPY_ALWAYS_INLINE void gate_sum_body(const float *restrict xw, const float *restrict hr,
+                                       const float *restrict b, int n, float clip,
+                                       float *restrict z) {
+    for (int j = 0; j < n; j++) z[j] = (xw[j] + hr[j]) + b[j];
+    if (clip > 0.0f) {
+        const float lo = -clip;
+        for (int j = 0; j < n; j++) {
+            float v = z[j];
+            v = v < lo ? lo : v;
+            z[j] = v > clip ? clip : v;
+        }
+    }
+}
+MLIPY_MULTIVERSION(void, gate_sum, (const float *restrict xw, const float *restrict hr,
+                                    const float *restrict b, int n, float clip,
+                                    float *restrict z),
+                   (xw, hr, b, n, clip, z))
+
+static inline float sigmoid1(float z) {
+    const float e = expf(-fabsf(z));
+    return (z < 0.0f ? e : 1.0f) / (1.0f + e);
+}
+
+static void act_apply(int act, float *v, int n) {
+    switch (act) {
+    case MLIPY_FRNN_SIGMOID:
+        for (int j = 0; j < n; j++) v[j] = sigmoid1(v[j]);
+        break;
+    case MLIPY_FRNN_RELU:
+        for (int j = 0; j < n; j++) v[j] = v[j] < 0.0f ? 0.0f : v[j];
+        break;
+    default:
+        for (int j = 0; j < n; j++) v[j] = tanhf(v[j]);
+        break;
+    }
+}
+
+typedef struct {
+    int cell, act, lbr, N, M, G;
+    float clip;
+    const float *wt, *rt, *b; /* W^T [N][G*M], R^T [M][G*M], bias */
+    float *xw, *hr, *z, *t;   /* scratch: [CHUNK][G*M], [G*M], [G*M], [M] */
+} frnn_ctx;
+
+/* One step of one row: h (and c) updated in place from xw (x_t . W). */
+static void frnn_step(const frnn_ctx *s, const float *xw, float *h, float *c) {
+    const int M = s->M, GM = s->G * s->M;
+    float *z = s->z, *hr = s->hr, *t = s->t;
+    if (s->cell == MLIPY_FRNN_LSTM) {
+        matvec(h, M, s->rt, (size_t)GM, GM, hr);
+        gate_sum(xw, hr, s->b, GM, s->clip, z);
+        for (int j = 0; j < M; j++) z[j] = sigmoid1(z[j]);                     /* f */
+        for (int j = M; j < 2 * M; j++) z[j] = sigmoid1(z[j]);                 /* i */
+        for (int j = 2 * M; j < 3 * M; j++) z[j] = tanhf(z[j]);                /* c */
+        for (int j = 3 * M; j < 4 * M; j++) z[j] = sigmoid1(z[j]);             /* o */
+        for (int j = 0; j < M; j++) c[j] = (z[j] * c[j]) + (z[M + j] * z[2 * M + j]);
+        for (int j = 0; j < M; j++) h[j] = z[3 * M + j] * tanhf(c[j]);
+    } else if (s->cell == MLIPY_FRNN_GRU) {
+        matvec(h, M, s->rt, (size_t)GM, s->lbr ? GM : 2 * M, hr);
+        gate_sum(xw, hr, s->b, 2 * M, s->clip, z);
+        for (int j = 0; j < 2 * M; j++) z[j] = sigmoid1(z[j]);                 /* z, r */
+        float *n = z + 2 * M;
+        const float *bn = s->b + 2 * M;
+        if (s->lbr) {
+            const float *brn = s->b + 3 * M;
+            for (int j = 0; j < M; j++)
+                n[j] = (xw[2 * M + j] + z[M + j] * (hr[2 * M + j] + brn[j])) + bn[j];
+        } else {
+            for (int j = 0; j < M; j++) t[j] = z[M + j] * h[j];
+            matvec(t, M, s->rt + 2 * M, (size_t)GM, M, hr + 2 * M);
+            for (int j = 0; j < M; j++) n[j] = (xw[2 * M + j] + hr[2 * M + j]) + bn[j];
+        }
+        if (s->clip > 0.0f) {
+            const float lo = -s->clip, hi = s->clip;
+            for (int j = 0; j < M; j++) {
+                float v = n[j] < lo ? lo : n[j];
+                n[j] = v > hi ? hi : v;
+            }
+        }
+        for (int j = 0; j < M; j++) n[j] = tanhf(n[j]);
+        for (int j = 0; j < M; j++) h[j] = ((1.0f - z[j]) * n[j]) + (z[j] * h[j]);
+    } else {
+        matvec(h, M, s->rt, (size_t)M, M, hr);
+        gate_sum(xw, hr, s->b, M, s->clip, z);
+        act_apply(s->act, z, M);
+        memcpy(h, z, (size_t)M * sizeof(float));
+    }
+}
+
+int mlipy_float_rnn_sequence(int cell, int act, int lbr, float clip, int B, int T, int N, int M,
+                             int nd, const int *reverse, const float *x, const float *h0,
+                             const float *c0, const int64_t *lengths, const float *w,
+                             const float *r, const float *bias, float *y, float *h_out,
+                             float *c_out) {
+    const int G = cell == MLIPY_FRNN_LSTM ? 4 : cell == MLIPY_FRNN_GRU ? 3 : 1;
+    const int NB = (cell == MLIPY_FRNN_GRU && lbr) ? 4 : G;
+    const int lstm = cell == MLIPY_FRNN_LSTM;
+    if (cell < MLIPY_FRNN_RNN || cell > MLIPY_FRNN_LSTM || act < MLIPY_FRNN_TANH ||
+        act > MLIPY_FRNN_RELU || B < 0 || T < 0 || N < 0 || M <= 0 || nd < 1 || nd > 2 ||
+        !(clip >= 0.0f) || (lstm && (!c0 || !c_out)))
+        return MLIPY_FRNN_EINVAL;
+    /* every size below in size_t, checked against overflow */
+    const size_t GM = (size_t)G * (size_t)M;
+    /* the scratch (W^T, R^T, CHUNK input products, a few vectors) must be addressable */
+    const size_t lim = SIZE_MAX / sizeof(float) / 8;
+    if ((size_t)N + (size_t)M + CHUNK + 4 > lim / GM) return MLIPY_FRNN_EINVAL;
+    for (int b = 0; b < B; b++)
+        if (lengths[b] < 0 || lengths[b] > T) return MLIPY_FRNN_EINVAL;
+    const size_t n_wt = (size_t)N * GM, n_rt = (size_t)M * GM;
+    const size_t n_scr = n_wt + n_rt + (size_t)CHUNK * GM + 2 * GM + 3 * (size_t)M;
+    float *scr = (float *)malloc(n_scr * sizeof(float));
+    if (!scr) return MLIPY_FRNN_ENOMEM;
+    frnn_ctx s;
+    s.cell = cell, s.act = act, s.lbr = lbr, s.N = N, s.M = M, s.G = G, s.clip = clip;
+    float *wt = scr, *rt = wt + n_wt;
+    s.wt = wt, s.rt = rt;
+    s.xw = rt + n_rt, s.hr = s.xw + (size_t)CHUNK * GM, s.z = s.hr + GM, s.t = s.z + GM;
+    float *h = s.t + M, *c = h + M;
+    const size_t ys_b = (size_t)nd * (size_t)T * (size_t)M; /* y [B][nd][T][M] */
+    const size_t st_b = (size_t)nd * (size_t)M;             /* states [B][nd][M] */
+    for (int d = 0; d < nd; d++) {
+        const float *wd = w + (size_t)d * GM * (size_t)N, *rd = r + (size_t)d * GM * (size_t)M;
+        /* transpose W [GM][N] and R [GM][M] so that the products run along j */
+        for (size_t j = 0; j < GM; j++) {
+            for (int k = 0; k < N; k++) wt[(size_t)k * GM + j] = wd[j * (size_t)N + k];
+            for (int k = 0; k < M; k++) rt[(size_t)k * GM + j] = rd[j * (size_t)M + k];
+        }
+        s.b = bias + (size_t)d * (size_t)NB * (size_t)M;
+        for (int b = 0; b < B; b++) {
+            const int len = (int)lengths[b];
+            const float *xb = x + (size_t)b * (size_t)T * (size_t)N;
+            float *yb = y + (size_t)b * ys_b + (size_t)d * (size_t)T * (size_t)M;
+            memcpy(h, h0 + (size_t)b * st_b + (size_t)d * M, (size_t)M * sizeof(float));
+            if (lstm) memcpy(c, c0 + (size_t)b * st_b + (size_t)d * M, (size_t)M * sizeof(float));
+            for (int k0 = 0; k0 < len; k0 += CHUNK) {
+                const int kn = len - k0 < CHUNK ? len - k0 : CHUNK;
+                for (int i = 0; i < kn; i++) {
+                    const int t = reverse[d] ? len - 1 - (k0 + i) : k0 + i;
+                    matvec(xb + (size_t)t * N, N, wt, GM, (int)GM, s.xw + (size_t)i * GM);
+                }
+                for (int i = 0; i < kn; i++) {
+                    const int t = reverse[d] ? len - 1 - (k0 + i) : k0 + i;
+                    frnn_step(&s, s.xw + (size_t)i * GM, h, c);
+                    memcpy(yb + (size_t)t * M, h, (size_t)M * sizeof(float));
+                }
+            }
+            if (len < T) memset(yb + (size_t)len * M, 0, (size_t)(T - len) * M * sizeof(float));
+            memcpy(h_out + (size_t)b * st_b + (size_t)d * M, h, (size_t)M * sizeof(float));
+            if (lstm) memcpy(c_out + (size_t)b * st_b + (size_t)d * M, c, (size_t)M * sizeof(float));
+        }
+    }
+    free(scr);
+    return 0;
+}
