@@ -91,8 +91,8 @@ MLIPY_LSTM_STEPS_DECL(fx8w16d, int16_t)
  * linear_before_reset, else G); y [B][nd][T][M]; reverse[d] per direction.
  * c0/c_out: LSTM only (else ignored).  `act`: the RNN activation (LSTM and GRU
  * use sigmoid/tanh).  clip > 0 clips the gate pre-activations.  The order of
- * operations is fixed and documented in mlipy_float_rnn.c (expf/tanhf from the
- * C library); every ISA path gives the same bits.  Returns 0, MLIPY_FRNN_EINVAL
+ * operations is fixed and documented in mlipy_float_rnn.c (exp and tanh in
+ * plain float arithmetic there, not libm's); every ISA path gives the same bits.  Returns 0, MLIPY_FRNN_EINVAL
  * (bad argument; nothing written) or MLIPY_FRNN_ENOMEM (scratch not allocated). */
 enum { MLIPY_FRNN_RNN = 0, MLIPY_FRNN_GRU = 1, MLIPY_FRNN_LSTM = 2 };
 enum { MLIPY_FRNN_TANH = 0, MLIPY_FRNN_SIGMOID = 1, MLIPY_FRNN_RELU = 2 };

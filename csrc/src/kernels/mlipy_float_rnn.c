@@ -15,11 +15,14 @@
  *    recurrence (the same sums, hoisted).
  *  - gates: (x.W + h.R) + b, then clip to [-clip, clip] when clip > 0 (NaN
  *    stays NaN, as np.clip keeps it).
- *  - sigmoid(z) = (z < 0 ? e : 1) / (1 + e) with e = expf(-|z|);
- *    tanh = tanhf; relu(z) = z < 0 ? 0 : z (NaN and -0 kept, as np.maximum).
- *    expf and tanhf are the C library's (glibc: correctly rounded expf,
- *    tanhf within a few ulp); numpy has its own, so results differ from the
- *    numpy runners by a few ulp per step.
+ *  - sigmoid(z) = (z < 0 ? e : 1) / (1 + e) with e = exp(-|z|);
+ *    tanh(x) = sign(x) * -m / (2 + m) with m = expm1(-2|x|);
+ *    relu(z) = z < 0 ? 0 : z (NaN and -0 kept, as np.maximum).  exp and expm1
+ *    are computed here (below) in plain float arithmetic, within about 1 ulp,
+ *    rather than by libm's expf/tanhf: the library calls cost 20-80 ns each
+ *    on this machine, which made them most of a step, and they do not
+ *    vectorise.  numpy has its own exp/tanh, so results differ from the numpy
+ *    runners by a few ulp per step.
  *  - LSTM (gates f, i, c, o): c' = (f*c) + (i*g), h' = o*tanh(c').
  *    GRU (gates z, r, n): n = tanh(clip((x.Wn + r*(h.Rn + b_rn)) + b_n)) with
  *    linear_before_reset, else tanh(clip((x.Wn + (r*h).Rn) + b_n));
@@ -73,21 +76,80 @@ MLIPY_MULTIVERSION(void, gate_sum, (const float *restrict xw, const float *restr
                                     float *restrict z),
                    (xw, hr, b, n, clip, z))
 
+/* exp and tanh in plain float arithmetic (no libm call, so that the loops
+ * vectorise; every ISA path computes the same IEEE operations, so the same
+ * bits).  expm1_small(r) = r + r^2 (1/2! + r (1/3! + ... + r/8!)) (Taylor,
+ * Horner from the highest term), for |r| <= ln2/2 where the remainder is below
+ * 1e-9 relative.  exp_neg(y) for y <= 0: y = n ln2 + r (n = nearest integer to
+ * y/ln2, r by Cody-Waite with ln2 = LN2_HI + LN2_LO), then
+ * (1 + expm1_small(r)) * 2^(n/2) * 2^(n - n/2) (two scalings, so subnormal
+ * results round once); y < -104 counts as -104 (a result that rounds to 0).
+ * NaN propagates.  Both agree with correctly rounded values to about 1 ulp. */
+#define LN2_HI 0.693359375f
+#define LN2_LO (-2.12194440e-4f)
+#define LOG2E 1.44269504f
+#define ROUND_MAGIC 12582912.0f /* 1.5 * 2^23: adding it rounds to an integer */
+
+typedef union { float f; uint32_t u; } fbits;
+
+static inline float expm1_small(float r) {
+    float p = 2.48015873e-5f;                  /* 1/8! */
+    p = 1.98412698e-4f + r * p;                /* 1/7! */
+    p = 1.38888889e-3f + r * p;                /* 1/6! */
+    p = 8.33333333e-3f + r * p;                /* 1/5! */
+    p = 4.16666667e-2f + r * p;                /* 1/4! */
+    p = 1.66666667e-1f + r * p;                /* 1/3! */
+    p = 0.5f + r * p;                          /* 1/2! */
+    return r + (r * r) * p;
+}
+
+static inline float exp_neg(float y) {
+    y = y < -104.0f ? -104.0f : y;
+    fbits t, s1, s2;
+    t.f = y * LOG2E + ROUND_MAGIC;
+    const float kf = t.f - ROUND_MAGIC;
+    const int32_t n = (int32_t)(t.u - 0x4B400000u);       /* kf as an integer, in [-151, 0] */
+    const float r = (y - kf * LN2_HI) - kf * LN2_LO;
+    const int32_t n1 = n / 2, n2 = n - n1;
+    s1.u = (uint32_t)(n1 + 127) << 23;
+    s2.u = (uint32_t)(n2 + 127) << 23;
+    return ((1.0f + expm1_small(r)) * s1.f) * s2.f;
+}
+
+/* sigmoid(z) = (z < 0 ? e : 1) / (1 + e), e = exp(-|z|) (the numpy runners' form) */
 static inline float sigmoid1(float z) {
-    const float e = expf(-fabsf(z));
+    const float e = exp_neg(-fabsf(z));
     return (z < 0.0f ? e : 1.0f) / (1.0f + e);
 }
+
+/* tanh(x) = sign(x) * -m / (2 + m), m = expm1(-2|x|): expm1_small for 2|x| <= ln2/2
+ * (no cancellation near 0), else exp_neg(-2|x|) - 1 */
+static inline float tanh1(float x) {
+    const float a2 = -2.0f * fabsf(x);
+    const float m = a2 >= -0.34657359f ? expm1_small(a2) : exp_neg(a2) - 1.0f;
+    return copysignf(-m / (2.0f + m), x);
+}
+
+MLIPY_ALWAYS_INLINE void sigmoid_vec_body(float *restrict v, int n) {
+    for (int j = 0; j < n; j++) v[j] = sigmoid1(v[j]);
+}
+MLIPY_MULTIVERSION(void, sigmoid_vec, (float *restrict v, int n), (v, n))
+
+MLIPY_ALWAYS_INLINE void tanh_vec_body(float *restrict v, int n) {
+    for (int j = 0; j < n; j++) v[j] = tanh1(v[j]);
+}
+MLIPY_MULTIVERSION(void, tanh_vec, (float *restrict v, int n), (v, n))
 
 static void act_apply(int act, float *v, int n) {
     switch (act) {
     case MLIPY_FRNN_SIGMOID:
-        for (int j = 0; j < n; j++) v[j] = sigmoid1(v[j]);
+        sigmoid_vec(v, n);
         break;
     case MLIPY_FRNN_RELU:
         for (int j = 0; j < n; j++) v[j] = v[j] < 0.0f ? 0.0f : v[j];
         break;
     default:
-        for (int j = 0; j < n; j++) v[j] = tanhf(v[j]);
+        tanh_vec(v, n);
         break;
     }
 }
@@ -96,7 +158,7 @@ typedef struct {
     int cell, act, lbr, N, M, G;
     float clip;
     const float *wt, *rt, *b; /* W^T [N][G*M], R^T [M][G*M], bias */
-    float *xw, *hr, *z, *t;   /* scratch: [CHUNK][G*M], [G*M], [G*M], [M] */
+    float *xw, *hr, *z, *t;   /* scratch: [CHUNK][G*M], [G*M], [G*M], [2*M] */
 } frnn_ctx;
 
 /* One step of one row: h (and c) updated in place from xw (x_t . W). */
@@ -106,16 +168,18 @@ static void frnn_step(const frnn_ctx *s, const float *xw, float *h, float *c) {
     if (s->cell == MLIPY_FRNN_LSTM) {
         matvec(h, M, s->rt, (size_t)GM, GM, hr);
         gate_sum(xw, hr, s->b, GM, s->clip, z);
-        for (int j = 0; j < M; j++) z[j] = sigmoid1(z[j]);                     /* f */
-        for (int j = M; j < 2 * M; j++) z[j] = sigmoid1(z[j]);                 /* i */
-        for (int j = 2 * M; j < 3 * M; j++) z[j] = tanhf(z[j]);                /* c */
-        for (int j = 3 * M; j < 4 * M; j++) z[j] = sigmoid1(z[j]);             /* o */
+        float *t2 = t + M;
+        sigmoid_vec(z, 2 * M);                                                  /* f, i */
+        tanh_vec(z + 2 * M, M);                                                 /* c */
+        sigmoid_vec(z + 3 * M, M);                                              /* o */
         for (int j = 0; j < M; j++) c[j] = (z[j] * c[j]) + (z[M + j] * z[2 * M + j]);
-        for (int j = 0; j < M; j++) h[j] = z[3 * M + j] * tanhf(c[j]);
+        memcpy(t2, c, (size_t)M * sizeof(float));
+        tanh_vec(t2, M);
+        for (int j = 0; j < M; j++) h[j] = z[3 * M + j] * t2[j];
     } else if (s->cell == MLIPY_FRNN_GRU) {
         matvec(h, M, s->rt, (size_t)GM, s->lbr ? GM : 2 * M, hr);
         gate_sum(xw, hr, s->b, 2 * M, s->clip, z);
-        for (int j = 0; j < 2 * M; j++) z[j] = sigmoid1(z[j]);                 /* z, r */
+        sigmoid_vec(z, 2 * M);                                                  /* z, r */
         float *n = z + 2 * M;
         const float *bn = s->b + 2 * M;
         if (s->lbr) {
@@ -134,7 +198,7 @@ static void frnn_step(const frnn_ctx *s, const float *xw, float *h, float *c) {
                 n[j] = v > hi ? hi : v;
             }
         }
-        for (int j = 0; j < M; j++) n[j] = tanhf(n[j]);
+        tanh_vec(n, M);
         for (int j = 0; j < M; j++) h[j] = ((1.0f - z[j]) * n[j]) + (z[j] * h[j]);
     } else {
         matvec(h, M, s->rt, (size_t)M, M, hr);
@@ -164,7 +228,7 @@ int mlipy_float_rnn_sequence(int cell, int act, int lbr, float clip, int B, int 
     for (int b = 0; b < B; b++)
         if (lengths[b] < 0 || lengths[b] > T) return MLIPY_FRNN_EINVAL;
     const size_t n_wt = (size_t)N * GM, n_rt = (size_t)M * GM;
-    const size_t n_scr = n_wt + n_rt + (size_t)CHUNK * GM + 2 * GM + 3 * (size_t)M;
+    const size_t n_scr = n_wt + n_rt + (size_t)CHUNK * GM + 2 * GM + 4 * (size_t)M;
     float *scr = (float *)malloc(n_scr * sizeof(float));
     if (!scr) return MLIPY_FRNN_ENOMEM;
     frnn_ctx s;
@@ -172,7 +236,7 @@ int mlipy_float_rnn_sequence(int cell, int act, int lbr, float clip, int B, int 
     float *wt = scr, *rt = wt + n_wt;
     s.wt = wt, s.rt = rt;
     s.xw = rt + n_rt, s.hr = s.xw + (size_t)CHUNK * GM, s.z = s.hr + GM, s.t = s.z + GM;
-    float *h = s.t + M, *c = h + M;
+    float *h = s.t + 2 * (size_t)M, *c = h + M;
     const size_t ys_b = (size_t)nd * (size_t)T * (size_t)M; /* y [B][nd][T][M] */
     const size_t st_b = (size_t)nd * (size_t)M;             /* states [B][nd][M] */
     for (int d = 0; d < nd; d++) {
