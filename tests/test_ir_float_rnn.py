@@ -215,3 +215,28 @@ def test_dtype_dispatch_through_the_op():
     for o32, o64 in zip(out32, out64):
         assert o32.dtype == np.float32 and o64.dtype == np.float64
         np.testing.assert_allclose(o32, o64, rtol=1e-4, atol=1e-5)
+
+
+def test_shape_cache_of_the_planned_program():
+    """The shape-derived steps of a model with dynamic dims are kept per set of input
+    shapes: alternating shapes give the values of a run of every step in order."""
+    from pathlib import Path
+    from mli.ir import read_model
+    xml = Path(__file__).resolve().parent.parent.parent / "shared" / "vectors" / "ov_real" / \
+        "pt_har_lstm__torch_fp16.xml"
+    if not xml.is_file():
+        pytest.skip("shared/vectors/ov_real not found")
+    model, plain = read_model(xml), read_model(xml)
+    assert model._program._shape_steps
+    plain._program._shape_steps = []          # every step, in graph order, each call
+    rng = np.random.default_rng(6)
+    xs = [rng.standard_normal(s).astype(np.float32) for s in ((1, 128, 9), (3, 20, 9),
+                                                             (1, 128, 9), (2, 1, 9))]
+    for x in xs:
+        saved = x.copy()
+        got, ref = model({"x": x}), plain({"x": x})
+        for k in ref:
+            np.testing.assert_array_equal(got[k], ref[k])
+            assert got[k].flags.writeable
+        np.testing.assert_array_equal(x, saved)
+    assert len(model._program._shape_cache) == 3
