@@ -152,7 +152,7 @@ class _Program:
 
     def run(self, inputs: Sequence[np.ndarray]) -> List[np.ndarray]:
         """Evaluate the graph on Parameter values (in Parameter order)."""
-        vals = self.template.copy()
+        vals: List[Any] = self.template.copy()
         for s, x in zip(self.param_slots, inputs):
             if x.dtype == _F16:
                 x = x.astype(_F32)
@@ -161,8 +161,9 @@ class _Program:
             _execute(self.steps, vals)
             return self._results(vals)
         key = tuple(x.shape for x in inputs)
-        cached = self._shape_cache.get(key, False)
-        if cached is False:
+        try:                        # (another thread may clear the cache meanwhile)
+            cached = self._shape_cache[key]
+        except KeyError:
             cached = self._shape_values(key, vals)
         if cached is None:          # not cacheable: every step in graph order, as planned
             _execute(self.steps, vals)
@@ -179,14 +180,16 @@ class _Program:
         that shape runs every step in graph order, so errors and warnings come where
         they always did)."""
         trial = vals.copy()
+        clean = False
         try:
             with warnings.catch_warnings(record=True) as caught:
                 warnings.simplefilter("always")
                 _execute(self._shape_steps, trial)
+            clean = not caught
         except Exception:       # noqa: BLE001 -- it raises again, in order, when run
-            caught = [None]
-        values = None
-        if not caught:
+            pass
+        values: Optional[List[np.ndarray]] = None
+        if clean:
             values = [np.asarray(trial[s]) for s in self._shape_slots]
             if sum(v.nbytes for v in values) > (1 << 20):
                 values = None

@@ -236,38 +236,40 @@ int mlipy_float_rnn_sequence(int cell, int act, int lbr, float clip, int B, int 
     float *wt = scr, *rt = wt + n_wt;
     s.wt = wt, s.rt = rt;
     s.xw = rt + n_rt, s.hr = s.xw + (size_t)CHUNK * GM, s.z = s.hr + GM, s.t = s.z + GM;
-    float *h = s.t + 2 * (size_t)M, *c = h + M;
-    const size_t ys_b = (size_t)nd * (size_t)T * (size_t)M; /* y [B][nd][T][M] */
-    const size_t st_b = (size_t)nd * (size_t)M;             /* states [B][nd][M] */
-    for (int d = 0; d < nd; d++) {
-        const float *wd = w + (size_t)d * GM * (size_t)N, *rd = r + (size_t)d * GM * (size_t)M;
+    const size_t Mz = (size_t)M, Nz = (size_t)N, Tz = (size_t)T;
+    float *h = s.t + 2 * Mz, *c = h + Mz;
+    const size_t row = Mz * sizeof(float);
+    const size_t ys_b = (size_t)nd * Tz * Mz; /* y [B][nd][T][M] */
+    const size_t st_b = (size_t)nd * Mz;      /* states [B][nd][M] */
+    for (size_t d = 0; d < (size_t)nd; d++) {
+        const float *wd = w + d * GM * Nz, *rd = r + d * GM * Mz;
         /* transpose W [GM][N] and R [GM][M] so that the products run along j */
         for (size_t j = 0; j < GM; j++) {
-            for (int k = 0; k < N; k++) wt[(size_t)k * GM + j] = wd[j * (size_t)N + k];
-            for (int k = 0; k < M; k++) rt[(size_t)k * GM + j] = rd[j * (size_t)M + k];
+            for (size_t k = 0; k < Nz; k++) wt[k * GM + j] = wd[j * Nz + k];
+            for (size_t k = 0; k < Mz; k++) rt[k * GM + j] = rd[j * Mz + k];
         }
-        s.b = bias + (size_t)d * (size_t)NB * (size_t)M;
-        for (int b = 0; b < B; b++) {
-            const int len = (int)lengths[b];
-            const float *xb = x + (size_t)b * (size_t)T * (size_t)N;
-            float *yb = y + (size_t)b * ys_b + (size_t)d * (size_t)T * (size_t)M;
-            memcpy(h, h0 + (size_t)b * st_b + (size_t)d * M, (size_t)M * sizeof(float));
-            if (lstm) memcpy(c, c0 + (size_t)b * st_b + (size_t)d * M, (size_t)M * sizeof(float));
-            for (int k0 = 0; k0 < len; k0 += CHUNK) {
-                const int kn = len - k0 < CHUNK ? len - k0 : CHUNK;
-                for (int i = 0; i < kn; i++) {
-                    const int t = reverse[d] ? len - 1 - (k0 + i) : k0 + i;
-                    matvec(xb + (size_t)t * N, N, wt, GM, (int)GM, s.xw + (size_t)i * GM);
+        s.b = bias + d * (size_t)NB * Mz;
+        for (size_t b = 0; b < (size_t)B; b++) {
+            const size_t len = (size_t)lengths[b];
+            const float *xb = x + b * Tz * Nz;
+            float *yb = y + b * ys_b + d * Tz * Mz;
+            memcpy(h, h0 + b * st_b + d * Mz, row);
+            if (lstm) memcpy(c, c0 + b * st_b + d * Mz, row);
+            for (size_t k0 = 0; k0 < len; k0 += CHUNK) {
+                const size_t kn = len - k0 < CHUNK ? len - k0 : CHUNK;
+                for (size_t i = 0; i < kn; i++) {
+                    const size_t t = reverse[d] ? len - 1 - (k0 + i) : k0 + i;
+                    matvec(xb + t * Nz, N, wt, GM, (int)GM, s.xw + i * GM);
                 }
-                for (int i = 0; i < kn; i++) {
-                    const int t = reverse[d] ? len - 1 - (k0 + i) : k0 + i;
-                    frnn_step(&s, s.xw + (size_t)i * GM, h, c);
-                    memcpy(yb + (size_t)t * M, h, (size_t)M * sizeof(float));
+                for (size_t i = 0; i < kn; i++) {
+                    const size_t t = reverse[d] ? len - 1 - (k0 + i) : k0 + i;
+                    frnn_step(&s, s.xw + i * GM, h, c);
+                    memcpy(yb + t * Mz, h, row);
                 }
             }
-            if (len < T) memset(yb + (size_t)len * M, 0, (size_t)(T - len) * M * sizeof(float));
-            memcpy(h_out + (size_t)b * st_b + (size_t)d * M, h, (size_t)M * sizeof(float));
-            if (lstm) memcpy(c_out + (size_t)b * st_b + (size_t)d * M, c, (size_t)M * sizeof(float));
+            if (len < Tz) memset(yb + len * Mz, 0, (Tz - len) * row);
+            memcpy(h_out + b * st_b + d * Mz, h, row);
+            if (lstm) memcpy(c_out + b * st_b + d * Mz, c, row);
         }
     }
     free(scr);
