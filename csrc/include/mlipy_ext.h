@@ -123,6 +123,28 @@ MLIPY_ROWS_DECL(fx8)
 MLIPY_ROWS_DECL(fx16)
 MLIPY_ROWS_DECL(fx8w16d)
 
+
+/* Float32 recurrent sequences (beyond MLI, which has no float kernels): the
+ * runner of the OpenVINO IR reader's LSTMSequence / GRUSequence / RNNSequence
+ * (default activations).  x [B][T][N]; h0, c0, h_out, c_out [B][nd][M];
+ * lengths [B] in [0, T]; w [nd][G*M][N], r [nd][G*M][M], bias [nd][NB*M]
+ * (G = 4 LSTM gates f,i,c,o / 3 GRU gates z,r,n / 1; NB = 4 for GRU with
+ * linear_before_reset, else G); y [B][nd][T][M]; reverse[d] per direction.
+ * c0/c_out: LSTM only (else ignored).  `act`: the RNN activation (LSTM and GRU
+ * use sigmoid/tanh).  clip > 0 clips the gate pre-activations.  The order of
+ * operations is fixed and documented in mlipy_float_rnn.c (exp and tanh in
+ * plain float arithmetic there, not libm's); every ISA path gives the same bits.  Returns 0, MLIPY_FRNN_EINVAL
+ * (bad argument; nothing written) or MLIPY_FRNN_ENOMEM (scratch not allocated). */
+enum { MLIPY_FRNN_RNN = 0, MLIPY_FRNN_GRU = 1, MLIPY_FRNN_LSTM = 2 };
+enum { MLIPY_FRNN_TANH = 0, MLIPY_FRNN_SIGMOID = 1, MLIPY_FRNN_RELU = 2 };
+#define MLIPY_FRNN_EINVAL (-1)
+#define MLIPY_FRNN_ENOMEM (-2)
+int mlipy_float_rnn_sequence(int cell, int act, int lbr, float clip, int B, int T, int N, int M,
+                             int nd, const int *reverse, const float *x, const float *h0,
+                             const float *c0, const int64_t *lengths, const float *w,
+                             const float *r, const float *bias, float *y, float *h_out,
+                             float *c_out);
+
 #ifdef __cplusplus
 }
 #endif

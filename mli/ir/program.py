@@ -129,16 +129,79 @@ class _Program:
         self.result_slots = [slots[graph._producer[(r.id, r.inputs[0].id)]]
                              for r in graph.results]
         self._copy_results = [s_ in folded for s_ in self.result_slots]
+        # shape-derived steps: their values depend only on the Parameters' shapes
+        # (ShapeOf of a Parameter, then shape arithmetic on constants), so they are
+        # computed once per set of input shapes and kept (see run)
+        derived = set(self.param_slots)
+        known = set(template)
+        shape_steps: List[Step] = []
+        data_steps: List[Step] = []
+        for step in steps:
+            _, ins, outs, _, layer = step
+            if layer.type not in _NO_FOLD and layer.body is None and (
+                    (layer.type == "ShapeOf" and len(ins) == 1 and ins[0] in derived | known)
+                    or (ins and all(i in known for i in ins))):
+                shape_steps.append(step)
+                known.update(outs)
+            else:
+                data_steps.append(step)
+        self._shape_steps, self._data_steps = shape_steps, data_steps
+        self._shape_slots = sorted({o for st in shape_steps for o in st[2]})
+        self._copy_derived = [s_ in self._shape_slots for s_ in self.result_slots]
+        self._shape_cache: Dict[Tuple, Optional[List[np.ndarray]]] = {}
 
     def run(self, inputs: Sequence[np.ndarray]) -> List[np.ndarray]:
         """Evaluate the graph on Parameter values (in Parameter order)."""
-        vals = self.template.copy()
+        vals: List[Any] = self.template.copy()
         for s, x in zip(self.param_slots, inputs):
             if x.dtype == _F16:
                 x = x.astype(_F32)
             vals[s] = x
-        _execute(self.steps, vals)
-        return self._results(vals)
+        if not self._shape_steps:
+            _execute(self.steps, vals)
+            return self._results(vals)
+        key = tuple(x.shape for x in inputs)
+        try:                        # (another thread may clear the cache meanwhile)
+            cached = self._shape_cache[key]
+        except KeyError:
+            cached = self._shape_values(key, vals)
+        if cached is None:          # not cacheable: every step in graph order, as planned
+            _execute(self.steps, vals)
+            return self._results(vals)
+        for s, v in zip(self._shape_slots, cached):
+            vals[s] = v
+        _execute(self._data_steps, vals)
+        return [vals[s].copy() if c or d else vals[s] for s, c, d in
+                zip(self.result_slots, self._copy_results, self._copy_derived)]
+
+    def _shape_values(self, key: Tuple, vals: List[Any]) -> Optional[List[np.ndarray]]:
+        """Run the shape-derived steps for input shapes ``key`` and keep their values
+        (read-only) when they succeed without a warning and are small; else None (then
+        that shape runs every step in graph order, so errors and warnings come where
+        they always did)."""
+        trial = vals.copy()
+        clean = False
+        try:
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
+                _execute(self._shape_steps, trial)
+            clean = not caught
+        except Exception:       # noqa: BLE001 -- it raises again, in order, when run
+            pass
+        values: Optional[List[np.ndarray]] = None
+        if clean:
+            values = [np.asarray(trial[s]) for s in self._shape_slots]
+            if sum(v.nbytes for v in values) > (1 << 20):
+                values = None
+            else:
+                for k, v in enumerate(values):
+                    if v.flags.writeable:
+                        v = values[k] = v.copy()
+                        v.flags.writeable = False
+        if len(self._shape_cache) >= 16:
+            self._shape_cache.clear()
+        self._shape_cache[key] = values
+        return values
 
     def _results(self, vals: List[Any]) -> List[np.ndarray]:
         return [vals[s].copy() if c else vals[s]

@@ -10,6 +10,7 @@ from ..errors import ELEMENT_TYPES, IRError, IRUnsupportedError
 from ..registry import (BROADCAST, REQUIRED, arr, choice, element_type, ints, parse_bool,
                         parse_floats, parse_ints, parse_strlist, ports, register)
 from ..registry import axis as norm_axis
+from ... import _core
 from .elementwise import _relu, _sigmoid
 
 def _scalar(f):
@@ -399,6 +400,29 @@ def _run_fast(runner, x, states, lengths, reverse, y):
 
 
 _DEFAULTS = {3: ("sigmoid", "tanh", "tanh"), 2: ("sigmoid", "tanh"), 1: None}
+_F32 = np.dtype(np.float32)
+_C_CELL = {4: "lstm", 3: "gru", 1: "rnn"}     # by number of gates
+_C_ACTS = ("tanh", "sigmoid", "relu")
+
+
+def _c_array(v, dtype=None):
+    return np.ascontiguousarray(v, dtype)
+
+
+def _run_compiled(spec, x, hstates, lengths, w, r, b, hs):
+    """The sequence in C (mli._core.float_rnn_sequence, float32, same formulas and
+    semantics as the numpy runners; see csrc/src/kernels/mlipy_float_rnn.c)."""
+    cell, act, lbr, clip, dirs = spec
+    B, T = x.shape[:2]
+    nd = len(dirs)
+    y = np.empty((B, nd, T, hs), _F32)
+    finals = [np.empty((B, nd, hs), _F32) for _ in hstates]
+    lstm = cell == "lstm"
+    _core.float_rnn_sequence(cell, act, lbr, clip, dirs, _c_array(x), _c_array(hstates[0]),
+                             _c_array(hstates[1]) if lstm else None,
+                             _c_array(lengths, np.int64), _c_array(w), _c_array(r),
+                             _c_array(b), y, finals[0], finals[1] if lstm else None)
+    return (y, *finals)
 
 
 def _sequence(layer, a, n_acts, gates, n_states, make_step, nb=None, make_runner=None):
@@ -417,11 +441,18 @@ def _sequence(layer, a, n_acts, gates, n_states, make_step, nb=None, make_runner
         fast = make_runner
     else:
         fast = None
+    # float32 with the default activations (RNN: tanh, sigmoid or relu): the C runner
+    compiled = None
+    if fast is not None and (n_acts > 1 or names[0] in _C_ACTS):
+        compiled = (_C_CELL[gates], names[0] if n_acts == 1 else "tanh",
+                    bool(a.get("linear_before_reset", False)), float(clip), dirs)
 
     def fn(x, *rest):
         hstates, (lengths, w, r, b) = rest[:n_states], rest[n_states:]
         B, T = _check_seq(hs, gates, nd, x, hstates, w, r, b, nb)
         lengths = _seq_lengths(lengths, B, T)
+        if compiled is not None and x.dtype == _F32:
+            return _run_compiled(compiled, x, hstates, lengths, w, r, b, hs)
         if fast is not None:
             y = np.zeros((B, nd, T, hs), x.dtype)
             finals = [np.empty((B, nd, hs), x.dtype) for _ in range(n_states)]
