@@ -218,3 +218,51 @@ def test_gil_released_threads_agree():
     [t.start() for t in ts]
     [t.join() for t in ts]
     assert all(np.array_equal(r, ref) for r in res)
+
+
+# ================================================================ Ctrl-C
+@pytest.mark.skipif(not hasattr(__import__("signal"), "SIGINT") or __import__("os").name == "nt",
+                    reason="POSIX signals")
+@pytest.mark.parametrize("cell", ["lstm", "gru"])
+@pytest.mark.parametrize("kind", ["fx16", "sa8_sa8_sa32"])
+def test_ctrl_c_interrupts_a_long_v2_sequence(cell, kind):
+    """SIGINT during a whole-sequence 2.x cell raises KeyboardInterrupt soon
+    (the cell polls every MLIPY2_POLL_STEPS steps with the GIL released)."""
+    import os
+    import subprocess
+    import sys
+    import tempfile
+    import textwrap
+    g = 4 if cell == "lstm" else 3
+    code = textwrap.dedent(f"""
+        import os, signal, threading, time, numpy as np
+        import mli.v2 as v
+        T, g = 3 * 10**7, {g}
+        if "{kind}" == "fx16":
+            x = v.Tensor.fx(np.full((T, 1), 37, np.int16), 12); h = v.Tensor.fx(np.zeros(1, np.int16), 15)
+            wi = v.Tensor.fx(np.full((g, 1, 1), 300, np.int16), 12); wo = v.Tensor.fx(np.full((g, 1, 1), 300, np.int16), 12)
+            b = v.Tensor.fx(np.zeros((g, 1), np.int16), 12); c = v.Tensor.fx(np.zeros(1, np.int16), 12)
+            out = v.Tensor.zeros((1, 1), "fx16", 15)
+        else:
+            x = v.Tensor.sa(np.full((T, 1), 37, np.int8), 0, 16384, 21); h = v.Tensor.sa(np.zeros(1), 0, 16384, 21)
+            wi = v.Tensor.sa(np.full((g, 1, 1), 30), 0, 16384, 21); wo = v.Tensor.sa(np.full((g, 1, 1), 30), 0, 16384, 21)
+            b = v.Tensor.sa(np.zeros((g, 1)), 0, 8192, 27, el_type="sa32"); c = v.Tensor.sa(np.zeros(1), 0, 16384, 17)
+            out = v.Tensor.sa(np.zeros((1, 1)), 0, 16384, 21)
+        cfg = v.RnnCellCfg(0, v.RNN_OUT_LAST, v.RNN_ACT_TANH)
+        fn = v.{cell}_cell_{kind}
+        args = (x, h, wi, wo, b, None, None, cfg) + ((c, out) if "{cell}" == "lstm" else (out,))
+        threading.Timer(0.5, os.kill, (os.getpid(), signal.SIGINT)).start()
+        t0 = time.time()
+        try:
+            fn(*args)
+            print("finished")
+        except KeyboardInterrupt:
+            print(f"{{time.time() - t0 - 0.5:.3f}}")
+    """)
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([root] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p])}
+    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300, env=env,
+                       cwd=tempfile.gettempdir())
+    assert p.returncode == 0, p.stderr
+    assert p.stdout.strip() != "finished"
+    assert float(p.stdout) < 0.5  # seconds from SIGINT to KeyboardInterrupt

@@ -5,6 +5,8 @@ mli.v2.tensor); each call builds the C structs field for field, checks that
 no capacity exceeds the buffer it describes (so the C core cannot be led
 outside it), runs the kernel with the GIL released, writes back the output
 fields the kernel changed and returns the integer status."""
+import threading
+
 from libc.stdint cimport int8_t, int16_t, int32_t, uint8_t, uint32_t
 from libc.string cimport memset
 
@@ -117,6 +119,9 @@ cdef extern from "mlipy2_ext.h" nogil:
     int mlipy2_get_isa()
     int mlipy2_set_isa(int isa)
     int mlipy2_isa_supported(int isa)
+    ctypedef int (*mlipy2_poll_fn)() noexcept
+    void mlipy2_set_poll(mlipy2_poll_fn fn)
+    mli_status MLIPY2_STATUS_INTERRUPTED
 
 ctypedef mli_status (*fc_fn)(const mli_tensor *, const mli_tensor *, const mli_tensor *,
                              const mli_fully_connected_cfg *, mli_tensor *) noexcept nogil
@@ -367,6 +372,25 @@ def rnn_dense(str kind, list ins, list weights, object bias, object inputs_num, 
     return int(st)
 
 
+_tls = threading.local()
+
+
+cdef extern from "Python.h":
+    int PyErr_CheckSignals() except -1
+
+
+cdef int _poll() noexcept with gil:
+    """The cells' poll (mlipy2_set_poll): runs Python's signal handlers, so
+    Ctrl-C stops a long sequence within MLIPY2_POLL_STEPS steps; what the
+    handler raised is raised again once the cell has returned."""
+    try:
+        PyErr_CheckSignals()
+    except BaseException as e:
+        _tls.interrupt = e
+        return 1
+    return 0
+
+
 def rnn_cell(str cell_kind, str kind, object x, object prev_out, object weights_in, object weights_out, object bias,
              object tanh_lut, object sigm_lut, object cfg, object cell, object out, int round_mode):
     """lstm / gru.  cfg: None (NULL) or an object with direction, results, act,
@@ -420,10 +444,16 @@ def rnn_cell(str cell_kind, str kind, object x, object prev_out, object weights_
         p_c = &c
     mlipy2_set_thread_rounding(round_mode)
     with nogil:
+        mlipy2_set_poll(_poll)
         if fl != NULL:
             st = fl(p_in, p_prev, p_wi, p_wo, p_b, p_lt, p_ls, p_c, p_cell, p_out)
         else:
             st = fg(p_in, p_prev, p_wi, p_wo, p_b, p_lt, p_ls, p_c, p_out)
-    if st == 0:
+        mlipy2_set_poll(NULL)
+    if st == 0 or st == MLIPY2_STATUS_INTERRUPTED:
         _write_back(&to, out)
+    if st == MLIPY2_STATUS_INTERRUPTED:
+        e = getattr(_tls, "interrupt", None)
+        _tls.interrupt = None
+        raise e if e is not None else KeyboardInterrupt()
     return int(st)

@@ -38,6 +38,16 @@ int mlipy2_get_isa(void);
 int mlipy2_set_isa(int isa);
 int mlipy2_isa_supported(int isa);
 
+/* Interruption (beyond MLI): a poll function for this thread, called by the
+ * LSTM and GRU cells every MLIPY2_POLL_STEPS time steps; when it returns
+ * non-zero the cell stops and returns MLIPY2_STATUS_INTERRUPTED (not an
+ * mli_status of MLI's): out (and an LSTM's cell) then hold the steps done so
+ * far.  NULL (the default) never interrupts. */
+#define MLIPY2_POLL_STEPS 1024
+#define MLIPY2_STATUS_INTERRUPTED ((mli_status)64)
+typedef int (*mlipy2_poll_fn)(void);
+void mlipy2_set_poll(mlipy2_poll_fn fn);
+
 #ifdef __cplusplus
 }
 #endif

@@ -14,10 +14,10 @@ static mli_status gru_run(m2_kind kind, const mli_tensor *in, const mli_tensor *
     const int T = (int)in->shape[0], N = (int)in->shape[1], M = (int)mli2_count(prev_out);
     const int all = cfg->results == RNN_OUT_ALL, backward = cfg->direction == RNN_DIR_BACKWARD;
     const int sa = kind == M2_SA8, esz = sa ? 1 : 2;
-    int64_t *work = (int64_t *)malloc(sizeof(int64_t) * 3 * (size_t)M);
+    m2_seq seq;
     char *buf = (char *)malloc((size_t)M * esz * 6);
-    if (!work || !buf) {
-        free(work), free(buf);
+    if (!buf || !mli2_seq_init(&seq, kind, 3, in, weights_in, weights_out, backward)) {
+        free(buf);
         return mli2_refuse(MLI_STATUS_NOT_ENGH_MEM, "", "out of host memory");
     }
     char *h = buf, *gates = buf + (size_t)M * esz, *rh = buf + (size_t)M * esz * 4, *y = buf + (size_t)M * esz * 5;
@@ -27,24 +27,41 @@ static mli_status gru_run(m2_kind kind, const mli_tensor *in, const mli_tensor *
     m2_fmt fh = mli2_fmt(prev_out, 0);
     const m2_fmt fir = sa ? m2_fmt_make(0, 21, 9) : m2_fmt_make(0, 1, m2_imin(11, fx.shift + weights_in->el_params.fx.frac_bits));
     const int fb = sa ? 0 : bias->el_params.fx.frac_bits;
-    const int bias_esz = mli2_el_size(bias->el_type);
     const m2_sa_add_c sub_one = m2_sa_add_prep(M2_FMT_SIGM_SA8, M2_FMT_SIGM_SA8, M2_FMT_SIGM_SA8);
     const m2_sa_mul_c mul_nz = m2_sa_mul_prep(M2_FMT_TANH_SA8, M2_FMT_SIGM_SA8, fo);
-    for (int t = 0; t < T; t++) {
-        const char *xt = (const char *)in->data.mem.ptr + (size_t)(backward ? T - 1 - t : t) * N * esz;
+    /* sa8: every activation input is an int8 of the gates' fixed format */
+    int8_t sig_g[256], tanh_g[256];
+    int8_t one_minus[256]; /* 1 - z, a function of z alone */
+    if (sa) {
+        m2_act_sa8_table(&sl, fir, 1, sig_g), m2_act_sa8_table(&tl, fir, 0, tanh_g);
+        for (int e = -128; e < 128; e++) one_minus[e + 128] = m2_sa_addsub(&sub_one, 127, e, 1);
+    }
+    for (int g = 0; g < 3; g++) {
         m2_dense_in ins[2];
+        mli2_cell_gate_inputs(kind, weights_in, weights_out, g, g == 2, NULL, N, fx, NULL, M, fh, ins);
+        mli2_seq_bias(&seq, g, &ins[0], bias, fb);
+    }
+    for (int t = 0; t < T; t++) {
+        if (mli2_poll_now(t)) { /* the steps done so far stay in out */
+            mli2_cell_set_out(out, all ? t : 1, M);
+            mli2_seq_free(&seq), free(buf);
+            return mli2_fail(MLIPY2_STATUS_INTERRUPTED, "", "interrupted");
+        }
+        const int64_t *s_in = mli2_seq_in_sums(&seq, in, t, fx.zp);
+        m2_dense_in ins[2];
+        mli2_seq_h_sums(&seq, h, fh.zp, 0, 2);
         for (int g = 0; g < 2; g++) {
-            mli2_cell_gate_inputs(kind, weights_in, weights_out, g, 0, xt, N, fx, h, M, fh, ins);
-            const char *brow = (const char *)bias->data.mem.ptr + (size_t)g * bias->mem_stride[0] * bias_esz;
-            mli2_dense_block(kind, ins, 2, brow, fb, M, fir, gates + (size_t)g * M * esz, work);
+            mli2_cell_gate_inputs(kind, weights_in, weights_out, g, 0, NULL, N, fx, h, M, fh, ins);
+            mli2_dense_from_sums(kind, ins, s_in + (size_t)g * seq.Mp, seq.bt + (size_t)g * M,
+                                 seq.s_h + (size_t)g * seq.Mp, M, fir, gates + (size_t)g * M * esz);
         }
         /* z, r; then r * h, the input of the new gate's recurrent part */
         if (sa) {
             int8_t *z = (int8_t *)gates, *r = z + M, *hh = (int8_t *)h, *rhh = (int8_t *)rh;
             const m2_sa_mul_c mul_rh = m2_sa_mul_prep(M2_FMT_SIGM_SA8, fh, fh);
             for (int o = 0; o < M; o++) {
-                z[o] = m2_act_sa8(&sl, z[o], fir, 1);
-                r[o] = m2_act_sa8(&sl, r[o], fir, 1);
+                z[o] = sig_g[z[o] + 128];
+                r[o] = sig_g[r[o] + 128];
                 rhh[o] = m2_sa_mul(&mul_rh, r[o], hh[o]);
             }
         } else {
@@ -55,17 +72,18 @@ static mli_status gru_run(m2_kind kind, const mli_tensor *in, const mli_tensor *
                 rhh[o] = m2_fx_mul(r[o], 15, hh[o], fh.shift, fh.shift);
             }
         }
-        mli2_cell_gate_inputs(kind, weights_in, weights_out, 2, 1, xt, N, fx, rh, M, fh, ins);
-        const char *brow = (const char *)bias->data.mem.ptr + (size_t)2 * bias->mem_stride[0] * bias_esz;
-        mli2_dense_block(kind, ins, 2, brow, fb, M, fir, gates + (size_t)2 * M * esz, work);
+        mli2_seq_h_sums(&seq, rh, fh.zp, 2, 3);
+        mli2_cell_gate_inputs(kind, weights_in, weights_out, 2, 1, NULL, N, fx, rh, M, fh, ins);
+        mli2_dense_from_sums(kind, ins, s_in + (size_t)2 * seq.Mp, seq.bt + (size_t)2 * M, seq.s_h + (size_t)2 * seq.Mp,
+                             M, fir, gates + (size_t)2 * M * esz);
         if (sa) {
             int8_t *z = (int8_t *)gates, *n = z + 2 * M, *hh = (int8_t *)h, *yy = (int8_t *)y;
             const m2_sa_mul_c mul_hz = m2_sa_mul_prep(fh, M2_FMT_SIGM_SA8, fh);
             const m2_sa_add_c add_y = m2_sa_add_prep(fo, fh, fo);
             for (int o = 0; o < M; o++) {
                 const int8_t zh = m2_sa_mul(&mul_hz, hh[o], z[o]);
-                const int8_t zc = m2_sa_addsub(&sub_one, 127, z[o], 1);
-                const int8_t nn = m2_act_sa8(&tl, n[o], fir, 0);
+                const int8_t zc = one_minus[z[o] + 128];
+                const int8_t nn = tanh_g[n[o] + 128];
                 yy[o] = m2_sa_addsub(&add_y, m2_sa_mul(&mul_nz, nn, zc), zh, 0);
             }
         } else {
@@ -82,7 +100,7 @@ static mli_status gru_run(m2_kind kind, const mli_tensor *in, const mli_tensor *
         fh = fo;
     }
     mli2_cell_set_out(out, all ? T : 1, M);
-    free(work), free(buf);
+    mli2_seq_free(&seq), free(buf);
     return MLI_STATUS_OK;
 }
 

@@ -15,10 +15,10 @@ static mli_status lstm_run(m2_kind kind, const mli_tensor *in, const mli_tensor 
     const int sa = kind == M2_SA8, esz = sa ? 1 : 2;
     /* private copies of h and the cell: aliasing among out, prev_out and cell
      * cannot make the kernel read a half-written vector */
-    int64_t *work = (int64_t *)malloc(sizeof(int64_t) * 3 * (size_t)M);
+    m2_seq seq;
     char *buf = (char *)malloc((size_t)M * esz * 7);
-    if (!work || !buf) {
-        free(work), free(buf);
+    if (!buf || !mli2_seq_init(&seq, kind, 4, in, weights_in, weights_out, backward)) {
+        free(buf);
         return mli2_refuse(MLI_STATUS_NOT_ENGH_MEM, "", "out of host memory");
     }
     char *h = buf, *c = buf + (size_t)M * esz, *gates = buf + (size_t)M * esz * 2, *y = buf + (size_t)M * esz * 6;
@@ -29,33 +29,49 @@ static mli_status lstm_run(m2_kind kind, const mli_tensor *in, const mli_tensor 
     m2_fmt fh = mli2_fmt(prev_out, 0);
     const m2_fmt fir = sa ? m2_fmt_make(0, 1, 4) : m2_fmt_make(0, 1, m2_imin(10, fx.shift + weights_in->el_params.fx.frac_bits));
     const int fb = sa ? 0 : bias->el_params.fx.frac_bits;
-    const int bias_esz = mli2_el_size(bias->el_type);
     /* sa8 element-wise constants that do not depend on h's format */
     const m2_sa_mul_c mul_cf = m2_sa_mul_prep(fc, M2_FMT_SIGM_SA8, fc);
     const m2_sa_mul_c mul_gi = m2_sa_mul_prep(M2_FMT_TANH_SA8, M2_FMT_SIGM_SA8, M2_FMT_TANH_SA8);
     const m2_sa_add_c add_cg = m2_sa_add_prep(fc, M2_FMT_TANH_SA8, fc);
     const m2_fmt fa = cfg->act == RNN_ACT_NONE ? fc : (cfg->act == RNN_ACT_TANH ? M2_FMT_TANH_SA8 : M2_FMT_SIGM_SA8);
     const m2_sa_mul_c mul_ao = m2_sa_mul_prep(fa, M2_FMT_SIGM_SA8, fo);
+    /* sa8: every activation input is an int8 of a format fixed for the call */
+    int8_t sig_g[256], tanh_g[256], act_c[256];
+    if (sa) {
+        m2_act_sa8_table(&sl, fir, 1, sig_g);
+        m2_act_sa8_table(&tl, fir, 0, tanh_g);
+        if (cfg->act != RNN_ACT_NONE) m2_act_sa8_table(cfg->act == RNN_ACT_TANH ? &tl : &sl, fc, cfg->act == RNN_ACT_SIGM, act_c);
+    }
+    for (int g = 0; g < 4; g++) {
+        m2_dense_in ins[2];
+        mli2_cell_gate_inputs(kind, weights_in, weights_out, g, 0, NULL, N, fx, NULL, M, fh, ins);
+        mli2_seq_bias(&seq, g, &ins[0], bias, fb);
+    }
     for (int t = 0; t < T; t++) {
-        const char *xt = (const char *)in->data.mem.ptr + (size_t)(backward ? T - 1 - t : t) * N * esz;
+        if (mli2_poll_now(t)) { /* the steps done so far stay in out and cell */
+            memcpy(cell->data.mem.ptr, c, (size_t)M * esz);
+            mli2_cell_set_out(out, all ? t : 1, M);
+            mli2_seq_free(&seq), free(buf);
+            return mli2_fail(MLIPY2_STATUS_INTERRUPTED, "", "interrupted");
+        }
+        const int64_t *s_in = mli2_seq_in_sums(&seq, in, t, fx.zp);
+        mli2_seq_h_sums(&seq, h, fh.zp, 0, 4);
         for (int g = 0; g < 4; g++) {
             m2_dense_in ins[2];
-            mli2_cell_gate_inputs(kind, weights_in, weights_out, g, 0, xt, N, fx, h, M, fh, ins);
-            const char *brow = (const char *)bias->data.mem.ptr + (size_t)g * bias->mem_stride[0] * bias_esz;
-            mli2_dense_block(kind, ins, 2, brow, fb, M, fir, gates + (size_t)g * M * esz, work);
+            mli2_cell_gate_inputs(kind, weights_in, weights_out, g, 0, NULL, N, fx, h, M, fh, ins);
+            mli2_dense_from_sums(kind, ins, s_in + (size_t)g * seq.Mp, seq.bt + (size_t)g * M,
+                                 seq.s_h + (size_t)g * seq.Mp, M, fir, gates + (size_t)g * M * esz);
         }
         if (sa) {
             int8_t *gi = (int8_t *)gates, *gg = gi + M, *gf = gi + 2 * M, *go = gi + 3 * M;
             int8_t *cc = (int8_t *)c, *yy = (int8_t *)y;
             for (int o = 0; o < M; o++) {
-                const int8_t i_ = m2_act_sa8(&sl, gi[o], fir, 1), g_ = m2_act_sa8(&tl, gg[o], fir, 0);
-                const int8_t f_ = m2_act_sa8(&sl, gf[o], fir, 1), o_ = m2_act_sa8(&sl, go[o], fir, 1);
+                const int8_t i_ = sig_g[gi[o] + 128], g_ = tanh_g[gg[o] + 128];
+                const int8_t f_ = sig_g[gf[o] + 128], o_ = sig_g[go[o] + 128];
                 const int8_t cf = m2_sa_mul(&mul_cf, cc[o], f_);
                 const int8_t gi2 = m2_sa_mul(&mul_gi, g_, i_);
                 cc[o] = m2_sa_addsub(&add_cg, cf, gi2, 0);
-                int8_t a = cc[o];
-                if (cfg->act == RNN_ACT_TANH) a = m2_act_sa8(&tl, cc[o], fc, 0);
-                else if (cfg->act == RNN_ACT_SIGM) a = m2_act_sa8(&sl, cc[o], fc, 1);
+                const int8_t a = cfg->act == RNN_ACT_NONE ? cc[o] : act_c[cc[o] + 128];
                 yy[o] = m2_sa_mul(&mul_ao, a, o_);
             }
         } else {
@@ -82,7 +98,7 @@ static mli_status lstm_run(m2_kind kind, const mli_tensor *in, const mli_tensor 
     }
     memcpy(cell->data.mem.ptr, c, (size_t)M * esz);
     mli2_cell_set_out(out, all ? T : 1, M);
-    free(work), free(buf);
+    mli2_seq_free(&seq), free(buf);
     return MLI_STATUS_OK;
 }
 

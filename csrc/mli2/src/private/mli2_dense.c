@@ -52,3 +52,28 @@ void mli2_dense_block(m2_kind kind, const m2_dense_in *ins, int n_in, const void
         for (int o = 0; o < M; o++) d[o] = m2_sat16(res[o]);
     }
 }
+
+/* The two-input block (input 0 carries the bias) from ready exact sums:
+ * s0 + bt for input 0 (bt: its bias terms), s1 for input 1; the same
+ * rounding and saturation steps as mli2_dense_block, one loop per kind. */
+#define FROM_SUMS_LOOP(K, STORE)                                            \
+    for (int o = 0; o < M; o++) {                                           \
+        int64_t r = mli2_dense_part(K, s0[o] + bt[o], sh0, m0, 0);          \
+        r = mli2_dense_part(K, s1[o], sh1, m1, r);                          \
+        STORE;                                                              \
+    }
+void mli2_dense_from_sums(m2_kind kind, const m2_dense_in ins[2], const int64_t *s0, const int64_t *bt,
+                          const int64_t *s1, int M, m2_fmt out, void *dst) {
+    const int sh0 = ins[0].fx.shift + ins[0].w_shift - out.shift, sh1 = ins[1].fx.shift + ins[1].w_shift - out.shift;
+    m2_mult m0 = {0, 0}, m1 = {0, 0};
+    int16_t *d16 = (int16_t *)dst;
+    int8_t *d8 = (int8_t *)dst;
+    switch (kind) {
+    case M2_FX16: FROM_SUMS_LOOP(M2_FX16, d16[o] = m2_sat16(r)) break;
+    case M2_FX16_FX8: FROM_SUMS_LOOP(M2_FX16_FX8, d16[o] = m2_sat16(r)) break;
+    default:
+        m0 = m2_mult_of(ins[0].fx, out, ins[0].w_scale, ins[0].w_shift);
+        m1 = m2_mult_of(ins[1].fx, out, ins[1].w_scale, ins[1].w_shift);
+        FROM_SUMS_LOOP(M2_SA8, d8[o] = m2_sat8(m2_add(m2_sat16(r), out.zp, 16)))
+    }
+}

@@ -3,7 +3,7 @@
  * record of why the last call failed. */
 #include "mli2_prv.h"
 
-MLI2_THREAD_LOCAL int mli2_round_up = 0;
+MLI2_HIDDEN MLI2_THREAD_LOCAL int mli2_round_up = 0;
 static volatile int round_default = 0;
 static MLI2_THREAD_LOCAL int round_thread = -1;
 
@@ -35,3 +35,7 @@ mli_status mli2_refuse(mli_status st, const char *arg, const char *reason) {
     last_error.mlipy_safety = 1;
     return st;
 }
+
+static MLI2_THREAD_LOCAL mlipy2_poll_fn poll_fn = 0;
+void mlipy2_set_poll(mlipy2_poll_fn fn) { poll_fn = fn; }
+int mli2_poll_now(long step) { return poll_fn && step % MLIPY2_POLL_STEPS == MLIPY2_POLL_STEPS - 1 && poll_fn(); }

@@ -9,12 +9,16 @@
 
 #if defined(_MSC_VER)
 #define MLI2_THREAD_LOCAL __declspec(thread)
+#define MLI2_HIDDEN
 #else
 #define MLI2_THREAD_LOCAL _Thread_local
+/* library-internal, and in the static TLS block: read with one load, not a
+ * __tls_get_addr call (the rounding mode is read in every RSHR) */
+#define MLI2_HIDDEN __attribute__((visibility("hidden"), tls_model("initial-exec")))
 #endif
 
 /* ROUND_MODE of the call running on this thread (1 = UP), fixed at entry. */
-extern MLI2_THREAD_LOCAL int mli2_round_up;
+extern MLI2_HIDDEN MLI2_THREAD_LOCAL int mli2_round_up;
 
 static inline int64_t m2_max_w(int W) { return W >= 64 ? INT64_MAX : (((int64_t)1 << (W - 1)) - 1); }
 static inline int64_t m2_min_w(int W) { return W >= 64 ? INT64_MIN : -((int64_t)1 << (W - 1)); }

@@ -18,6 +18,8 @@ void mli2_begin(const char *function);
 mli_status mli2_fail(mli_status st, const char *arg, const char *reason);
 /* A refusal beyond MLI's own checks (mlipy_safety = 1). */
 mli_status mli2_refuse(mli_status st, const char *arg, const char *reason);
+/* 1 when the poll (mlipy2_set_poll) asks the cell to stop before step `step`. */
+int mli2_poll_now(long step);
 #define M2_TRY(expr)                          \
     do {                                      \
         const mli_status st_ = (expr);        \
@@ -86,6 +88,11 @@ static inline int8_t m2_act_sa8(const m2_lut *T, int8_t e, m2_fmt in, int sigm) 
     const int32_t x = (int32_t)m2_rshr(v, in.shift - F, 32);
     const int16_t r = m2_lut_lookup(T, x, F);
     return sigm ? m2_sat8(m2_rshr(r, 7, 32) - 128) : m2_sat8(m2_rshr(r, 8, 32));
+}
+/* The same for all 256 int8 inputs at once (tab[e + 128]): a call with fixed
+ * formats then looks its activations up. */
+static inline void m2_act_sa8_table(const m2_lut *T, m2_fmt in, int sigm, int8_t tab[256]) {
+    for (int e = -128; e < 128; e++) tab[e + 128] = m2_act_sa8(T, (int8_t)e, in, sigm);
 }
 /* The sa8 output formats of the activations. */
 #define M2_FMT_TANH_SA8 m2_fmt_make(0, 1, 7)
@@ -202,6 +209,24 @@ void mli2_dot_cols_8_8(const int8_t *x, int n, const int8_t *W, long ws, int M, 
 /* colsum[o] = sum_{j<n} W[j*ws + o] (the sa8 zero-point term) */
 void mli2_colsum_8(const int8_t *W, int n, long ws, int M, int64_t *sums);
 
+/* ------------------------------------------------------------ packed weights */
+/* One (n, M) weight matrix packed once per call for the exact SIMD dot
+ * products of the 1.1 core (mli2_pack.c): M outputs in groups of 16, inputs
+ * in pairs; sums arrays hold groups * 16 int64 (outputs beyond M are 0). */
+typedef struct {
+    int w8, n, M, groups, pairs;
+    void *w;
+    int32_t *chunks;  /* chunk table of the direct form */
+    int direct;       /* 0: int16 weights that need the split form */
+    int32_t *xhi, *xlo; /* the split form's vectors */
+} m2_pw;
+int mli2_pw_init(m2_pw *pw, int w8, const void *W, long ws, int n, int M); /* 0: out of memory */
+void mli2_pw_free(m2_pw *pw);
+/* x (int8 if x8, else int16; minus zp) as int16 pairs, the last one zero-padded. */
+void mli2_pairs(const void *x, int x8, int n, int32_t zp, int32_t *dst);
+void mli2_pw_sums(const m2_pw *pw, const int32_t *xp, int64_t *sums);
+void mli2_pw_sums_multi(const m2_pw *pw, const int32_t *xp, long x_stride, int nv, int64_t *sums, long s_stride);
+
 #endif /* MLI2_PRV_H */
 
 /* ------------------------------------------------------------ dense block (7) */
@@ -241,6 +266,10 @@ static inline int64_t mli2_dense_part(m2_kind kind, int64_t acc, int sh, m2_mult
  * fb: the bias's frac bits (FX).  work: 3*M int64. */
 void mli2_dense_block(m2_kind kind, const m2_dense_in *ins, int n_in, const void *bias, int fb, int M, m2_fmt out,
                       void *dst, int64_t *work);
+/* The two-input block from ready exact sums: s0 (input 0's, plus the bias
+ * terms bt = mli2_dense_bias of each output) and s1 (input 1's). */
+void mli2_dense_from_sums(m2_kind kind, const m2_dense_in ins[2], const int64_t *s0, const int64_t *bt,
+                          const int64_t *s1, int M, m2_fmt out, void *dst);
 #endif
 
 /* ------------------------------------------------------------ recurrent cells */
@@ -259,4 +288,29 @@ void mli2_cell_gate_inputs(m2_kind kind, const mli_tensor *weights_in, const mli
                            m2_dense_in ins[2]);
 /* Output tensor metadata after a cell call (11.4). */
 void mli2_cell_set_out(mli_tensor *out, int T_out, int M);
+
+/* The dot products of a whole-sequence cell call: every gate's input and
+ * recurrent weights packed once; the input sums of M2_SEQ_HOIST steps at a
+ * time (they do not depend on the state, and exact integer sums do not
+ * depend on the order, so this is MLI's arithmetic). */
+#define M2_SEQ_HOIST 32
+typedef struct {
+    m2_kind kind;
+    int G, T, N, M, Mp, backward, esz;
+    m2_pw pin[4], pout[4];
+    int32_t *xp, *hp;  /* input pairs of a block of steps; the state's pairs */
+    int64_t *s_in;     /* a block's input sums: step, gate, Mp outputs */
+    int64_t *s_h;      /* the step's recurrent sums: gate, Mp outputs */
+    int64_t *bt;       /* bias terms: gate, M outputs */
+} m2_seq;
+/* 0: out of memory (everything freed). */
+int mli2_seq_init(m2_seq *s, m2_kind kind, int G, const mli_tensor *in, const mli_tensor *weights_in,
+                  const mli_tensor *weights_out, int backward);
+void mli2_seq_free(m2_seq *s);
+/* Bias terms of gate g given its input-0 format (after mli2_cell_gate_inputs). */
+void mli2_seq_bias(m2_seq *s, int g, const m2_dense_in *in0, const mli_tensor *bias, int fb);
+/* The input sums of step t (gate g at + g * Mp), computing the block at its start. */
+const int64_t *mli2_seq_in_sums(m2_seq *s, const mli_tensor *in, int t, int32_t zp);
+/* Recurrent sums of gates [g0, g1) for state h (minus zp for sa8) into s_h. */
+void mli2_seq_h_sums(m2_seq *s, const void *h, int32_t zp, int g0, int g1);
 #endif

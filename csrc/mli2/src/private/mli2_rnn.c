@@ -1,5 +1,7 @@
 /* What the LSTM and GRU cells share: the argument checks of SPEC_MLI2.md
  * 13.4, the per-gate weight views and the output metadata. */
+#include <stdlib.h>
+#include <string.h>
 #include "mli_api.h"
 #include "mli2_prv.h"
 
@@ -124,4 +126,65 @@ void mli2_cell_set_out(mli_tensor *out, int T_out, int M) {
     out->shape[1] = (uint32_t)M;
     out->mem_stride[0] = M;
     out->mem_stride[1] = 1;
+}
+
+void mli2_seq_free(m2_seq *s) {
+    for (int g = 0; g < 4; g++) mli2_pw_free(&s->pin[g]), mli2_pw_free(&s->pout[g]);
+    free(s->xp), free(s->hp), free(s->s_in), free(s->s_h), free(s->bt);
+    s->xp = s->hp = NULL, s->s_in = s->s_h = s->bt = NULL;
+}
+
+int mli2_seq_init(m2_seq *s, m2_kind kind, int G, const mli_tensor *in, const mli_tensor *weights_in,
+                  const mli_tensor *weights_out, int backward) {
+    memset(s, 0, sizeof(*s));
+    s->kind = kind, s->G = G, s->backward = backward;
+    s->T = (int)in->shape[0], s->N = (int)in->shape[1], s->M = (int)weights_out->shape[2];
+    s->Mp = (s->M + 15) / 16 * 16;
+    s->esz = kind == M2_SA8 ? 1 : 2;
+    const int w8 = kind != M2_FX16, wsz = w8 ? 1 : 2;
+    int ok = 1;
+    for (int g = 0; g < G; g++) {
+        ok &= mli2_pw_init(&s->pin[g], w8, (const char *)weights_in->data.mem.ptr + (long)g * weights_in->mem_stride[0] * wsz,
+                           weights_in->mem_stride[1], s->N, s->M);
+        ok &= mli2_pw_init(&s->pout[g], w8, (const char *)weights_out->data.mem.ptr + (long)g * weights_out->mem_stride[0] * wsz,
+                           weights_out->mem_stride[1], s->M, s->M);
+    }
+    const size_t pin = (size_t)(s->N + 1) / 2 + 1, ph = (size_t)(s->M + 1) / 2 + 1;
+    s->xp = (int32_t *)malloc(sizeof(int32_t) * pin * M2_SEQ_HOIST);
+    s->hp = (int32_t *)malloc(sizeof(int32_t) * ph);
+    s->s_in = (int64_t *)malloc(sizeof(int64_t) * (size_t)M2_SEQ_HOIST * G * s->Mp);
+    s->s_h = (int64_t *)malloc(sizeof(int64_t) * (size_t)G * s->Mp);
+    s->bt = (int64_t *)malloc(sizeof(int64_t) * (size_t)G * s->M + 1);
+    if (!ok || !s->xp || !s->hp || !s->s_in || !s->s_h || !s->bt) {
+        mli2_seq_free(s);
+        return 0;
+    }
+    return 1;
+}
+
+void mli2_seq_bias(m2_seq *s, int g, const m2_dense_in *in0, const mli_tensor *bias, int fb) {
+    const int bsz = mli2_el_size(bias->el_type);
+    const char *brow = (const char *)bias->data.mem.ptr + (size_t)g * bias->mem_stride[0] * bsz;
+    const int bs = in0->fx.shift + in0->w_shift - fb;
+    for (int o = 0; o < s->M; o++) s->bt[(size_t)g * s->M + o] = mli2_dense_bias(s->kind, brow, o, bs);
+}
+
+const int64_t *mli2_seq_in_sums(m2_seq *s, const mli_tensor *in, int t, int32_t zp) {
+    const int j = t % M2_SEQ_HOIST;
+    const long pin = (s->N + 1) / 2, blk = (long)s->G * s->Mp;
+    if (j == 0) {
+        const int nv = s->T - t < M2_SEQ_HOIST ? s->T - t : M2_SEQ_HOIST;
+        for (int v = 0; v < nv; v++) {
+            const int row = s->backward ? s->T - 1 - (t + v) : t + v;
+            mli2_pairs((const char *)in->data.mem.ptr + (size_t)row * s->N * s->esz, s->esz == 1, s->N, zp,
+                       s->xp + v * pin);
+        }
+        for (int g = 0; g < s->G; g++) mli2_pw_sums_multi(&s->pin[g], s->xp, pin, nv, s->s_in + (long)g * s->Mp, blk);
+    }
+    return s->s_in + j * blk;
+}
+
+void mli2_seq_h_sums(m2_seq *s, const void *h, int32_t zp, int g0, int g1) {
+    mli2_pairs(h, s->esz == 1, s->M, zp, s->hp);
+    for (int g = g0; g < g1; g++) mli2_pw_sums(&s->pout[g], s->hp, s->s_h + (long)g * s->Mp);
 }

@@ -1,0 +1,102 @@
+/* The weights of a recurrent call packed once into the group/pair layout of
+ * the MLI 1.1 core's exact SIMD dot products (csrc/src/private/mli_prv_dotprod.h),
+ * read from the 2.x layout (n input rows of M outputs, outputs innermost).
+ * The sums are exact integers on every path, so they equal the plain column
+ * loops of mli2_dot.c whatever the order. */
+#include <stdlib.h>
+#include <string.h>
+#include "mli2_prv.h"
+#include "../../../src/private/mli_prv_dotprod.h" /* the 1.1 core's, compiled into this library */
+
+void mli2_pw_free(m2_pw *pw) {
+    free(pw->w), free(pw->chunks), free(pw->xhi);
+    memset(pw, 0, sizeof(*pw));
+}
+
+int mli2_pw_init(m2_pw *pw, int w8, const void *W, long ws, int n, int M) {
+    memset(pw, 0, sizeof(*pw));
+    pw->w8 = w8, pw->n = n, pw->M = M;
+    pw->pairs = (n + 1) / 2;
+    pw->groups = (M + MLI_DOT_GROUP - 1) / MLI_DOT_GROUP;
+    const size_t blk = 2 * MLI_DOT_GROUP, len = (size_t)pw->groups * (size_t)pw->pairs * blk;
+    const size_t esz = w8 ? 1 : 2;
+    pw->w = calloc(len ? len : 1, esz);
+    pw->chunks = (int32_t *)malloc(sizeof(int32_t) * ((size_t)pw->groups * ((size_t)pw->pairs + 1) + 1));
+    pw->xhi = (int32_t *)malloc(sizeof(int32_t) * 2 * ((size_t)pw->pairs + 1));
+    if (!pw->w || !pw->chunks || !pw->xhi) {
+        mli2_pw_free(pw);
+        return 0;
+    }
+    pw->xlo = pw->xhi + pw->pairs + 1;
+    /* block (group g, pair p): for r < 16, W[2p][16g + r] then W[2p + 1][16g + r];
+     * written in order (calloc left the padding zero) */
+#define M2_PACK_LOOP(T)                                                                       \
+    for (int g = 0; g < pw->groups; g++) {                                                    \
+        const int o0 = g * MLI_DOT_GROUP, no = M - o0 < MLI_DOT_GROUP ? M - o0 : MLI_DOT_GROUP; \
+        T *d = (T *)pw->w + (size_t)g * pw->pairs * blk;                                      \
+        for (int p = 0; p < pw->pairs; p++, d += blk) {                                       \
+            const T *r0 = (const T *)W + (long)(2 * p) * ws + o0;                             \
+            for (int r = 0; r < no; r++) d[2 * r] = r0[r];                                    \
+            if (2 * p + 1 < n) {                                                              \
+                const T *r1 = r0 + ws;                                                        \
+                for (int r = 0; r < no; r++) d[2 * r + 1] = r1[r];                            \
+            }                                                                                 \
+        }                                                                                     \
+    }
+    if (w8)
+        M2_PACK_LOOP(int8_t)
+    else
+        M2_PACK_LOOP(int16_t)
+#undef M2_PACK_LOOP
+    if (w8) {
+        mli_prv_chunks_fixed8(pw->groups, pw->pairs, pw->chunks);
+        pw->direct = 1;
+    } else {
+        /* 0 when a pair of -32768 weights needs the split form */
+        pw->direct = mli_prv_chunks16()((const int16_t *)pw->w, pw->groups, pw->pairs, pw->chunks);
+    }
+    return 1;
+}
+
+void mli2_pairs(const void *x, int x8, int n, int32_t zp, int32_t *dst) {
+    const int pairs = (n + 1) / 2;
+    if (x8) {
+        const int8_t *v = (const int8_t *)x;
+        for (int p = 0; p < n / 2; p++)
+            dst[p] = (int32_t)(((uint32_t)(uint16_t)(v[2 * p] - zp)) | ((uint32_t)(uint16_t)(v[2 * p + 1] - zp) << 16));
+        if (n % 2) dst[pairs - 1] = (int32_t)(uint32_t)(uint16_t)(v[n - 1] - zp);
+    } else {
+        const int16_t *v = (const int16_t *)x;
+        for (int p = 0; p < n / 2; p++)
+            dst[p] = (int32_t)(((uint32_t)(uint16_t)v[2 * p]) | ((uint32_t)(uint16_t)v[2 * p + 1] << 16));
+        if (n % 2) dst[pairs - 1] = (int32_t)(uint32_t)(uint16_t)v[n - 1];
+    }
+}
+
+void mli2_pw_sums(const m2_pw *pw, const int32_t *xp, int64_t *sums) {
+    if (pw->w8) {
+        mli_prv_dot_chunked8()((const int8_t *)pw->w, pw->groups, pw->pairs, xp, pw->chunks, sums);
+    } else if (pw->direct) {
+        mli_prv_dot_chunked()((const int16_t *)pw->w, pw->groups, pw->pairs, xp, pw->chunks, sums);
+    } else {
+        /* split form: x = hi * 2^8 + lo with |hi| <= 2^7, 0 <= lo < 2^8 */
+        for (int p = 0; p < pw->pairs; p++) {
+            const int32_t a = (int16_t)(xp[p] & 0xFFFF), b = (int16_t)((uint32_t)xp[p] >> 16);
+            pw->xhi[p] = (int32_t)(((uint32_t)(uint16_t)(a >> 8)) | ((uint32_t)(uint16_t)(b >> 8) << 16));
+            pw->xlo[p] = (int32_t)(((uint32_t)(a & 0xFF)) | ((uint32_t)(b & 0xFF) << 16));
+        }
+        mli_prv_dot_groups()((const int16_t *)pw->w, pw->groups, pw->pairs, pw->xhi, 8, pw->xlo, sums);
+    }
+}
+
+void mli2_pw_sums_multi(const m2_pw *pw, const int32_t *xp, long x_stride, int nv, int64_t *sums, long s_stride) {
+    if (pw->w8) {
+        mli_prv_dot_chunked_multi8()((const int8_t *)pw->w, pw->groups, pw->pairs, xp, x_stride, nv, pw->chunks, sums,
+                                     s_stride);
+    } else if (pw->direct) {
+        mli_prv_dot_chunked_multi()((const int16_t *)pw->w, pw->groups, pw->pairs, xp, x_stride, nv, pw->chunks, sums,
+                                    s_stride);
+    } else {
+        for (int v = 0; v < nv; v++) mli2_pw_sums(pw, xp + v * x_stride, sums + v * s_stride);
+    }
+}
