@@ -64,7 +64,7 @@ def main(argv=None) -> int:
     table = {}
     for lib, kind in runs:
         fpm = to_fixed_point(model, inputs, kind, library=lib, per_axis=not args.sa8_per_tensor)
-        print(f"\n[{_LIB_NAME[lib]} {kind}]")
+        print(f"\n[{kind}]" if args.library == "mli1" else f"\n[{_LIB_NAME[lib]} {kind}]")
         print(fpm.summary())
         sn = fpm.report(inputs)
         table[(lib, kind)] = sn
