@@ -81,7 +81,8 @@ def _sa_bias(b, x_params, w: "v2.Tensor", per_axis):
         s = (e + (1 << (k - 1))) >> k if k else e       # BIASSCALE allows +-1
         if s > 32767:
             s, k = s >> 1, k + 1
-        scales.append(s), fbs.append(f - k)
+        scales.append(s)
+        fbs.append(f - k)
         q[g] = np.clip(np.round(rows[g] / (s * 2.0 ** -(f - k))), -2 ** 31, 2 ** 31 - 1)
     qa = q.reshape(b.shape).astype(np.int32)
     if per_axis:
