@@ -46,6 +46,11 @@ class BuildPy(build_py):
         os.makedirs(dest, exist_ok=True)
         for h in sorted(glob.glob(os.path.join("csrc", "include", "*.h"))):
             shutil.copy2(h, dest)
+        # MLI 2.0.2's headers, for mli.v2.get_include() (mli export-c --mli 2)
+        dest2 = os.path.join(self.build_lib, "mli", "v2", "include")
+        os.makedirs(dest2, exist_ok=True)
+        for h in sorted(glob.glob(os.path.join("csrc", "mli2", "include", "*.h"))):
+            shutil.copy2(h, dest2)
 
 
 # what the extension is rebuilt for: its own sources and every header

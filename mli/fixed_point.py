@@ -109,6 +109,7 @@ from .enums import KINDS, ElementType
 from .graph.kernel_body import KernelBody
 from .gru import GruCell, split_gru_weights
 from .ir.registry import parse_bool
+from .fixed_point_mli2 import MLI2_KINDS, Mli2Cell, Mli2Error
 from .metrics import sn_db
 from .tensor import Tensor, frac_bits_for
 
@@ -141,7 +142,7 @@ class QuantizedCell:
     ----------
     layer : mli.ir.Layer
         The recurrent layer (one direction of it for a sequence op).
-    body : mli.graph.KernelBody or mli.gru.GruCell
+    body : mli.graph.KernelBody, mli.gru.GruCell or mli.fixed_point_mli2.Mli2Cell
         The MLI cell with its quantized weights; ``body.fracs`` are the frac bits.
     ranges : dict
         Calibration statistics: ``(min, max)`` of ``x``, ``h_in``, ``h_out``,
@@ -161,6 +162,8 @@ class QuantizedCell:
 
     def describe(self) -> str:
         b = self.body
+        if isinstance(b, Mli2Cell):
+            return "\n".join([b.describe(self.layer)] + [f"    note: {n}" for n in self.notes])
         f = ", ".join(f"{k} {v}" for k, v in b.fracs.items())
         sat = self.ranges["saturated"] / max(self.ranges["gates"], 1)
         text = (f"{self.layer.name} ({self.layer.type}, N={b.input_size}, M={b.state_size}): "
@@ -637,6 +640,89 @@ def _quantized_sequence(layer, qcells):
     return fn
 
 
+def _plan2(layer, weights, stats, kind, per_axis):
+    """The MLI 2.0.2 plan of one cell (one direction of a sequence op): a
+    :class:`mli.fixed_point_mli2.Mli2Cell`."""
+    W, R, B = weights
+    cell = "lstm" if "LSTM" in layer.type else "gru" if "GRU" in layer.type else "rnn"
+    if cell == "gru" and _lbr(layer):
+        raise FixedPointError(f"{layer}: linear_before_reset=true has no MLI 2.x kernel (gru_cell "
+                              f"applies the reset gate before the weight product); use library='mli1'")
+    if cell == "gru" and _clip(layer):
+        raise FixedPointError(f"{layer}: clip={_clip(layer)} is not supported by MLI 2.x's gru_cell")
+    d = stats.as_dict(cell == "lstm")
+    ranges = {"x": d["x"], "h_in": d["h_in"], "h_out": d["h_out"], "acc": stats.acc,
+              "c": stats.range("c_in", "c_out")}
+    try:
+        body = Mli2Cell(cell, kind, W, R, B, ranges, per_axis=per_axis)
+    except Mli2Error as e:
+        raise FixedPointError(f"{layer}: {e}") from None
+    return QuantizedCell(layer, body, d, list(body.notes))
+
+
+def _quantized2(layer, qcell):
+    """A cell op on the MLI 2.x kernels: one T = 1 call per batch row."""
+    body = qcell.body
+    lstm = layer.type == "LSTMCell"
+    hs = body.state_size
+
+    def fn(*xs):
+        if lstm:
+            x, h, c, W, R, B = xs
+        else:
+            (x, h, W, R, B), c = xs, None
+        if layer.type == "GRUCell":
+            ir._check_cell(hs, 3, x, h, W, R, B, 3)
+        else:
+            ir._check_cell(hs, 4 if lstm else 1, x, h, W, R, B)
+        if lstm and (c.shape != h.shape or c.dtype != h.dtype):
+            raise ir.IRError(f"cell state {c.dtype}{list(c.shape)} does not match H")
+        hn, cn = np.empty(h.shape, x.dtype), (np.empty(c.shape, x.dtype) if lstm else None)
+        for b in range(x.shape[0]):
+            _, hb, cb = body.run(x[b:b + 1], h[b], c[b] if lstm else None)
+            hn[b] = hb
+            if lstm:
+                cn[b] = cb
+        return (hn, cn) if lstm else hn
+    return fn
+
+
+def _quantized_sequence2(layer, qcells):
+    """A sequence op on the MLI 2.x kernels: per direction and batch row one
+    run over the row's valid steps (fed backwards for the reverse direction);
+    outputs past a row's length are 0, its final state that of its last valid step."""
+    lstm = layer.type == "LSTMSequence"
+    dirs = _directions(layer)
+
+    def fn(*xs):
+        x, states, lengths = xs[0], xs[1:3] if lstm else xs[1:2], xs[3 if lstm else 2]
+        if x.ndim != 3:
+            raise ir.IRError(f"X must be [batch, seq, input], got {list(x.shape)}")
+        B_, T = x.shape[:2]
+        lens = np.asarray(lengths).astype(np.int64).reshape(-1)
+        if lens.shape != (B_,) or (lens.size and (lens.min() < 0 or lens.max() > T)):
+            raise ir.IRError(f"sequence_lengths {lens.tolist()} invalid for X {list(x.shape)}")
+        M = qcells[0].body.state_size
+        finals = [np.array(v, copy=True) for v in states]
+        ys = []
+        for d, reverse in enumerate(dirs):
+            body = qcells[d].body
+            y = np.zeros((B_, T, M), x.dtype)
+            for b in range(B_):
+                n = int(lens[b])
+                if n == 0:
+                    continue
+                t = np.arange(n)[::-1] if reverse else np.arange(n)
+                yb, hb, cb = body.run(x[b, t], states[0][b, d], states[1][b, d] if lstm else None)
+                y[b, t] = yb
+                finals[0][b, d] = hb
+                if lstm:
+                    finals[1][b, d] = cb
+            ys.append(y)
+        return (np.stack(ys, axis=1), *finals)
+    return fn
+
+
 def _has_cells(graph):
     return any(l.type in RECURRENT_TYPES for _, l in graph.walk())
 
@@ -682,7 +768,8 @@ def _samples(calibration_inputs):
 
 
 # ---------------------------------------------------------------------------- API
-def to_fixed_point(model, calibration_inputs, kind="fx16") -> "FixedPointModel":
+def to_fixed_point(model, calibration_inputs, kind="fx16", library="mli1",
+                   per_axis=True) -> "FixedPointModel":
     """Convert the recurrent layers (LSTM/RNN/GRU cells and sequences) of ``model`` to
     MLI fixed point.
 
@@ -693,9 +780,18 @@ def to_fixed_point(model, calibration_inputs, kind="fx16") -> "FixedPointModel":
     calibration_inputs : dict, sequence of arrays, or list of dicts
         One input set (as for ``model(...)``) or several; the float model runs
         on each and the ranges seen choose the frac bits (see module doc).
-    kind : {"fx16", "fx8w16d", "fx8"}
+    kind : {"fx16", "fx8w16d", "fx8"} (mli1) or {"fx16", "fx16_fx8_fx8", "sa8"} (mli2)
         MLI kernel variant: 16-bit data and weights, 16-bit data with 8-bit
-        weights, or 8-bit data and weights.
+        weights, or 8-bit data and weights (MLI 2.x: asymmetric int8 data,
+        int8 weights, int32 bias).
+    library : {"mli1", "mli2"}
+        ``"mli1"`` (default): the MLI 1.1 kernels described above;
+        ``"mli2"``: the MLI 2.0.2 kernels of :mod:`mli.v2` (LSTM on
+        ``lstm_cell``, GRU on ``gru_cell``, RNN on ``rnn_dense`` + ``tanh``;
+        see :mod:`mli.fixed_point_mli2` for the formats chosen).
+    per_axis : bool
+        ``library="mli2"``, kind ``sa8``: weights quantized per gate (default)
+        or per tensor (RNN weights are always per tensor).
 
     Returns
     -------
@@ -708,7 +804,12 @@ def to_fixed_point(model, calibration_inputs, kind="fx16") -> "FixedPointModel":
         activations, clip (LSTM/RNN), activations_alpha/beta, non-Const weights,
         values that do not fit the element type; or no recurrent op at all.
     """
-    if kind not in KINDS:
+    if library not in ("mli1", "mli2"):
+        raise ValueError(f"library must be 'mli1' or 'mli2', got {library!r}")
+    if library == "mli2" and kind not in MLI2_KINDS:
+        raise ValueError(f"kind must be one of {', '.join(map(repr, MLI2_KINDS))} for library='mli2', "
+                         f"got {kind!r}")
+    if library == "mli1" and kind not in KINDS:
         raise ValueError(f"kind must be one of 'fx16', 'fx8w16d', 'fx8', got {kind!r}")
     found = [(l, ((model.graph,) + tuple(p.body for p in path), path))
              for path, l in model.graph.walk() if l.type in RECURRENT_TYPES]
@@ -729,20 +830,22 @@ def to_fixed_point(model, calibration_inputs, kind="fx16") -> "FixedPointModel":
         recorder(sample)
     plans: Dict[Any, List[QuantizedCell]] = {}      # per direction; one for a cell
     cells: List[QuantizedCell] = []
+    def plan(layer, w, st):
+        return _plan2(layer, w, st, kind, per_axis) if library == "mli2" else _plan(layer, w, st, kind)
     for layer, _ in found:
         if layer.type in SEQUENCE_TYPES:
-            plans[layer] = [_plan(layer, [v[d] for v in weights[layer]], st, kind)
+            plans[layer] = [plan(layer, [v[d] for v in weights[layer]], st)
                             for d, st in enumerate(stats[layer])]
         else:
-            plans[layer] = [_plan(layer, weights[layer], stats[layer][0], kind)]
+            plans[layer] = [plan(layer, weights[layer], stats[layer][0])]
         cells += plans[layer]
 
     def quantized(layer, g, fn):
         if layer.type in SEQUENCE_TYPES:
-            return _quantized_sequence(layer, plans[layer])
-        return _quantized(layer, plans[layer][0])
+            return (_quantized_sequence2 if library == "mli2" else _quantized_sequence)(layer, plans[layer])
+        return (_quantized2 if library == "mli2" else _quantized)(layer, plans[layer][0])
     program = _compile(model.graph, quantized)
-    return FixedPointModel(model, kind, cells, program)
+    return FixedPointModel(model, kind, cells, program, library)
 
 
 class FixedPointModel:
@@ -755,14 +858,17 @@ class FixedPointModel:
     ----------
     float_model : mli.ir.Model
     kind : str
+    library : str
+        ``"mli1"`` or ``"mli2"``.
     cells : list of QuantizedCell
         The converted cells, in graph order, with their frac bits.
     input_names, output_names : list of str
     """
 
-    def __init__(self, float_model, kind, cells, program):
+    def __init__(self, float_model, kind, cells, program, library="mli1"):
         self.float_model = float_model
         self.kind = kind
+        self.library = library
         self.cells = cells
         self._model = _with_program(float_model, program)
         self.input_names = float_model.input_names
@@ -786,7 +892,8 @@ class FixedPointModel:
         return "\n".join(c.describe() for c in self.cells)
 
     def __repr__(self):
-        return (f"<FixedPointModel {self.kind}: {len(self.cells)} cell(s) on MLI kernels, "
+        lib = "MLI 2.0.2" if self.library == "mli2" else "MLI 1.1"
+        return (f"<FixedPointModel {self.kind}: {len(self.cells)} cell(s) on {lib} kernels, "
                 f"inputs {self.input_names}, outputs {self.output_names}>")
 
 

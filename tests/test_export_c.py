@@ -291,3 +291,63 @@ def test_cli_auto_frac_and_c_source(tmp_path, capsys, monkeypatch):
     assert ".el_params.fx.frac_bits = 12," in c_text               # the macro's frac bits
     assert read_c_array(tmp_path / "m.c", "net_v_data").tolist() == [96, -32]   # auto frac: 3.0 fits Q5 in int8
     assert "const int8_t net_v_data[2] = {" in c_text and ".el_params.fx.frac_bits = 5," in c_text
+
+
+# ------------------------------------------------------------------ MLI 2.0.2 (--mli 2)
+INC2 = ROOT / "csrc" / "mli2" / "include"
+
+
+@needs_cc
+def test_mli2_tensors_compile_against_the_2x_headers(tmp_path, capsys, monkeypatch):
+    import mli.v2 as v2
+    from mli.tools.export_c2 import from_v2, make_rnn_cfg2, render2
+    monkeypatch.chdir(tmp_path)
+    rng = np.random.default_rng(3)
+    np.savez("w.npz", win=rng.normal(size=(4, 3, 5)), b=np.array([[0.5, -0.25]]), x=rng.uniform(-1, 1, (6, 3)))
+    code = main(["w.npz", "-o", "m", "--mli", "2", "--type", "sa8", "--sa-dim", "win=0", "--type-of", "b=sa32",
+                 "--sa", "b=0,16384,20", "--asymmetric", "x", "--buffer", "out,shape=6x5,type=sa8,sa=3/16000/21",
+                 "--rnn-cfg", "cfg,scratch=20,results=last,direction=backward"])
+    assert code == 0, capsys.readouterr().err
+    c_text = (tmp_path / "m.c").read_text()
+    win = v2.Tensor.from_float(np.load("w.npz")["win"], "sa8", dim=0, symmetric=True)
+    assert read_c_array(tmp_path / "m.c", "win_data").tolist() == win.numpy().reshape(-1).tolist()
+    assert read_c_array(tmp_path / "m.c", "win_scale").tolist() == win.scale.tolist()
+    assert read_c_array(tmp_path / "m.c", "win_scale_frac_bits").tolist() == win.scale_frac_bits.tolist()
+    assert read_c_array(tmp_path / "m.c", "b_data").tolist() == [32, -16]     # v / (16384 * 2^-20) = v * 64
+    assert ".mem_stride = {15, 5, 1, 0}," in c_text and ".dim = 0," in c_text
+    assert ".scale = {.capacity = 0, .mem = {.i16 = 16384}}," in c_text
+    assert ".zero_point = {.capacity = 0, .mem = {.i16 = 3}}," in c_text              # the buffer's own
+    assert ".direction = RNN_DIR_BACKWARD," in c_text and ".results = RNN_OUT_LAST," in c_text
+    assert "int32_t cfg_scratch[5];" in c_text
+    x = v2.Tensor.from_float(np.load("w.npz")["x"], "sa8")
+    assert f".zero_point = {{.capacity = 0, .mem = {{.i16 = {int(x.zero_point[0])}}}}}," in c_text
+    # fx tensors through the API, with a negative frac
+    t = from_v2("h", v2.Tensor.fx(np.array([1, -2, 3], np.int16), -2))
+    c2, h2 = render2([t, from_v2("c", v2.Tensor.fx(np.zeros(3, np.int16), 11), const=False)],
+                     [make_rnn_cfg2("lstm_cfg", scratch_bytes=24)], header_name="f.h")
+    (tmp_path / "f.c").write_text(c2)
+    (tmp_path / "f.h").write_text(h2)
+    assert ".el_params.fx.frac_bits = -2," in c2 and "#define H_FRAC_BITS -2" in h2
+    flags = ["-std=c11", "-Wall", "-Wextra", "-Werror", "-pedantic", "-fsyntax-only", "-I", str(INC2)]
+    for src in ("m.c", "f.c"):
+        r = subprocess.run([CC, *flags, src], capture_output=True, text=True)
+        assert r.returncode == 0, r.stderr
+    # the 1.1 headers do not know the 2.x layout: the output really is 2.x-specific
+    r = subprocess.run([CC, "-std=c11", "-fsyntax-only", "-I", str(INC), "m.c"], capture_output=True, text=True)
+    assert r.returncode != 0
+
+
+def test_mli2_get_include_and_cli_errors(tmp_path, capsys, monkeypatch):
+    import mli.v2
+    assert Path(mli.v2.get_include(), "mli_api.h").is_file()
+    assert main(["--print-include", "--mli", "2"]) == 0
+    assert capsys.readouterr().out.strip() == mli.v2.get_include()
+    monkeypatch.chdir(tmp_path)
+    np.save("w.npy", np.array([1, 2], np.int8))
+    assert main(["w.npy", "-o", "m", "--mli", "2", "--type", "sa8"]) == 2
+    assert "need their sa parameters" in capsys.readouterr().err
+    assert main(["w.npy", "-o", "m", "--sa", "w=0,1,0"]) == 2
+    assert "--sa needs --mli 2" in capsys.readouterr().err
+    assert main(["w.npy", "-o", "m", "--mli", "2", "--type", "sa8", "--sa", "w=0,0,3"]) == 2
+    assert "scale must be 1..32767" in capsys.readouterr().err
+    assert not (tmp_path / "m.c").exists()

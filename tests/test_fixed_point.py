@@ -474,3 +474,92 @@ def test_gru_non_const_weights_are_refused(tmp_path):
     xml, inputs, _ = gru_case(tmp_path, w_through="Negative")
     with pytest.raises(FixedPointError, match=r"'the_cell' \(GRUCell\).*W must be a constant"):
         to_fixed_point(read_model(xml), inputs)
+
+
+# --------------------------------------------------------------------------- MLI 2.0.2 (library="mli2")
+@pytest.mark.parametrize("kind", ["fx16", "fx16_fx8_fx8", "sa8"])
+@pytest.mark.parametrize("case", [lstm_case, gru_case, rnn_case])
+def test_mli2_steps_equal_one_whole_sequence_call(tmp_path, case, kind):
+    """The TI body stepped with the cell on mli.v2 (quantize at the cell, dequantize after)
+    equals one whole-sequence 2.x run per batch row, and that run is the mli.v2 kernel
+    called on the cell's tensors."""
+    import mli.v2 as v2
+    from mli.fixed_point_mli2 import Mli2Cell
+    xml, inputs, _ = case(tmp_path)
+    model = read_model(xml)
+    fpm = to_fixed_point(model, inputs, kind, library="mli2")
+    assert fpm.library == "mli2" and "MLI 2.0.2" in repr(fpm)
+    (qc,) = fpm.cells
+    body = qc.body
+    assert isinstance(body, Mli2Cell) and body.kind == kind
+    got = fpm(inputs)
+    lstm = body.cell == "lstm"
+    for b in range(inputs["X"].shape[0]):
+        y, h, c = body.run(inputs["X"][b], inputs["H0"][b], inputs["C0"][b] if lstm else None)
+        np.testing.assert_array_equal(got["Y"][b], y.astype(np.float32))
+        np.testing.assert_array_equal(got["H_last"][b], h.astype(np.float32))
+        if lstm:
+            np.testing.assert_array_equal(got["C_last"][b], c.astype(np.float32))
+    if body.cell != "rnn":          # the kernel itself, called here on the cell's tensors
+        x, h0 = body._data(inputs["X"][0], "x"), body._data(inputs["H0"][0], "h")
+        out = body._out(inputs["X"].shape[1:2] + (body.state_size,), "h")
+        fn = getattr(v2, f"{body.cell}_cell_{v2_kind(kind)}")
+        args = [x, h0, body.w_in, body.w_out, body.bias, None, None, v2.RnnCellCfg()]
+        if lstm:
+            fn(*args, body._data(inputs["C0"][0], "c"), out)
+        else:
+            fn(*args, out)
+        np.testing.assert_array_equal(got["Y"][0], out.to_float().astype(np.float32))
+    sn = fpm.report(inputs)
+    floor = {"fx16": 40, "fx16_fx8_fx8": 25, "sa8": 18}[kind]
+    assert min(sn.values()) > floor, sn
+
+
+def v2_kind(kind):
+    return "sa8_sa8_sa32" if kind == "sa8" else kind
+
+
+def test_mli2_fx16_formats_and_refusals(tmp_path):
+    xml, inputs, (W, R, B) = lstm_case(tmp_path)
+    fpm = to_fixed_point(read_model(xml), inputs, "fx16", library="mli2")
+    body = fpm.cells[0].body
+    assert body.fracs["h"] == 15 and body.fracs["b"] <= body.fracs["x"] + body.fracs["w_in"]
+    # OpenVINO f, i, c, o -> MLI i, g, f, o; W [4M, N] -> weights_in (4, N, M)
+    M = R.shape[1]
+    np.testing.assert_array_equal(body.w_in.numpy()[0], np.round(W[M:2 * M].T.astype(np.float64)
+                                                                  * 2.0 ** body.fracs["w_in"]))
+    assert "lstm_cell_fx16" in fpm.summary()
+    with pytest.raises(ValueError, match="library='mli2'"):
+        to_fixed_point(read_model(xml), inputs, "fx8", library="mli2")
+    with pytest.raises(ValueError, match="library must be"):
+        to_fixed_point(read_model(xml), inputs, "fx16", library="mli3")
+    (tmp_path / "g").mkdir()
+    xml, inputs, _ = gru_case(tmp_path / "g", lbr=True)
+    with pytest.raises(FixedPointError, match="linear_before_reset=true has no MLI 2.x kernel"):
+        to_fixed_point(read_model(xml), inputs, "fx16", library="mli2")
+    to_fixed_point(read_model(xml), inputs, "fx16")          # 1.1 composes it
+
+
+def test_mli2_sa8_per_tensor_gru_is_noted(tmp_path):
+    xml, inputs, _ = gru_case(tmp_path)
+    fpm = to_fixed_point(read_model(xml), inputs, "sa8", library="mli2", per_axis=False)
+    assert "per-tensor sa8 GRU weights" in fpm.summary()
+    assert fpm.cells[0].body.w_in.sa_dim == -1
+    fpm = to_fixed_point(read_model(xml), inputs, "sa8", library="mli2")
+    assert fpm.cells[0].body.w_in.sa_dim == 0 and "per gate" in fpm.summary()
+
+
+def test_cli_library_both_side_by_side(tmp_path, capsys):
+    xml, inputs, _ = lstm_case(tmp_path)
+    np.savez(tmp_path / "m.npz", **{f"in__{k}": v for k, v in inputs.items()})
+    assert main([str(xml), "--library", "both", "--kind", "fx16"]) == 0
+    out = capsys.readouterr().out
+    assert "[MLI 1.1 fx16]" in out and "[MLI 2.0.2 fx16]" in out
+    table = out[out.index("S/N (dB) against the float model"):].splitlines()
+    assert "mli1.1 fx16" in table[1] and "mli2 fx16" in table[1]
+    model = read_model(xml)
+    want = [to_fixed_point(model, inputs, "fx16", library=lib).report(inputs)["Y"] for lib in ("mli1", "mli2")]
+    row = next(line for line in table if line.split()[0] == "Y").split()
+    assert row[1:] == [f"{v:.2f}" for v in want]
+    with pytest.raises(SystemExit):
+        main([str(xml), "--library", "mli1", "--kind", "sa8"])

@@ -1,5 +1,6 @@
 """``mli export-c``: quantized weights and MLI 1.1 tensor initialisers as C
-source, ready to compile into firmware.
+source, ready to compile into firmware (``--mli 2``: MLI 2.0.2 tensors, see
+:mod:`mli.tools.export_c2`).
 
 From float arrays (npz, idx, npy, raw, C) and frac bits, or from arrays that
 are already quantized, it writes a ``.h`` (extern declarations and
@@ -276,14 +277,16 @@ def render(tensors, cfgs=(), *, header_name="mli_model.h", guard=None, data_attr
     return "\n".join(c), "\n".join(h)
 
 
-def export_c(base, tensors, cfgs=(), *, data_attr="", include="mli_api.h", keep=()):
+def export_c(base, tensors, cfgs=(), *, data_attr="", include="mli_api.h", keep=(), mli=1):
     """Write ``BASE.c`` and ``BASE.h`` (see :func:`render`); returns their paths.
 
     Both files are written to temporary names in BASE's folder and renamed
     only when both are complete, so a failed export leaves the previous pair
     (or nothing) in place and no temporary file behind.  `keep`: paths that
     must not be overwritten, e.g. the files the arrays came from (the same
-    file through another name, a symbolic or hard link, counts too)."""
+    file through another name, a symbolic or hard link, counts too).
+    `mli` 2: MLI 2.0.2 tensors (:class:`mli.tools.export_c2.ExportTensor2`,
+    rendered by :func:`mli.tools.export_c2.render2`)."""
     base = os.fspath(base)
     if base.endswith((".c", ".h")):
         base = base[:-2]
@@ -291,7 +294,11 @@ def export_c(base, tensors, cfgs=(), *, data_attr="", include="mli_api.h", keep=
     if not stem or stem in (".", "..") or not re.fullmatch(r"[A-Za-z0-9_.+-]+", stem):
         raise ExportError(f"-o: {base!r} is not a usable file name stem (letters, digits, _ . + - only)")
     hname = stem + ".h"
-    c_text, h_text = render(tensors, cfgs, header_name=hname, data_attr=data_attr, include=include)
+    if mli == 2:
+        from .export_c2 import render2
+        c_text, h_text = render2(tensors, cfgs, header_name=hname, data_attr=data_attr, include=include)
+    else:
+        c_text, h_text = render(tensors, cfgs, header_name=hname, data_attr=data_attr, include=include)
     d = os.path.dirname(base)
     if d and not os.path.isdir(d):
         raise ExportError(f"-o: folder {d} does not exist")
@@ -515,12 +522,29 @@ def _run(argv):
     ap.add_argument("--include", default="mli_api.h", help="MLI header the .h includes (default mli_api.h)")
     ap.add_argument("--allow-saturation", action="store_true",
                     help="do not fail when quantization clamps values (a warning is printed instead)")
+    v = ap.add_argument_group("MLI 2.0.2 (--mli 2)")
+    v.add_argument("--mli", choices=("1", "2"), default="1",
+                   help="tensor layout: MLI 1.1 (default) or MLI 2.0.2 (data containers, strides, sa params)")
+    v.add_argument("--sa", action="append", metavar="NAME=ZP,SCALE,FRAC",
+                   help="sa8/sa32 parameters of one tensor (per tensor; required for integer sa values)")
+    v.add_argument("--sa-dim", action="append", metavar="NAME=DIM",
+                   help="quantize a float sa tensor per index of dimension DIM (per axis)")
+    v.add_argument("--asymmetric", action="append", metavar="NAME",
+                   help="quantize a float sa8 tensor with a zero point (data); default symmetric (weights)")
     args = ap.parse_args(argv)
     if args.print_include:
-        from .. import get_include
+        if args.mli == "2":
+            from ..v2 import get_include
+        else:
+            from .. import get_include
 
         print(get_include())
         return 0
+    if args.mli == "2":
+        return _run2(ap, args)
+    for flag in ("sa", "sa_dim", "asymmetric"):
+        if getattr(args, flag):
+            ap.error(f"--{flag.replace('_', '-')} needs --mli 2")
     if not args.sources:
         ap.error("the following arguments are required: SOURCE")
     if args.output is None:
@@ -605,6 +629,94 @@ def _run(argv):
         print(f"  {t.name:<24} {t.el_type:<5} {str(list(t.shape)):<14} Q{t.frac_bits}"
               + ("" if t.const else "  (buffer)"))
     return 0
+
+
+def _run2(ap, args):
+    """``--mli 2``: the MLI 2.0.2 rendering (:mod:`mli.tools.export_c2`)."""
+    from .export_c2 import _el as el2
+    from .export_c2 import make_buffer2, make_rnn_cfg2, make_tensor2
+    if not args.sources:
+        ap.error("the following arguments are required: SOURCE")
+    if args.output is None:
+        ap.error("the following arguments are required: -o/--output")
+    if args.auto_frac or args.allow_saturation:
+        ap.error("--auto-frac/--allow-saturation: MLI 2 float FX tensors take the largest frac that holds them "
+                 "when no frac is given")
+    default_type = el2(args.type, "--type")
+    types = _pairs(args.type_of, "--type-of", lambda x: el2(x, "--type-of"))
+    fracs = _pairs(args.frac, "--frac", int)
+    renames = _pairs(args.rename, "--rename", str)
+    sas = _pairs(args.sa, "--sa", _sa_triple)
+    dims = _pairs(args.sa_dim, "--sa-dim", int)
+    asym = set(a.strip() for a in args.asymmetric or ())
+    arrays = _load_sources(args.sources)
+    seen = {}
+    for n, _, _ in arrays:
+        if n in seen:
+            raise ExportError(f"{n}: two sources give an array of this name (use --rename or name one key)")
+        seen[n] = True
+    if args.only:
+        want = [s.strip() for s in args.only.split(",") if s.strip()]
+        missing = [w for w in want if w not in seen]
+        if missing:
+            raise ExportError(f"--only: {', '.join(missing)} not among the sources' arrays ({', '.join(seen)})")
+        arrays = [a for a in arrays if a[0] in want]
+    for opt, table in (("--frac", fracs), ("--type-of", types), ("--rename", renames), ("--sa", sas),
+                       ("--sa-dim", dims), ("--asymmetric", dict.fromkeys(asym))):
+        for k in table:
+            if k not in seen:
+                raise ExportError(f"{opt} {k}: no such array (arrays: {', '.join(seen)})")
+    tensors = []
+    for name, a, ffile in arrays:
+        el = types.get(name, default_type)
+        f = fracs.get(name, ffile if ffile is not None else args.frac_all)
+        cname = _check_name(args.prefix + renames.get(name, name), f"{name}: C name")
+        tensors.append(make_tensor2(cname, a, el_type=el, frac_bits=f, dim=dims.get(name, -1),
+                                    symmetric=name not in asym, sa=sas.get(name)))
+    for spec in args.buffer or ():
+        name, o = _kv_spec(spec, "--buffer")
+        unknown = set(o) - {"shape", "frac", "type", "sa"}
+        if unknown or "shape" not in o:
+            raise ExportError(f"--buffer {spec}: needs shape=, may have frac=, type= and sa=ZP/SCALE/FRAC "
+                              f"(unknown: {', '.join(sorted(unknown)) or 'none'})")
+        from ..io.raw import parse_shape
+        try:
+            shape = parse_shape(o["shape"], f"--buffer {spec}: shape")
+            fr = int(o.get("frac", 0))
+            sa = _sa_triple(o.get("sa", "0/1/0").replace("/", ","))
+        except ValueError as e:
+            raise ExportError(f"--buffer {spec}: {e}") from None
+        tensors.append(make_buffer2(_check_name(args.prefix + name, "--buffer"), shape,
+                                    el_type=el2(o.get("type", default_type), f"--buffer {spec}: type"),
+                                    frac_bits=fr, sa=sa))
+    cfgs = []
+    for spec in args.rnn_cfg or ():
+        name, o = _kv_spec(spec, "--rnn-cfg")
+        unknown = set(o) - {"direction", "results", "act", "scratch"}
+        if unknown or "scratch" not in o:
+            raise ExportError(f"--rnn-cfg {spec}: with --mli 2 needs scratch= (bytes), may have direction=, "
+                              f"results=, act= (unknown: {', '.join(sorted(unknown)) or 'none'})")
+        try:
+            nbytes = int(o["scratch"])
+        except ValueError:
+            raise ExportError(f"--rnn-cfg {spec}: scratch={o['scratch']!r} is not a byte count") from None
+        cfgs.append(make_rnn_cfg2(_check_name(args.prefix + name, "--rnn-cfg"), direction=o.get("direction", "forward"),
+                                  results=o.get("results", "all"), act=o.get("act", "tanh"), scratch_bytes=nbytes))
+    keep = [parse_spec(src).path for src in args.sources]
+    c_path, h_path = export_c(args.output, tensors, cfgs, data_attr=args.data_attr, include=args.include,
+                              keep=keep, mli=2)
+    print(f"wrote {c_path} and {h_path}: {len(tensors)} MLI 2.x tensor(s), {len(cfgs)} rnn cfg(s)")
+    for t in tensors:
+        print(f"  {t.name:<24} {t.el_type:<5} {str(list(t.shape)):<14} {t.describe()}"
+              + ("" if t.const else "  (buffer)"))
+    return 0
+
+
+def _sa_triple(text):
+    parts = [p.strip() for p in text.split(",")]
+    if len(parts) != 3:
+        raise ValueError(f"expected ZP,SCALE,FRAC, got {text!r}")
+    return tuple(int(p) for p in parts)
 
 
 if __name__ == "__main__":

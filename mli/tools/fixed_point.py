@@ -1,5 +1,6 @@
-"""``mli fixed-point XML [--kind K]`` (also ``python -m mli.fixed_point``):
-convert an OpenVINO IR model's LSTM/RNN/GRU layers to MLI fixed point,
+"""``mli fixed-point XML [--kind K] [--library mli1|mli2|both]`` (also
+``python -m mli.fixed_point``): convert an OpenVINO IR model's LSTM/RNN/GRU
+layers to MLI fixed point (the MLI 1.1 kernels, MLI 2.0.2's, or both side by side),
 calibrated on the inputs stored beside the case, and print the S/N of every
 output against the float model.  The library is :mod:`mli.fixed_point`."""
 import argparse
@@ -24,29 +25,60 @@ def _case_inputs(xml):
     return inputs
 
 
+_KINDS = {"mli1": ["fx16", "fx8w16d", "fx8"], "mli2": ["fx16", "fx16_fx8_fx8", "sa8"]}
+_LIB_NAME = {"mli1": "MLI 1.1", "mli2": "MLI 2.0.2"}
+
+
 def main(argv=None) -> int:
-    """``mli fixed-point XML [--kind K]``: frac bits and S/N per output."""
+    """``mli fixed-point XML [--kind K] [--library mli1|mli2|both]``: frac bits and S/N
+    per output; with several runs a table of the S/N side by side."""
     ap = argparse.ArgumentParser(
         prog="mli fixed-point",
         description="Convert the LSTM/RNN/GRU layers of an OpenVINO IR model to MLI fixed "
                     "point, calibrating on the case's stored inputs (the .npz beside the "
                     ".xml), and print the S/N of every output against the float model.")
     ap.add_argument("xml", help="OpenVINO IR .xml (weights .bin and inputs .npz beside it)")
-    ap.add_argument("--kind", choices=["fx16", "fx8w16d", "fx8", "all"], default="fx16",
-                    help="MLI kernel variant (default fx16; 'all' runs the three)")
+    ap.add_argument("--kind", choices=["fx16", "fx8w16d", "fx8", "fx16_fx8_fx8", "sa8", "all"],
+                    default="fx16",
+                    help="kernel variant (default fx16; MLI 1.1: fx16 fx8w16d fx8; MLI 2.x: fx16 "
+                         "fx16_fx8_fx8 sa8; 'all': every variant of the library)")
+    ap.add_argument("--library", choices=["mli1", "mli2", "both"], default="mli1",
+                    help="MLI 1.1 kernels (mli1, default), MLI 2.0.2's (mli2) or both side by side")
+    ap.add_argument("--sa8-per-tensor", action="store_true",
+                    help="MLI 2.x sa8: quantize the weights per tensor instead of per gate")
     args = ap.parse_args(argv)
+    libs = ["mli1", "mli2"] if args.library == "both" else [args.library]
+    runs = []
+    for lib in libs:
+        if args.kind == "all":
+            runs += [(lib, k) for k in _KINDS[lib]]
+        elif args.kind in _KINDS[lib]:
+            runs.append((lib, args.kind))
+        elif args.library != "both":
+            ap.error(f"--kind {args.kind} is not a {_LIB_NAME[lib]} kind ({', '.join(_KINDS[lib])})")
+    if not runs:
+        ap.error(f"--kind {args.kind}: no library of --library {args.library} has it")
     model = read_model(args.xml)
     inputs = _case_inputs(args.xml)
-    kinds = ["fx16", "fx8w16d", "fx8"] if args.kind == "all" else [args.kind]
     print(f"{args.xml}: calibrated on its stored inputs {sorted(inputs)}")
-    for kind in kinds:
-        fpm = to_fixed_point(model, inputs, kind)
-        print(f"\n[{kind}]")
+    table = {}
+    for lib, kind in runs:
+        fpm = to_fixed_point(model, inputs, kind, library=lib, per_axis=not args.sa8_per_tensor)
+        print(f"\n[{kind}]" if args.library == "mli1" else f"\n[{_LIB_NAME[lib]} {kind}]")
         print(fpm.summary())
-        for name, db in fpm.report(inputs).items():
+        sn = fpm.report(inputs)
+        table[(lib, kind)] = sn
+        for name, db in sn.items():
             print(f"  S/N {name:<16} {db:7.2f} dB")
+    if len(runs) > 1:
+        heads = [f"{'mli2' if lib == 'mli2' else 'mli1.1'} {kind}" for lib, kind in runs]
+        names = list(next(iter(table.values())))
+        w = max([len("output")] + [len(n) for n in names])
+        print("\nS/N (dB) against the float model")
+        print(f"  {'output':<{w}}  " + "  ".join(f"{h:>18}" for h in heads))
+        for n in names:
+            print(f"  {n:<{w}}  " + "  ".join(f"{table[r][n]:18.2f}" for r in runs))
     return 0
-
 
 
 if __name__ == "__main__":

@@ -29,7 +29,7 @@ from . import _core2
 from ._core2 import BridgeError
 from .tensor import (FX_8, FX_16, SA_8, SA_32, FullyConnectedCfg, Lut, RnnCellCfg, RnnDenseCfg, Tensor)
 
-__all__ = ["Tensor", "Lut", "RnnCellCfg", "RnnDenseCfg", "FullyConnectedCfg", "MliError", "Status", "BridgeError",
+__all__ = ["get_include", "Tensor", "Lut", "RnnCellCfg", "RnnDenseCfg", "FullyConnectedCfg", "MliError", "Status", "BridgeError",
            "tanh_lut", "sigm_lut", "tanh_get_lut_size", "sigm_get_lut_size", "tanh_create_lut", "sigm_create_lut",
            "FX_8", "FX_16", "SA_8", "SA_32", "RNN_DIR_FORWARD", "RNN_DIR_BACKWARD", "RNN_OUT_LAST", "RNN_OUT_ALL",
            "RNN_ACT_NONE", "RNN_ACT_TANH", "RNN_ACT_SIGM", "MLI_RELU_NONE", "MLI_RELU_GEN", "MLI_RELU_1", "MLI_RELU_6"]
@@ -42,6 +42,19 @@ MLI_RELU_NONE, MLI_RELU_GEN, MLI_RELU_1, MLI_RELU_6 = 0, 1, 2, 3
 CELL_KINDS = ("fx16", "fx16_fx8_fx8", "sa8_sa8_sa32")
 FC_KINDS = ("fx8", "fx16", "fx16_fx8_fx8", "sa8_sa8_sa32", "sa8_sa8_sa32_ext_bias")
 ACT_KINDS = ("fx8", "fx16", "sa8")
+
+
+def get_include() -> str:
+    """The folder of MLI 2.0.2's C headers (``mli_api.h``, ``mli_types.h``), to
+    compile what ``mli export-c --mli 2`` writes (the counterpart of
+    :func:`mli.get_include`)."""
+    import os
+    here = os.path.dirname(os.path.abspath(__file__))
+    installed = os.path.join(here, "include")
+    if os.path.isfile(os.path.join(installed, "mli_api.h")):
+        return installed
+    # the source tree (built in place or editable install): csrc/mli2/include
+    return os.path.join(os.path.dirname(os.path.dirname(here)), "csrc", "mli2", "include")
 
 
 def _mode() -> int:

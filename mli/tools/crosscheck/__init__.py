@@ -12,6 +12,25 @@ Three ways to describe what to run:
   (``fc1``, ``relu1``, ``lstm2``, ``lstm3``, ``out``), checked against
   :func:`mli.tools.har.run_har`.
 
+MLI 2.0.2 kernels (:mod:`mli.v2`): a case with ``"mli": 2``, ``--mli 2``,
+or a kernel only MLI 2.x has (``gru_cell_*``, ``rnn_dense_*``, a
+``fx16_fx8_fx8`` / ``sa8_sa8_sa32`` / ``sa8`` suffix) runs on the 2.x
+kernels; names shared with 1.1 (``lstm_cell_fx16``, ``fully_connected_fx16``,
+``tanh_fx16``) stay 1.1 unless ``mli`` is 2.  Their tensors are
+``input prev_out weights_in weights_out bias cell`` (cells), ``input weights
+bias`` (fully_connected, rnn_dense with lists), formats ``ROLE_frac`` or
+``ROLE_zp ROLE_scale ROLE_scale_frac [ROLE_dim]`` (on the command line
+``--sa ROLE=ZP,SCALE,FRAC``, ``--sa-dim ROLE=D``, ``--weights-in(-frac)``,
+``--weights-out(-frac)``), the output format ``out_frac`` / ``out_zp
+out_scale out_scale_frac``, and ``direction results act relu``; see
+:mod:`mli.tools.crosscheck.v2`.  Example::
+
+    mli crosscheck --kernel gru_cell_fx16 --in x.npy --in-frac 14 --prev-out h0.npy --prev-out-frac 15 \
+        --weights-in wi.npy --weights-in-frac 15 --weights-out wo.npy --weights-out-frac 15 \
+        --bias b.npy --bias-frac 12 --out-frac 15 --firmware fw_out.npy
+
+The reports are the same as for 1.1 (data-set runs are 1.1 only).
+
 Every output is compared with :func:`mli.metrics.compare`, then the whole
 run is repeated in the other DSP rounding mode (``convergent`` / ``up``) to
 tell a rounding-mode build difference from a real one.  Data-set runs (an

@@ -38,7 +38,7 @@ _LAYER_KEYS = {"name", "kernel", "kind", "input", "input_frac", "weights", "weig
                "out_frac", "per_step", "firmware", "firmware_cell", "float_ref", "time_axis"}
 
 
-_CASE_KEYS = {"kind", "rounding", "isolate", "vectors", "layers", "input", "input_frac", "description",
+_CASE_KEYS = {"mli", "kind", "rounding", "isolate", "vectors", "layers", "input", "input_frac", "description",
               "comment"}
 
 

@@ -7,11 +7,12 @@ import sys
 
 from ..._status import MliError
 from ..jobs import jobs_arg
-from .case import _CLI_FLAG, KINDS, ROUNDINGS, CaseError, _msg
+from .case import _CLI_FLAG, ROUNDINGS, CaseError, _msg
 from .har_dumps import crosscheck_har
 from .plot import plot_results
 from .results import DatasetResult
 from .run import crosscheck
+from .v2 import is_v2_kernel
 
 
 class _Parser(argparse.ArgumentParser):
@@ -29,7 +30,10 @@ def _build_parser():
     ap.add_argument("case", nargs="?", help="JSON or TOML case file (kernel or layer chain)")
     g = ap.add_argument_group("one kernel without a case file")
     g.add_argument("--kernel", help="e.g. lstm_cell_fx16, fully_connected, relu, eltwise_add_fx8")
-    g.add_argument("--kind", choices=KINDS, help="fx8, fx16 (default) or fx8w16d when --kernel has no suffix")
+    g.add_argument("--mli", choices=("1", "2"), help="MLI version of --kernel: 1 (1.1, default) or 2 (2.0.2; "
+                   "implied by a 2.x-only kernel such as gru_cell_fx16 or lstm_cell_sa8_sa8_sa32)")
+    g.add_argument("--kind", help="fx8, fx16 (default) or fx8w16d when --kernel has no suffix "
+                   "(MLI 2: fx16, fx16_fx8_fx8, sa8_sa8_sa32, sa8, fx8)")
     g.add_argument("--in", "--input", dest="input", metavar="SPEC", help="input file (float: quantized)")
     g.add_argument("--in-frac", dest="input_frac", type=int, metavar="N", help="input frac bits")
     for role in ("weights", "bias", "prev_out", "cell", "in2"):
@@ -37,6 +41,18 @@ def _build_parser():
         g.add_argument(flag, dest=role, metavar="SPEC",
                        help=f"{role} file" + (" or 'zeros' (default)" if role in ("prev_out", "cell") else ""))
         g.add_argument(flag + "-frac", dest=role + "_frac", type=int, metavar="N", help=f"{role} frac bits")
+    v = ap.add_argument_group("MLI 2.x tensors (with --mli 2)")
+    for role in ("weights_in", "weights_out"):
+        flag = "--" + role.replace("_", "-")
+        v.add_argument(flag, dest=role, metavar="SPEC", help=f"lstm_cell/gru_cell {role} file")
+        v.add_argument(flag + "-frac", dest=role + "_frac", type=int, metavar="N", help=f"{role} frac bits")
+    v.add_argument("--sa", dest="sa", action="append", metavar="ROLE=ZP,SCALE,FRAC",
+                   help="per-tensor sa8/sa32 parameters of a role (input, prev_out, cell, weights, weights_in, "
+                        "weights_out, bias, out); repeat per role")
+    v.add_argument("--sa-dim", dest="sa_dim", action="append", metavar="ROLE=DIM",
+                   help="quantize a float role's sa8 values per index of dimension DIM")
+    v.add_argument("--direction", help="cells: forward (default) or backward")
+    v.add_argument("--results", help="cells: all (default) or last")
     g.add_argument("--mode", help="RNN/LSTM mode: one_to_one, batch_to_batch (default), batch_to_last")
     g.add_argument("--act", help="RNN/LSTM output activation: tanh (default), sigm, none")
     g.add_argument("--relu-type", dest="relu", help="relu type: gen (default), relu_1, relu_6, none")
@@ -77,6 +93,31 @@ def _cli_case(args):
         v = getattr(args, key)
         if v is not None:
             case[key] = v
+    if args.mli == "2" or args.mli is None and any(getattr(args, k) is not None for k in _V2_FLAGS):
+        case["mli"] = 2
+    elif args.mli == "1" and is_v2_kernel(args.kernel):
+        raise CaseError(f"--kernel: {args.kernel} is an MLI 2.x kernel (drop --mli 1)")
+    for key in _V2_FLAGS:
+        v = getattr(args, key)
+        if v is not None and key not in ("sa", "sa_dim"):
+            case[key] = v
+    for text in args.sa or []:
+        role, _, vals = text.partition("=")
+        parts = vals.split(",")
+        if role not in _SA_ROLES or len(parts) != 3:
+            raise CaseError(f"--sa: expected ROLE=ZP,SCALE,FRAC with ROLE one of {', '.join(_SA_ROLES)}, "
+                            f"got {text!r}")
+        for sfx, p in zip(("_zp", "_scale", "_scale_frac"), parts):
+            case[role + sfx] = p.strip()
+    for text in args.sa_dim or []:
+        role, _, d = text.partition("=")
+        if role not in _SA_ROLES:
+            raise CaseError(f"--sa-dim: expected ROLE=DIM with ROLE one of {', '.join(_SA_ROLES)}, got {text!r}")
+        case[role + "_dim"] = d.strip()
+    if case.get("mli") == 2:
+        for k in ("per_step", "in2", "in2_frac", "mode"):
+            if k in case:
+                raise CaseError(f"{_CLI_FLAG.get(k, '--' + k)}: does not apply to MLI 2.x kernels")
     if args.time_axis is not None:
         ta = args.time_axis.strip().lower()
         if ta == "none":
@@ -89,7 +130,11 @@ def _cli_case(args):
     return case
 
 
-_KERNEL_FLAGS = ("kernel", "kind", "weights", "bias", "prev_out", "cell", "in2", "mode", "act", "relu",
+_V2_FLAGS = ("weights_in", "weights_out", "weights_in_frac", "weights_out_frac", "sa", "sa_dim", "direction",
+             "results")
+_SA_ROLES = ("input", "prev_out", "cell", "weights", "weights_in", "weights_out", "bias", "out")
+
+_KERNEL_FLAGS = _V2_FLAGS + ("kernel", "kind", "weights", "bias", "prev_out", "cell", "in2", "mode", "act", "relu",
                  "out_frac", "per_step", "firmware", "firmware_cell", "weights_frac", "bias_frac",
                  "prev_out_frac", "cell_frac", "in2_frac", "time_axis")
 

@@ -244,6 +244,10 @@ def run_case(case, *, base_dir=None, rounding="convergent"):
     """The package's outputs of a case (dict or case-file path) for its
     first vector: ``{layer: Tensor}`` (and ``"LAYER.cell"`` for LSTM cells).
     Handy to produce expected dumps."""
+    v2 = _v2_case(case, base_dir)
+    if v2 is not None:
+        from .v2 import run_case2
+        return run_case2(v2[0], v2[1], v2[2], rounding)
     prep = _prepare(case, base_dir, require_firmware=False)
     label, data = prep.vector_data(inputs_only=True)[0]
     outs = _run_chain(prep, data, rounding)
@@ -253,6 +257,21 @@ def run_case(case, *, base_dir=None, rounding="convergent"):
         if c is not None:
             res[name + ".cell"] = c
     return res
+
+
+def _v2_case(case, base_dir):
+    """(case dict, base dir, label) when the case is for MLI 2.x (see .v2), else None."""
+    from .v2 import wants_v2
+    if isinstance(case, (str, os.PathLike)):
+        path = os.fspath(case)
+        d = load_case(path)
+        if not wants_v2(d):
+            return None
+        return d, (os.path.dirname(os.path.abspath(path)) if base_dir is None else base_dir), os.path.basename(path)
+    if not wants_v2(case):
+        return None
+    label = "--" if case.get("_cli") else "case"
+    return {k: v for k, v in case.items() if k != "_cli"}, base_dir, label
 
 
 def _prepare(case, base_dir, require_firmware=True, **overrides):
@@ -295,7 +314,9 @@ def crosscheck(case, *, base_dir=None, rounding=None, check_other_rounding=True,
     Parameters
     ----------
     case : dict or path
-        A case (see the module docstring) or a JSON/TOML case file.
+        A case (see the module docstring) or a JSON/TOML case file; an
+        MLI 2.x case (``"mli": 2`` or a 2.x-only kernel) runs on :mod:`mli.v2`
+        (see :mod:`mli.tools.crosscheck.v2`).
     base_dir : str, optional
         Directory relative paths are relative to (default: the case file's).
     rounding : {"convergent", "up"}, optional
@@ -328,6 +349,14 @@ def crosscheck(case, *, base_dir=None, rounding=None, check_other_rounding=True,
         Bad case, option, file or kernel configuration; the message names
         the argument.
     """
+    v2 = _v2_case(case, base_dir)
+    if v2 is not None:
+        from .v2 import crosscheck2
+        d = dict(v2[0])
+        if vectors:
+            d["vectors"] = True
+        return crosscheck2(d, v2[1], v2[2], rounding=rounding, check_other_rounding=check_other_rounding,
+                           isolate=isolate)
     prep = _prepare(case, base_dir, rounding=rounding, isolate=isolate, vectors=vectors)
     mode = prep.opts["rounding"]
     alt_mode = _other(mode) if check_other_rounding else None
