@@ -19,7 +19,7 @@ would accept but crash on or read out of bounds).  The MLI 1.1 API of
 from __future__ import annotations
 
 import threading
-from typing import Optional, Sequence
+from typing import Callable, Optional, Protocol, Sequence
 
 import numpy as np
 
@@ -117,7 +117,18 @@ def sigm_lut() -> Lut:
     return _shared_lut("sigm")
 
 
-def _make_act(fn: str, kind: str):
+class _ActFn(Protocol):
+    def __call__(self, x: Tensor, lut: Optional[Lut] = None, out: Optional[Tensor] = None) -> Tensor: ...
+
+
+_FcFn = Callable[[Tensor, Tensor, Tensor, Optional[FullyConnectedCfg], Tensor], Tensor]
+_DenseFn = Callable[[Sequence[Tensor], Sequence[Tensor], Tensor, Optional[RnnDenseCfg], Tensor], Tensor]
+_LstmFn = Callable[[Tensor, Tensor, Tensor, Tensor, Tensor, Optional[Lut], Optional[Lut], RnnCellCfg, Tensor, Tensor],
+                   Tensor]
+_GruFn = Callable[[Tensor, Tensor, Tensor, Tensor, Tensor, Optional[Lut], Optional[Lut], RnnCellCfg, Tensor], Tensor]
+
+
+def _make_act(fn: str, kind: str) -> _ActFn:
     cname = f"mli_krn_{fn}_{kind}"
 
     def act(x: Tensor, lut: Optional[Lut] = None, out: Optional[Tensor] = None) -> Tensor:
@@ -133,7 +144,7 @@ def _make_act(fn: str, kind: str):
     return act
 
 
-def _make_fc(kind: str):
+def _make_fc(kind: str) -> _FcFn:
     cname = f"mli_krn_fully_connected_{kind}"
 
     def fc(x: Tensor, weights: Tensor, bias: Tensor, cfg: Optional[FullyConnectedCfg], out: Tensor) -> Tensor:
@@ -147,7 +158,7 @@ def _make_fc(kind: str):
     return fc
 
 
-def _make_dense(kind: str):
+def _make_dense(kind: str) -> _DenseFn:
     cname = f"mli_krn_rnn_dense_{kind}"
 
     def dense(ins: Sequence[Tensor], weights: Sequence[Tensor], bias: Tensor, cfg: Optional[RnnDenseCfg],
@@ -171,47 +182,73 @@ def _scratch_cfg(cfg: RnnCellCfg, gates: int, prev_out: Tensor, x: Tensor) -> Rn
     return RnnCellCfg(cfg.direction, cfg.results, cfg.act, np.zeros(cap, np.uint8), cap)
 
 
-def _make_cell(cell_kind: str, kind: str):
-    gates = 4 if cell_kind == "lstm" else 3
+def _cell_doc(fn: Callable[..., Tensor], cell_kind: str, kind: str) -> None:
     cname = f"mli_krn_{cell_kind}_cell_{kind}"
+    fn.__name__ = fn.__qualname__ = f"{cell_kind}_cell_{kind}"
+    fn.__doc__ = (f"{cname}: the whole sequence in one C call (GIL released).  LUTs None: the shared "
+                  "objects; a cfg without scratch gets one.  out's rank/shape/strides are rewritten to "
+                  "(T or 1, M)" + ("; cell is updated in place." if cell_kind == "lstm" else "."))
 
-    if cell_kind == "lstm":
-        def cell_fn(x: Tensor, prev_out: Tensor, weights_in: Tensor, weights_out: Tensor, bias: Tensor,
-                    tanh_lut_: Optional[Lut], sigm_lut_: Optional[Lut], cfg: RnnCellCfg, cell: Tensor,
-                    out: Tensor) -> Tensor:
-            c = _scratch_cfg(cfg, gates, prev_out, x)
-            st = _core2.rnn_cell("lstm", kind, x, prev_out, weights_in, weights_out, bias,
-                                 tanh_lut() if tanh_lut_ is None else tanh_lut_,
-                                 sigm_lut() if sigm_lut_ is None else sigm_lut_, c, cell, out, _mode())
-            _raise(st, cname)
-            return out
-    else:
-        def cell_fn(x: Tensor, prev_out: Tensor, weights_in: Tensor, weights_out: Tensor, bias: Tensor,
-                    tanh_lut_: Optional[Lut], sigm_lut_: Optional[Lut], cfg: RnnCellCfg, out: Tensor) -> Tensor:
-            c = _scratch_cfg(cfg, gates, prev_out, x)
-            st = _core2.rnn_cell("gru", kind, x, prev_out, weights_in, weights_out, bias,
-                                 tanh_lut() if tanh_lut_ is None else tanh_lut_,
-                                 sigm_lut() if sigm_lut_ is None else sigm_lut_, c, None, out, _mode())
-            _raise(st, cname)
-            return out
 
-    cell_fn.__name__ = cell_fn.__qualname__ = f"{cell_kind}_cell_{kind}"
-    cell_fn.__doc__ = (f"{cname}: the whole sequence in one C call (GIL released).  LUTs None: the shared "
-                       "objects; a cfg without scratch gets one.  out's rank/shape/strides are rewritten to "
-                       "(T or 1, M)" + ("; cell is updated in place." if cell_kind == "lstm" else "."))
+def _make_lstm(kind: str) -> _LstmFn:
+    cname = f"mli_krn_lstm_cell_{kind}"
+
+    def cell_fn(x: Tensor, prev_out: Tensor, weights_in: Tensor, weights_out: Tensor, bias: Tensor,
+                tanh_lut_: Optional[Lut], sigm_lut_: Optional[Lut], cfg: RnnCellCfg, cell: Tensor,
+                out: Tensor) -> Tensor:
+        c = _scratch_cfg(cfg, 4, prev_out, x)
+        st = _core2.rnn_cell("lstm", kind, x, prev_out, weights_in, weights_out, bias,
+                             tanh_lut() if tanh_lut_ is None else tanh_lut_,
+                             sigm_lut() if sigm_lut_ is None else sigm_lut_, c, cell, out, _mode())
+        _raise(st, cname)
+        return out
+
+    _cell_doc(cell_fn, "lstm", kind)
     return cell_fn
 
 
-for _fn in ("tanh", "sigm"):
-    for _k in ACT_KINDS:
-        globals()[f"{_fn}_{_k}"] = _make_act(_fn, _k)
-        __all__.append(f"{_fn}_{_k}")
-for _k in FC_KINDS:
-    globals()[f"fully_connected_{_k}"] = _make_fc(_k)
-    __all__.append(f"fully_connected_{_k}")
-for _k in CELL_KINDS:
-    globals()[f"rnn_dense_{_k}"] = _make_dense(_k)
-    globals()[f"lstm_cell_{_k}"] = _make_cell("lstm", _k)
-    globals()[f"gru_cell_{_k}"] = _make_cell("gru", _k)
-    __all__ += [f"rnn_dense_{_k}", f"lstm_cell_{_k}", f"gru_cell_{_k}"]
-del _fn, _k
+def _make_gru(kind: str) -> _GruFn:
+    cname = f"mli_krn_gru_cell_{kind}"
+
+    def cell_fn(x: Tensor, prev_out: Tensor, weights_in: Tensor, weights_out: Tensor, bias: Tensor,
+                tanh_lut_: Optional[Lut], sigm_lut_: Optional[Lut], cfg: RnnCellCfg, out: Tensor) -> Tensor:
+        c = _scratch_cfg(cfg, 3, prev_out, x)
+        st = _core2.rnn_cell("gru", kind, x, prev_out, weights_in, weights_out, bias,
+                             tanh_lut() if tanh_lut_ is None else tanh_lut_,
+                             sigm_lut() if sigm_lut_ is None else sigm_lut_, c, None, out, _mode())
+        _raise(st, cname)
+        return out
+
+    _cell_doc(cell_fn, "gru", kind)
+    return cell_fn
+
+
+# Every kernel by name, so that type checkers, help() and IDEs see it (each made by its
+# family's factory: the kinds of a family differ only in the C function they call).
+tanh_fx8: _ActFn = _make_act("tanh", "fx8")
+tanh_fx16: _ActFn = _make_act("tanh", "fx16")
+tanh_sa8: _ActFn = _make_act("tanh", "sa8")
+sigm_fx8: _ActFn = _make_act("sigm", "fx8")
+sigm_fx16: _ActFn = _make_act("sigm", "fx16")
+sigm_sa8: _ActFn = _make_act("sigm", "sa8")
+fully_connected_fx8: _FcFn = _make_fc("fx8")
+fully_connected_fx16: _FcFn = _make_fc("fx16")
+fully_connected_fx16_fx8_fx8: _FcFn = _make_fc("fx16_fx8_fx8")
+fully_connected_sa8_sa8_sa32: _FcFn = _make_fc("sa8_sa8_sa32")
+fully_connected_sa8_sa8_sa32_ext_bias: _FcFn = _make_fc("sa8_sa8_sa32_ext_bias")
+rnn_dense_fx16: _DenseFn = _make_dense("fx16")
+lstm_cell_fx16: _LstmFn = _make_lstm("fx16")
+gru_cell_fx16: _GruFn = _make_gru("fx16")
+rnn_dense_fx16_fx8_fx8: _DenseFn = _make_dense("fx16_fx8_fx8")
+lstm_cell_fx16_fx8_fx8: _LstmFn = _make_lstm("fx16_fx8_fx8")
+gru_cell_fx16_fx8_fx8: _GruFn = _make_gru("fx16_fx8_fx8")
+rnn_dense_sa8_sa8_sa32: _DenseFn = _make_dense("sa8_sa8_sa32")
+lstm_cell_sa8_sa8_sa32: _LstmFn = _make_lstm("sa8_sa8_sa32")
+gru_cell_sa8_sa8_sa32: _GruFn = _make_gru("sa8_sa8_sa32")
+__all__ += [
+    "tanh_fx8", "tanh_fx16", "tanh_sa8", "sigm_fx8", "sigm_fx16", "sigm_sa8", "fully_connected_fx8",
+    "fully_connected_fx16", "fully_connected_fx16_fx8_fx8", "fully_connected_sa8_sa8_sa32",
+    "fully_connected_sa8_sa8_sa32_ext_bias", "rnn_dense_fx16", "lstm_cell_fx16", "gru_cell_fx16",
+    "rnn_dense_fx16_fx8_fx8", "lstm_cell_fx16_fx8_fx8", "gru_cell_fx16_fx8_fx8", "rnn_dense_sa8_sa8_sa32",
+    "lstm_cell_sa8_sa8_sa32", "gru_cell_sa8_sa8_sa32",
+]

@@ -15,7 +15,7 @@ import numpy as np
 
 FX_8, FX_16, SA_8, SA_32 = 0x008, 0x010, 0x108, 0x120
 EL_TYPES = {"fx8": FX_8, "fx16": FX_16, "sa8": SA_8, "sa32": SA_32}
-DTYPES = {FX_8: np.int8, FX_16: np.int16, SA_8: np.int8, SA_32: np.int32}
+DTYPES: "dict[int, type[np.signedinteger]]" = {FX_8: np.int8, FX_16: np.int16, SA_8: np.int8, SA_32: np.int32}
 EL_TYPE_NAMES = {FX_8: "MLI_EL_FX_8", FX_16: "MLI_EL_FX_16", SA_8: "MLI_EL_SA_8", SA_32: "MLI_EL_SA_32"}
 
 
@@ -28,7 +28,8 @@ def _el_type(t) -> int:
 
 
 def dense_strides(shape: Sequence[int]) -> list:
-    st, acc = [], 1
+    st: list = []
+    acc = 1
     for d in reversed(list(shape)):
         st.insert(0, acc)
         acc *= int(d)
@@ -129,7 +130,9 @@ class Tensor:
             if zp is None:
                 zp = int(np.clip(np.round(info.min - lo / real), -128, 127))
             q[k] = np.clip(np.round(row / real) + zp, info.min, info.max)
-            zps.append(zp), scales.append(scale), fbs.append(fb)
+            zps.append(zp)
+            scales.append(scale)
+            fbs.append(fb)
         if dim >= 0:
             shape = (x.shape[dim],) + tuple(np.delete(np.array(x.shape), dim))
             qa = np.moveaxis(q.reshape(shape), 0, dim)
@@ -168,6 +171,8 @@ class Tensor:
     def numpy(self) -> np.ndarray:
         """A copy of the elements in logical order (shape[:rank])."""
         dt = DTYPES[self.el_type]
+        if self.buffer is None:
+            raise ValueError("numpy: the tensor has no data container")
         flat = self.buffer.view(dt) if self.buffer.dtype != dt else self.buffer
         shape = tuple(self.shape[:self.rank])
         if not shape:
