@@ -430,6 +430,24 @@ def _kv_spec(text, what):
     return head.strip(), opts
 
 
+def _selected_sources(args):
+    """The arrays of the sources (one name each), cut to ``--only``, and the
+    names all sources give (what the per-name options may refer to)."""
+    arrays = _load_sources(args.sources)
+    seen = {}
+    for n, _, _ in arrays:
+        if n in seen:
+            raise ExportError(f"{n}: two sources give an array of this name (use --rename or name one key)")
+        seen[n] = True
+    if args.only:
+        want = [s.strip() for s in args.only.split(",") if s.strip()]
+        missing = [w for w in want if w not in seen]
+        if missing:
+            raise ExportError(f"--only: {', '.join(missing)} not among the sources' arrays ({', '.join(seen)})")
+        arrays = [a for a in arrays if a[0] in want]
+    return arrays, seen
+
+
 def _sanitize(name):
     s = re.sub(r"\W", "_", name)
     return "_" + s if s[:1].isdigit() else s
@@ -553,18 +571,7 @@ def _run(argv):
     types = _pairs(args.type_of, "--type-of", lambda v: _el(v, "--type-of"))
     fracs = _pairs(args.frac, "--frac", int)
     renames = _pairs(args.rename, "--rename", str)
-    arrays = _load_sources(args.sources)
-    seen = {}
-    for n, _, _ in arrays:
-        if n in seen:
-            raise ExportError(f"{n}: two sources give an array of this name (use --rename or name one key)")
-        seen[n] = True
-    if args.only:
-        want = [s.strip() for s in args.only.split(",") if s.strip()]
-        missing = [w for w in want if w not in seen]
-        if missing:
-            raise ExportError(f"--only: {', '.join(missing)} not among the sources' arrays ({', '.join(seen)})")
-        arrays = [a for a in arrays if a[0] in want]
+    arrays, seen = _selected_sources(args)
     for opt, table in (("--frac", fracs), ("--type-of", types), ("--rename", renames)):
         for k in table:
             if k not in seen:
@@ -649,18 +656,7 @@ def _run2(ap, args):
     sas = _pairs(args.sa, "--sa", _sa_triple)
     dims = _pairs(args.sa_dim, "--sa-dim", int)
     asym = set(a.strip() for a in args.asymmetric or ())
-    arrays = _load_sources(args.sources)
-    seen = {}
-    for n, _, _ in arrays:
-        if n in seen:
-            raise ExportError(f"{n}: two sources give an array of this name (use --rename or name one key)")
-        seen[n] = True
-    if args.only:
-        want = [s.strip() for s in args.only.split(",") if s.strip()]
-        missing = [w for w in want if w not in seen]
-        if missing:
-            raise ExportError(f"--only: {', '.join(missing)} not among the sources' arrays ({', '.join(seen)})")
-        arrays = [a for a in arrays if a[0] in want]
+    arrays, seen = _selected_sources(args)
     for opt, table in (("--frac", fracs), ("--type-of", types), ("--rename", renames), ("--sa", sas),
                        ("--sa-dim", dims), ("--asymmetric", dict.fromkeys(asym))):
         for k in table:
