@@ -55,7 +55,8 @@ static int lstm16_fused_ok(const mli_dense_plan *plan, int M, int N, long batch,
         !plan->unclamped)
         return 0;
     if (M <= 0 || M % MLI_DOT_GROUP || ir_shift <= 0 || ir_shift >= 31 || mshift <= 0 || mshift >= 31) return 0;
-    const size_t ng = (size_t)4 * M * 2, nc = (size_t)M * 2, ny = (size_t)out_rows * M * 2, nx = (size_t)batch * N * 2;
+    /* M > 0 here; batch, out_rows and N are the call's checked, non-negative sizes */
+    const size_t m = (size_t)M, ng = 8 * m, nc = 2 * m, ny = (size_t)out_rows * m * 2, nx = (size_t)batch * (size_t)N * 2;
     return lstm16_disjoint(gates, ng, c, nc) && lstm16_disjoint(gates, ng, y, ny) && lstm16_disjoint(c, nc, y, ny) &&
            lstm16_disjoint(x, nx, gates, ng) && lstm16_disjoint(x, nx, c, nc) && lstm16_disjoint(x, nx, y, ny);
 #else
