@@ -259,8 +259,11 @@ def test_ctrl_c_interrupts_a_long_v2_sequence(cell, kind):
         except KeyboardInterrupt:
             print(f"{{time.time() - t0 - 0.5:.3f}}")
     """)
-    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([root] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p])}
+    import mli
+
+    # the mli under test (an in-place build, or the installed one in CI), not the source tree
+    root = os.path.dirname(os.path.dirname(os.path.abspath(mli.__file__)))
+    env = {**os.environ, "PYTHONPATH": root}
     p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300, env=env,
                        cwd=tempfile.gettempdir())
     assert p.returncode == 0, p.stderr
