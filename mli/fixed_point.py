@@ -572,6 +572,18 @@ def _record_sequence(layer, float_fn, weights, stats):
     return fn
 
 
+def _sequence_inputs(xs, lstm):
+    """(X, initial states, lengths as int64 [B]) of a sequence op's inputs, checked."""
+    x, states, lengths = xs[0], xs[1:3] if lstm else xs[1:2], xs[3 if lstm else 2]
+    if x.ndim != 3:
+        raise ir.IRError(f"X must be [batch, seq, input], got {list(x.shape)}")
+    B_, T = x.shape[:2]
+    lens = np.asarray(lengths).astype(np.int64).reshape(-1)
+    if lens.shape != (B_,) or (lens.size and (lens.min() < 0 or lens.max() > T)):
+        raise ir.IRError(f"sequence_lengths {lens.tolist()} invalid for X {list(x.shape)}")
+    return x, states, lens
+
+
 def _quantized_sequence(layer, qcells):
     """The sequence op on the MLI kernels: per direction, X, H (and C) quantized once
     for all rows; the rows of full length as ONE batch-to-batch call each in one
@@ -583,13 +595,8 @@ def _quantized_sequence(layer, qcells):
     dirs = _directions(layer)
 
     def fn(*xs):
-        x, states, lengths = xs[0], xs[1:3] if lstm else xs[1:2], xs[3 if lstm else 2]
-        if x.ndim != 3:
-            raise ir.IRError(f"X must be [batch, seq, input], got {list(x.shape)}")
+        x, states, lens = _sequence_inputs(xs, lstm)
         B_, T = x.shape[:2]
-        lens = np.asarray(lengths).astype(np.int64).reshape(-1)
-        if lens.shape != (B_,) or (lens.size and (lens.min() < 0 or lens.max() > T)):
-            raise ir.IRError(f"sequence_lengths {lens.tolist()} invalid for X {list(x.shape)}")
         M = qcells[0].body.state_size
         finals = [np.array(v, copy=True) for v in states]
         full = [b for b in range(B_) if lens[b] == T] if T else []
@@ -695,13 +702,8 @@ def _quantized_sequence2(layer, qcells):
     dirs = _directions(layer)
 
     def fn(*xs):
-        x, states, lengths = xs[0], xs[1:3] if lstm else xs[1:2], xs[3 if lstm else 2]
-        if x.ndim != 3:
-            raise ir.IRError(f"X must be [batch, seq, input], got {list(x.shape)}")
+        x, states, lens = _sequence_inputs(xs, lstm)
         B_, T = x.shape[:2]
-        lens = np.asarray(lengths).astype(np.int64).reshape(-1)
-        if lens.shape != (B_,) or (lens.size and (lens.min() < 0 or lens.max() > T)):
-            raise ir.IRError(f"sequence_lengths {lens.tolist()} invalid for X {list(x.shape)}")
         M = qcells[0].body.state_size
         finals = [np.array(v, copy=True) for v in states]
         ys = []

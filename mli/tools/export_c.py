@@ -430,9 +430,9 @@ def _kv_spec(text, what):
     return head.strip(), opts
 
 
-def _selected_sources(args):
-    """The arrays of the sources (one name each), cut to ``--only``, and the
-    names all sources give (what the per-name options may refer to)."""
+def _selected_sources(args, per_name):
+    """The arrays of the sources (one name each), cut to ``--only``; every
+    name a per-name option (``{option: names}``) gives must be a source's."""
     arrays = _load_sources(args.sources)
     seen = {}
     for n, _, _ in arrays:
@@ -445,7 +445,11 @@ def _selected_sources(args):
         if missing:
             raise ExportError(f"--only: {', '.join(missing)} not among the sources' arrays ({', '.join(seen)})")
         arrays = [a for a in arrays if a[0] in want]
-    return arrays, seen
+    for opt, names in per_name.items():
+        for k in names:
+            if k not in seen:
+                raise ExportError(f"{opt} {k}: no such array (arrays: {', '.join(seen)})")
+    return arrays
 
 
 def _sanitize(name):
@@ -558,24 +562,20 @@ def _run(argv):
 
         print(get_include())
         return 0
+    if not args.sources:
+        ap.error("the following arguments are required: SOURCE")
+    if args.output is None:
+        ap.error("the following arguments are required: -o/--output")
     if args.mli == "2":
         return _run2(ap, args)
     for flag in ("sa", "sa_dim", "asymmetric"):
         if getattr(args, flag):
             ap.error(f"--{flag.replace('_', '-')} needs --mli 2")
-    if not args.sources:
-        ap.error("the following arguments are required: SOURCE")
-    if args.output is None:
-        ap.error("the following arguments are required: -o/--output")
     default_type = _el(args.type, "--type")
     types = _pairs(args.type_of, "--type-of", lambda v: _el(v, "--type-of"))
     fracs = _pairs(args.frac, "--frac", int)
     renames = _pairs(args.rename, "--rename", str)
-    arrays, seen = _selected_sources(args)
-    for opt, table in (("--frac", fracs), ("--type-of", types), ("--rename", renames)):
-        for k in table:
-            if k not in seen:
-                raise ExportError(f"{opt} {k}: no such array (arrays: {', '.join(seen)})")
+    arrays = _selected_sources(args, {"--frac": fracs, "--type-of": types, "--rename": renames})
     tensors = []
     for name, a, ffile in arrays:
         el = types.get(name, default_type)
@@ -642,10 +642,6 @@ def _run2(ap, args):
     """``--mli 2``: the MLI 2.0.2 rendering (:mod:`mli.tools.export_c2`)."""
     from .export_c2 import _el as el2
     from .export_c2 import make_buffer2, make_rnn_cfg2, make_tensor2
-    if not args.sources:
-        ap.error("the following arguments are required: SOURCE")
-    if args.output is None:
-        ap.error("the following arguments are required: -o/--output")
     if args.auto_frac or args.allow_saturation:
         ap.error("--auto-frac/--allow-saturation: MLI 2 float FX tensors take the largest frac that holds them "
                  "when no frac is given")
@@ -656,12 +652,8 @@ def _run2(ap, args):
     sas = _pairs(args.sa, "--sa", _sa_triple)
     dims = _pairs(args.sa_dim, "--sa-dim", int)
     asym = set(a.strip() for a in args.asymmetric or ())
-    arrays, seen = _selected_sources(args)
-    for opt, table in (("--frac", fracs), ("--type-of", types), ("--rename", renames), ("--sa", sas),
-                       ("--sa-dim", dims), ("--asymmetric", dict.fromkeys(asym))):
-        for k in table:
-            if k not in seen:
-                raise ExportError(f"{opt} {k}: no such array (arrays: {', '.join(seen)})")
+    arrays = _selected_sources(args, {"--frac": fracs, "--type-of": types, "--rename": renames, "--sa": sas,
+                                      "--sa-dim": dims, "--asymmetric": asym})
     tensors = []
     for name, a, ffile in arrays:
         el = types.get(name, default_type)

@@ -88,6 +88,42 @@ static mli_status rows_args(int rows, const void *in, const void *prev_out, cons
     return MLI_STATUS_OK;
 }
 
+/* What the rows of one call must share beyond a kernel call's own checks
+ * (run after them): a mode of the three RNN modes, row 0's frac bits and
+ * step count (in, prev_out, the LSTM cell; out where its frac bits are an
+ * input), and no written range overlapping any other.  `cell` NULL: basic RNN. */
+static mli_status rows_shared(int rows, const mli_tensor *in, const mli_tensor *prev_out, const mli_tensor *weights,
+                              const mli_tensor *bias, const mli_rnn_cell_cfg *cfg, const mli_tensor *cell,
+                              const mli_tensor *out, int *failed_row) {
+    const mli_rnn_mode mode = cfg->mode;
+    if (mode != RNN_ONE_TO_ONE && mode != RNN_BATCH_TO_BATCH && mode != RNN_BATCH_TO_LAST)
+        return mlipy_err_val(MLI_STATUS_BAD_FUNC_CFG, "cfg", "mode",
+                             "must be RNN_ONE_TO_ONE, RNN_BATCH_TO_BATCH or RNN_BATCH_TO_LAST for rows", 0, mode);
+    const int out_frac_is_input = !cell && cfg->act == RNN_ACT_NONE;
+    mli_status st;
+    for (int r = 1; r < rows; r++) {
+        if ((st = rows_same(&in[r], &in[0], "in", mode != RNN_ONE_TO_ONE, r, failed_row)) != MLI_STATUS_OK ||
+            (st = rows_same(&prev_out[r], &prev_out[0], "prev_out", 0, r, failed_row)) != MLI_STATUS_OK ||
+            (cell && (st = rows_same(&cell[r], &cell[0], "cell", 0, r, failed_row)) != MLI_STATUS_OK) ||
+            (out_frac_is_input && (st = rows_same(&out[r], &out[0], "out", 0, r, failed_row)) != MLI_STATUS_OK))
+            return st;
+    }
+    rows_span *sp = (rows_span *)malloc(((size_t)rows * 4 + 2) * sizeof(rows_span));
+    if (!sp) return mlipy_err(MLI_STATUS_NOT_ENGH_MEM, "rows", "", "too many rows for the aliasing test's memory");
+    size_t ns = 0;
+    span_add(sp, &ns, weights, -1, 0, "weights");
+    span_add(sp, &ns, bias, -1, 0, "bias");
+    for (int r = 0; r < rows; r++) {
+        span_add(sp, &ns, &in[r], r, 0, "in");
+        span_add(sp, &ns, &prev_out[r], r, 0, "prev_out");
+        if (cell) span_add(sp, &ns, &cell[r], r, 1, "cell");
+        span_add(sp, &ns, &out[r], r, 1, "out");
+    }
+    st = rows_no_alias(sp, ns, failed_row);
+    free(sp);
+    return st;
+}
+
 /* The call's state that the rows functions change and put back: the
  * rounding mode pinned for the whole call (the cell steps they reuse take
  * the thread's mode at their entry) and the thread's workspace. */

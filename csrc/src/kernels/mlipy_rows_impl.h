@@ -128,31 +128,8 @@ mli_status MLI_CAT(mlipy_lstm_cell_rows_, KRN_SFX)(int rows, const mli_tensor *i
             return st;
         }
     }
+    if ((st = rows_shared(rows, in, prev_out, weights, bias, cfg, cell, out, failed_row)) != MLI_STATUS_OK) return st;
     const mli_rnn_mode mode = cfg->mode;
-    if (mode != RNN_ONE_TO_ONE && mode != RNN_BATCH_TO_BATCH && mode != RNN_BATCH_TO_LAST)
-        return mlipy_err_val(MLI_STATUS_BAD_FUNC_CFG, "cfg", "mode",
-                             "must be RNN_ONE_TO_ONE, RNN_BATCH_TO_BATCH or RNN_BATCH_TO_LAST for rows", 0, mode);
-    for (int r = 1; r < rows; r++) {
-        if ((st = rows_same(&in[r], &in[0], "in", mode != RNN_ONE_TO_ONE, r, failed_row)) != MLI_STATUS_OK ||
-            (st = rows_same(&prev_out[r], &prev_out[0], "prev_out", 0, r, failed_row)) != MLI_STATUS_OK ||
-            (st = rows_same(&cell[r], &cell[0], "cell", 0, r, failed_row)) != MLI_STATUS_OK)
-            return st;
-    }
-    rows_span *sp = (rows_span *)malloc(((size_t)rows * 4 + 2) * sizeof(rows_span));
-    if (!sp) return mlipy_err(MLI_STATUS_NOT_ENGH_MEM, "rows", "", "too many rows for the aliasing test's memory");
-    size_t ns = 0;
-    span_add(sp, &ns, weights, -1, 0, "weights");
-    span_add(sp, &ns, bias, -1, 0, "bias");
-    for (int r = 0; r < rows; r++) {
-        span_add(sp, &ns, &in[r], r, 0, "in");
-        span_add(sp, &ns, &prev_out[r], r, 0, "prev_out");
-        span_add(sp, &ns, &cell[r], r, 1, "cell");
-        span_add(sp, &ns, &out[r], r, 1, "out");
-    }
-    st = rows_no_alias(sp, ns, failed_row);
-    free(sp);
-    if (st != MLI_STATUS_OK) return st;
-
     const mli_rnn_out_activation act = cfg->act;
     const int b2b = mode == RNN_BATCH_TO_BATCH;
     const long T = mode == RNN_ONE_TO_ONE ? 1 : (long)in[0].shape[0];
@@ -255,32 +232,9 @@ mli_status MLI_CAT(mlipy_basic_rnn_cell_rows_, KRN_SFX)(int rows, const mli_tens
             return st;
         }
     }
+    if ((st = rows_shared(rows, in, prev_out, weights, bias, cfg, NULL, out, failed_row)) != MLI_STATUS_OK) return st;
     const mli_rnn_mode mode = cfg->mode;
     const mli_rnn_out_activation act = cfg->act;
-    if (mode != RNN_ONE_TO_ONE && mode != RNN_BATCH_TO_BATCH && mode != RNN_BATCH_TO_LAST)
-        return mlipy_err_val(MLI_STATUS_BAD_FUNC_CFG, "cfg", "mode",
-                             "must be RNN_ONE_TO_ONE, RNN_BATCH_TO_BATCH or RNN_BATCH_TO_LAST for rows", 0, mode);
-    for (int r = 1; r < rows; r++) {
-        if ((st = rows_same(&in[r], &in[0], "in", mode != RNN_ONE_TO_ONE, r, failed_row)) != MLI_STATUS_OK ||
-            (st = rows_same(&prev_out[r], &prev_out[0], "prev_out", 0, r, failed_row)) != MLI_STATUS_OK ||
-            (act == RNN_ACT_NONE &&
-             (st = rows_same(&out[r], &out[0], "out", 0, r, failed_row)) != MLI_STATUS_OK))
-            return st;
-    }
-    rows_span *sp = (rows_span *)malloc(((size_t)rows * 3 + 2) * sizeof(rows_span));
-    if (!sp) return mlipy_err(MLI_STATUS_NOT_ENGH_MEM, "rows", "", "too many rows for the aliasing test's memory");
-    size_t ns = 0;
-    span_add(sp, &ns, weights, -1, 0, "weights");
-    span_add(sp, &ns, bias, -1, 0, "bias");
-    for (int r = 0; r < rows; r++) {
-        span_add(sp, &ns, &in[r], r, 0, "in");
-        span_add(sp, &ns, &prev_out[r], r, 0, "prev_out");
-        span_add(sp, &ns, &out[r], r, 1, "out");
-    }
-    st = rows_no_alias(sp, ns, failed_row);
-    free(sp);
-    if (st != MLI_STATUS_OK) return st;
-
     const int b2b = mode == RNN_BATCH_TO_BATCH;
     const int activate = act == RNN_ACT_TANH || act == RNN_ACT_SIGM;
     const long T = mode == RNN_ONE_TO_ONE ? 1 : (long)in[0].shape[0];
