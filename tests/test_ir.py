@@ -404,6 +404,20 @@ def sig(v):
     return 1 / (1 + np.exp(-v))
 
 
+def test_replaced_step_runs_where_shape_steps_are_cached(tmp_path):
+    """A step swapped after planning (to_fixed_point swaps the recurrent ops) is the
+    one that runs, also in a program that keeps shape-derived steps per input shape."""
+    m = op_model(tmp_path, "ShapeOf", [("x", "f32", [None, 4])], ("i32", [2]), ver="opset3",
+                 data={"output_type": "i32"})
+    prog = m._program
+    x = np.zeros((3, 4), np.float32)
+    assert prog._shape_steps and list(prog.run([x])[0]) == [3, 4]   # cached for (3, 4)
+    k = next(i for i, st in enumerate(prog.steps) if st[4].type == "ShapeOf")
+    prog.replace_step(k, lambda v: np.array([7, 7], np.int32))
+    assert list(prog.run([x])[0]) == [7, 7]
+    assert list(prog.run([np.zeros((5, 4), np.float32)])[0]) == [7, 7]
+
+
 @pytest.mark.parametrize("seed", [0, 1])
 def test_lstm_cell_gate_order(tmp_path, seed):
     rng = np.random.default_rng(seed)

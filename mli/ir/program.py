@@ -150,6 +150,18 @@ class _Program:
         self._copy_derived = [s_ in self._shape_slots for s_ in self.result_slots]
         self._shape_cache: Dict[Tuple, Optional[List[np.ndarray]]] = {}
 
+    def replace_step(self, k: int, fn: Any) -> None:
+        """Run ``fn`` in place of step ``k``'s function (same value slots), in every
+        list that holds the step: to_fixed_point swaps the float cells for MLI ones."""
+        old = self.steps[k]
+        new: Step = (fn, old[1], old[2], old[3], old[4])
+        self.steps[k] = new
+        for lst in (self._shape_steps, self._data_steps):
+            for i, st in enumerate(lst):
+                if st is old:
+                    lst[i] = new
+        self._shape_cache.clear()
+
     def run(self, inputs: Sequence[np.ndarray]) -> List[np.ndarray]:
         """Evaluate the graph on Parameter values (in Parameter order)."""
         vals: List[Any] = self.template.copy()
