@@ -16,7 +16,10 @@ Sections printed (see benchmarks/README.md):
   5. tensoriterator   TensorIterator over a KernelBody: stepped vs fused
   6. baselines        numpy float32 LSTM, PyTorch nn.LSTM, the slow reference
   7. comparison       the fx16 LSTM against bounds, PyTorch and the reference
-  8. goals            each goal "met" or "MISSED" with its figures
+  8. where users wait per-call overhead, TensorIterator, IR models (OpenVINO optional),
+                      batched rows, --jobs (bench_overhead/_ir/_rows/_jobs.py)
+  9. MLI 2.0.2        mli.v2 LSTM/GRU per kind vs the 1.1 LSTM and PyTorch (bench_mli2.py)
+ 10. goals            each goal "met" or "MISSED" with its figures
 
 PyTorch is optional (skipped when not importable); it is never a dependency
 of mli-py.  Times are best-of-many-short-repeats means (time.perf_counter_ns); nothing
@@ -52,13 +55,14 @@ from mli.graph import (BackEdge, ConcatOutput, KernelBody, LastIterationOutput, 
 import _harness as H  # noqa: E402
 
 HAR = (32, 32, 128)
-GOAL_US = {(32, 32, 128): (80.0, "<= 80 us on HAR"),
+GOAL_US = {(32, 32, 128): (30.0, "<= 30 us on HAR"),
            (64, 64, 50): (2.5 * 31.0, "within 2.5x of 31 us (<= 77.5 us)"),
            (128, 128, 100): (490.0, "within 2x of 243 us (<= 490 us; 2 x 243 = 486)"),
            (512, 256, 25): (900.0, "within 2x of 449 us (<= 900 us; 2 x 449 = 898)")}
 TORCH_FACTOR = 1.5
 REF_FACTOR = 100.0
-PREPARED_US = 1.0
+PREPARED_US = 0.4
+SECTIONS = ("kernels", "waits", "mli2")   # 2-7, 8, 9
 SAME_SPEED_SLACK = 1.02   # "at least as fast": fx8 / fx8w16d time <= fx16 time + 2 % (noise)
 
 
@@ -378,8 +382,33 @@ def comparison(shapes, R):
                  "torch us", "torch/mli", "numpy us", "numpy/mli", "ref us", "ref/mli"], rows))
 
 
+def bench_waits(args, budget, R):
+    """Issue 13's rows beyond the kernels, each from its own script's run()."""
+    import bench_ir
+    import bench_jobs
+    import bench_overhead
+    import bench_rows
+    section("8. where users wait: per-call overhead, TensorIterator, IR models, batched rows, --jobs")
+    sub = H.Budget(total_ns=budget.total_ns // 2, rounds=max(2, budget.rounds // 2))
+    log("### per-call overhead at HAR size (bench_overhead.py)\n")
+    R["overhead"] = bench_overhead.run(log, rounds=5 if args.quick else 31)
+    log("\n### IR models (bench_ir.py)\n")
+    R["ir"] = bench_ir.run(log, quick=args.quick)
+    log("\n### batched rows (bench_rows.py)\n")
+    R["rows"] = bench_rows.run(log, sub)
+    log("\n### --jobs (bench_jobs.py)\n")
+    R["jobs"] = bench_jobs.run(log, quick=args.quick)
+
+
+def bench_v2(args, budget, R, shapes):
+    import bench_mli2
+    section("9. MLI 2.0.2: mli.v2 LSTM/GRU per kind vs the 1.1 fx16 LSTM and PyTorch (bench_mli2.py)")
+    sub = H.Budget(total_ns=budget.total_ns // 2, rounds=max(2, budget.rounds // 2))
+    R["mli2"] = bench_mli2.run(log, sub, not args.no_torch, shapes)
+
+
 def goals(shapes, R, torch_ver):
-    section("8. goals")
+    section("10. goals")
     lines = []
 
     def add(name, ok, figures):
@@ -387,60 +416,98 @@ def goals(shapes, R, torch_ver):
         lines.append({"goal": name, "status": status, "figures": figures})
         log(f"- [{status}] {name}: {figures}")
 
-    for shape, (limit, text) in GOAL_US.items():
-        k = R["kernels"].get(key("lstm", "fx16", sk(shape)))
-        if k is None:
-            add(f"fx16 LSTM {H.shape_name(shape)} {text}", None, "shape not run")
-            continue
-        su = k["same_input"]["us_per_seq"]
-        add(f"fx16 LSTM {H.shape_name(shape)} {text}", k["us_per_seq"] <= limit,
-            f"{H.fmt_t(k['us_per_seq'])}/seq with fresh inputs (bound {H.fmt_t(H.BOUND_US[shape])}, "
-            f"{k['us_per_seq'] / H.BOUND_US[shape]:.2f}x bound); same input repeated: {H.fmt_t(su)} "
-            f"({'would meet' if su <= limit else 'would miss too'})")
-    for shape in shapes:
-        mu = R["kernels"][key("lstm", "fx16", sk(shape))]["us_per_seq"]
-        b = R["baselines"].get(sk(shape), {})
-        if "torch_f32" in b:
-            tu = b["torch_f32"]["best_ns"] / 1e3
-            al = b["mli_fx16_alongside"]["best_ns"] / 1e3
-            add(f">= {TORCH_FACTOR}x faster than PyTorch, {H.shape_name(shape)}", tu / al >= TORCH_FACTOR,
-                f"mli {H.fmt_t(al)} vs torch {H.fmt_t(tu)}, timed interleaved = {tu / al:.2f}x "
-                f"(with section 2's mli {H.fmt_t(mu)}: {tu / mu:.2f}x)")
-        else:
-            add(f">= {TORCH_FACTOR}x faster than PyTorch, {H.shape_name(shape)}", None,
-                f"PyTorch {R['env'].get('torch', 'not run')}")
-    for shape in shapes:
-        mu = R["kernels"][key("lstm", "fx16", sk(shape))]["us_per_seq"]
-        b = R["baselines"].get(sk(shape), {})
-        if "reference" in b:
-            ru = b["reference"]["us_per_seq_scaled"]
-            add(f">= {REF_FACTOR:.0f}x faster than the slow reference, {H.shape_name(shape)}",
-                ru / mu >= REF_FACTOR, f"mli {H.fmt_t(mu)} vs reference ~{H.fmt_t(ru)} "
-                f"(scaled from {b['reference']['steps_timed']} step(s)) = {ru / mu:,.0f}x")
-    for kind in ("fx8", "fx8w16d"):
+    if R["kernels"]:
+        for shape, (limit, text) in GOAL_US.items():
+            k = R["kernels"].get(key("lstm", "fx16", sk(shape)))
+            if k is None:
+                add(f"fx16 LSTM {H.shape_name(shape)} {text}", None, "shape not run")
+                continue
+            su = k["same_input"]["us_per_seq"]
+            add(f"fx16 LSTM {H.shape_name(shape)} {text}", k["us_per_seq"] <= limit,
+                f"{H.fmt_t(k['us_per_seq'])}/seq with fresh inputs (bound {H.fmt_t(H.BOUND_US[shape])}, "
+                f"{k['us_per_seq'] / H.BOUND_US[shape]:.2f}x bound); same input repeated: {H.fmt_t(su)} "
+                f"({'would meet' if su <= limit else 'would miss too'})")
         for shape in shapes:
-            f16 = R["kernels"][key("lstm", "fx16", sk(shape))]["us_per_seq"]
-            ku = R["kernels"][key("lstm", kind, sk(shape))]["us_per_seq"]
-            add(f"LSTM {kind} at least as fast as fx16, {H.shape_name(shape)}",
-                ku <= f16 * SAME_SPEED_SLACK,
-                f"{kind} {H.fmt_t(ku)} vs fx16 {H.fmt_t(f16)} = {ku / f16:.2f}x the fx16 time "
-                f"(2 % noise allowance)")
-    o = R["one_to_one"]
-    if "prepared_same_us" in o:
-        same, fresh = o["prepared_same_us"], o["prepared_fresh_estimate_us"]
-        add(f"prepared one-to-one call <= {PREPARED_US:g} us (HAR)", same <= PREPARED_US,
-            f"{same:.3f} us per call timed alone (same x and h; the step's own compute is "
-            f"~{o['compute_per_step_same_input_us']:.3f} us); with fresh data each step ~{fresh:.3f} us "
-            f"(compute ~{o['compute_per_step_us']:.3f} us)")
-    else:
-        add(f"prepared one-to-one call <= {PREPARED_US:g} us (HAR)", None, "not run")
+            mu = R["kernels"][key("lstm", "fx16", sk(shape))]["us_per_seq"]
+            b = R["baselines"].get(sk(shape), {})
+            if "torch_f32" in b:
+                tu = b["torch_f32"]["best_ns"] / 1e3
+                al = b["mli_fx16_alongside"]["best_ns"] / 1e3
+                add(f">= {TORCH_FACTOR}x faster than PyTorch, {H.shape_name(shape)}", tu / al >= TORCH_FACTOR,
+                    f"mli {H.fmt_t(al)} vs torch {H.fmt_t(tu)}, timed interleaved = {tu / al:.2f}x "
+                    f"(with section 2's mli {H.fmt_t(mu)}: {tu / mu:.2f}x)")
+            else:
+                add(f">= {TORCH_FACTOR}x faster than PyTorch, {H.shape_name(shape)}", None,
+                    f"PyTorch {R['env'].get('torch', 'not run')}")
+        for shape in shapes:
+            mu = R["kernels"][key("lstm", "fx16", sk(shape))]["us_per_seq"]
+            b = R["baselines"].get(sk(shape), {})
+            if "reference" in b:
+                ru = b["reference"]["us_per_seq_scaled"]
+                add(f">= {REF_FACTOR:.0f}x faster than the slow reference, {H.shape_name(shape)}",
+                    ru / mu >= REF_FACTOR, f"mli {H.fmt_t(mu)} vs reference ~{H.fmt_t(ru)} "
+                    f"(scaled from {b['reference']['steps_timed']} step(s)) = {ru / mu:,.0f}x")
+        for kind in ("fx8", "fx8w16d"):
+            for shape in shapes:
+                f16 = R["kernels"][key("lstm", "fx16", sk(shape))]["us_per_seq"]
+                ku = R["kernels"][key("lstm", kind, sk(shape))]["us_per_seq"]
+                add(f"LSTM {kind} at least as fast as fx16, {H.shape_name(shape)}",
+                    ku <= f16 * SAME_SPEED_SLACK,
+                    f"{kind} {H.fmt_t(ku)} vs fx16 {H.fmt_t(f16)} = {ku / f16:.2f}x the fx16 time "
+                    f"(2 % noise allowance)")
+        o = R["one_to_one"]
+        if "prepared_same_us" in o:
+            same, fresh = o["prepared_same_us"], o["prepared_fresh_estimate_us"]
+            add(f"prepared one-to-one call <= {PREPARED_US:g} us (HAR)", same <= PREPARED_US,
+                f"{same:.3f} us per call timed alone (same x and h; the step's own compute is "
+                f"~{o['compute_per_step_same_input_us']:.3f} us); with fresh data each step ~{fresh:.3f} us "
+                f"(compute ~{o['compute_per_step_us']:.3f} us)")
+        else:
+            add(f"prepared one-to-one call <= {PREPARED_US:g} us (HAR)", None, "not run")
+    o = R.get("overhead")
+    if o:
+        f, best = o["figures_us"], o["best_us"]
+        names = {"given": "one step, out=/cell_out= given", "alloc": "one step, outputs allocated",
+                 "prepared": "prepared call (same x)"}
+        for k, label in (("given", "LSTM fx16 one step, out=/cell_out= given"),
+                         ("alloc", "LSTM fx16 one step, outputs allocated"),
+                         ("prepared", "mli.prepare(...)() call")):
+            g = o["goals_us"][k]
+            add(f"{label} <= {g:g} us (HAR)", f[k] <= g,
+                f"median {f[k]:.2f} us, best round {best[names[k]]:.2f} us; C compute of one step "
+                f"{o['step_compute_us']:.2f} us, empty Python call {o['median_us']['empty Python call']:.3f} us")
+        g = o["goals_us"]["ti_minus_direct"]
+        add(f"TensorIterator fused minus direct call <= {g:g} us (T=4)", f["ti_minus_direct"] <= g,
+            f"T=4: {o['ti_minus_direct_us']['T4']:.1f} us, T=128: {o['ti_minus_direct_us']['T128']:.1f} us; "
+            f"same output as the direct call: {o['ti_same_output']}")
+    ir = R.get("ir")
+    if ir:
+        for part, label in (("float", "float IR model vs OpenVINO CPU f32"),
+                            ("fixed_point", "to_fixed_point model vs its MLI kernel calls")):
+            for name, r in ir.get(part, {}).items():
+                if "met" in r:
+                    mine = r["mli_us"] if part == "float" else r["model_us"]
+                    other = r["openvino_us"] if part == "float" else r["kernels_us"]
+                    add(f"{label}, {r['what']} {r['goal']}", r["met"],
+                        f"{H.fmt_t(mine)} vs {H.fmt_t(other)} = {r['ratio']:.2f}x (CPU time {r['cpu_ratio']:.2f}x)")
+                elif part == "float" and "note" in r and "pt_har_lstm__torch_fp16" == name:
+                    add(f"{label}, {r['what']}", None, r["note"])
+    rw = R.get("rows")
+    if rw and "goal" in rw:
+        others = ", ".join(f"{k} {v['speedup']:.2f}x" for k, v in rw.items() if k != "goal")
+        add(rw["goal"]["name"], rw["goal"]["met"], f"{rw['goal']['speedup']:.2f}x ({others})")
+    for g in (R.get("jobs") or {}).get("goals", []):
+        add(g["goal"], g["met"], g["figures"])
+    for g in (R.get("mli2") or {}).get("goals", []):
+        add(g["goal"], g["met"], g["figures"])
     for cell in ("rnn", "fc"):
         for kind in ("fx8", "fx8w16d"):
             ratios = []
-            for shape in shapes:
+            for shape in shapes if R["kernels"] else ():
                 f16 = R["kernels"][key(cell, "fx16", sk(shape))]["us_per_seq"]
                 ratios.append(f"{R['kernels'][key(cell, kind, sk(shape))]['us_per_seq'] / f16:.2f}x")
-            log(f"- [info, not a goal] {cell.upper()} {kind} time / fx16 time, per shape: {' / '.join(ratios)}")
+            if ratios:
+                log(f"- [info, not a goal] {cell.upper()} {kind} time / fx16 time, per shape: {' / '.join(ratios)}")
     R["goals"] = lines
 
 
@@ -461,7 +528,12 @@ def main(argv=None):
     ap.add_argument("--shapes", metavar="NxMxT,...",
                     help="shapes to run (default: 32x32x128,64x64x50,128x128x100,512x256x25)")
     ap.add_argument("--no-torch", action="store_true", help="skip the PyTorch comparison")
+    ap.add_argument("--sections", metavar="LIST", default=",".join(SECTIONS),
+                    help=f"sections to run, of {','.join(SECTIONS)} (default: all)")
     args = ap.parse_args(argv)
+    run_sec = set(filter(None, args.sections.split(",")))
+    if run_sec - set(SECTIONS):
+        ap.error(f"--sections: unknown {sorted(run_sec - set(SECTIONS))}; known: {','.join(SECTIONS)}")
     shapes = H.parse_shapes(args.shapes) if args.shapes else list(H.SHAPES)
     budget = (H.Budget(target_ns=1_000_000, total_ns=25_000_000, min_repeats=3, warmup=1, rounds=2)
               if args.quick else
@@ -480,12 +552,18 @@ def main(argv=None):
         f"variants interleaved in {budget.rounds} rounds; reported: the best repeat's mean per call (and the "
         f"median repeat); time.perf_counter_ns, GC off")
 
-    bench_kernels(shapes, budget, R)
-    bench_isa(shapes, budget, R)
-    bench_one_to_one(budget, R)
-    bench_ti(shapes, budget, R)
-    torch_ver = bench_baselines(shapes, budget, R, args.quick, not args.no_torch)
-    comparison(shapes, R)
+    torch_ver = None
+    if "kernels" in run_sec:
+        bench_kernels(shapes, budget, R)
+        bench_isa(shapes, budget, R)
+        bench_one_to_one(budget, R)
+        bench_ti(shapes, budget, R)
+        torch_ver = bench_baselines(shapes, budget, R, args.quick, not args.no_torch)
+        comparison(shapes, R)
+    if "waits" in run_sec:
+        bench_waits(args, budget, R)
+    if "mli2" in run_sec:
+        bench_v2(args, budget, R, shapes)
     goals(shapes, R, torch_ver)
 
     R["env"]["loadavg_end"] = os.getloadavg()
