@@ -586,9 +586,9 @@ def _sequence_inputs(xs, lstm):
 
 def _quantized_sequence(layer, qcells):
     """The sequence op on the MLI kernels: per direction, X, H (and C) quantized once
-    for all rows; the rows of full length as ONE batch-to-batch call each in one
-    :meth:`KernelBody.run_sequence`, a shorter row as one call over its valid steps
-    (read backwards for the reverse direction); outputs past a row's length are 0 and
+    for all rows; the rows of one length together as ONE batch-to-batch batched-rows
+    call over their valid steps (:meth:`KernelBody.run_sequence`; read backwards for
+    the reverse direction); outputs past a row's length are 0 and
     its final state is that of its last valid step (its initial one for length 0).
     GRU directions step :class:`mli.gru.GruCell` per row."""
     lstm = layer.type == "LSTMSequence"
@@ -628,8 +628,11 @@ def _quantized_sequence(layer, qcells):
                     finals[0][b, d] = body.dequantize(res[1], "h")
                 ys.append(_dequantize(body, yq, "h", x.dtype))
                 continue
-            groups = ([(full, T)] if full else []) + [([b], int(lens[b])) for b in part]
-            for rows, n in groups:
+            # rows of one length share one batched-rows call (KernelBody.run_sequence)
+            groups: dict[int, list[int]] = {}
+            for b in full + part:
+                groups.setdefault(int(lens[b]), []).append(b)
+            for n, rows in groups.items():
                 seq = xq[rows, :n]                             # [rows, n, N]
                 if reverse:
                     seq = seq[:, ::-1]
