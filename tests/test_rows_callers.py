@@ -1,0 +1,277 @@
+"""The callers of the batched-rows kernels (mli.rows) against the per-row
+computation they replaced, bit for bit: KernelBody.run / run_sequence (a
+TensorIterator stepping a body, fixed-point cells), the fixed-point sequence
+ops (rows grouped by length), the HAR example's test set (``mli har
+--accuracy``) and the crosscheck data sets.  Odd cases: one row, zero rows,
+unequal sequence lengths, the reverse direction, saturating rows, act NONE."""
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+
+import mli
+from mli import fixed_point as fp
+from mli.graph import BackEdge, ConcatOutput, KernelBody, LastIterationOutput, MergedInput, SlicedInput, TensorIterator
+
+KINDS = ("fx16", "fx8", "fx8w16d")
+N, M = 5, 4
+
+
+def make_body(cell, kind, seed=0, scale=1.0, act=mli.RNN_ACT_TANH):
+    rng = np.random.default_rng(seed)
+    in_frac = 5 if kind == "fx8" else 12
+    if cell == "lstm":
+        return KernelBody.from_float("lstm", rng.normal(0, .5 * scale, (4, M, N + M)), rng.normal(0, .3, (4, M)),
+                                     kind=kind, in_frac=in_frac, cell_frac=5 if kind == "fx8" else 12)
+    kw = {"state_frac": 4 if kind == "fx8" else 11} if act == mli.RNN_ACT_NONE else {}
+    return KernelBody.from_float("rnn", rng.normal(0, .5 * scale, (M, N + M)), rng.normal(0, .3, M), kind=kind,
+                                 in_frac=in_frac, act=act, **kw)
+
+
+BODIES = [("lstm", mli.RNN_ACT_TANH), ("rnn", mli.RNN_ACT_TANH), ("rnn", mli.RNN_ACT_NONE)]
+BODY_IDS = ["lstm", "rnn", "rnn-act-none"]
+
+
+def per_row(body, x_rows, h_rows, c_rows, mode):
+    """The per-row computation KernelBody did before batched rows: one MLI
+    call per row (x_rows [B, N] one-to-one or [B, T, N] batch-to-batch)."""
+    fn = getattr(mli, body._fname)
+    cfg = mli.RnnCellConfig(mode=mode, act=body.act)
+    ys, cs = [], []
+    for r in range(len(h_rows)):
+        xt = mli.Tensor(np.ascontiguousarray(x_rows[r]), body.in_frac)
+        ht = mli.Tensor(np.ascontiguousarray(h_rows[r]), body.state_frac)
+        if body.cell == "lstm":
+            y, c = fn(xt, ht, body.weights, body.bias, cfg, mli.Tensor(np.ascontiguousarray(c_rows[r]),
+                                                                        body.cell_frac))
+            cs.append(c.numpy().copy())
+        else:
+            kw = {"out_frac_bits": body.out_frac} if body.act == mli.RNN_ACT_NONE else {}
+            y = fn(xt, ht, body.weights, body.bias, cfg, **kw)
+        ys.append(y.numpy().copy())
+    return ys, cs
+
+
+def old_run(body, x, h, c=None):
+    """KernelBody.run as the per-row loop."""
+    B = h.size // M
+    ys, cs = per_row(body, x.reshape(B, N), h.reshape(B, M), None if c is None else c.reshape(B, M),
+                     mli.RNN_ONE_TO_ONE)
+    y = np.array(ys, body.dtype).reshape(B, M)
+    out = (y.reshape(x.shape[:-1] + (M,)), y.reshape(h.shape))
+    return out + (np.array(cs, body.dtype).reshape(h.shape),) if c is not None else out
+
+
+def old_run_sequence(body, x, h0, c0=None):
+    """KernelBody.run_sequence as one batch-to-batch call per row."""
+    T = x.shape[0]
+    B = h0.size // M
+    xb = x.reshape(T, B, N)
+    y = np.empty((T, B, M), body.dtype)
+    c = None if c0 is None else c0.reshape(B, M).copy()
+    if T:
+        ys, cs = per_row(body, xb.transpose(1, 0, 2), h0.reshape(B, M), c, mli.RNN_BATCH_TO_BATCH)
+        for r in range(B):
+            y[:, r] = ys[r].reshape(T, M)
+            if c is not None:
+                c[r] = cs[r]
+        h = y[-1].copy()
+    else:
+        h = h0.reshape(B, M).copy()
+    out = (y.reshape((T,) + x.shape[1:-1] + (M,)), h.reshape(h0.shape))
+    return out + (c.reshape(h0.shape),) if c0 is not None else out
+
+
+def same(a, b):
+    assert len(a) == len(b)
+    for u, v in zip(a, b):
+        assert u.dtype == v.dtype and u.shape == v.shape
+        np.testing.assert_array_equal(u, v)
+
+
+def state(body, rng, shape, amp):
+    args = [body.quantize(rng.uniform(-.9, .9, shape), "h")]
+    if body.cell == "lstm":
+        args.append(body.quantize(rng.uniform(-amp, amp, shape), "c"))
+    return args
+
+
+# --------------------------------------------------------------------------- KernelBody
+@pytest.mark.parametrize("amp", [1.5, 60.0], ids=["normal", "saturating"])
+@pytest.mark.parametrize("B", [0, 1, 6])
+@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("cell, act", BODIES, ids=BODY_IDS)
+def test_run_is_the_per_row_loop(cell, act, kind, B, amp):
+    body = make_body(cell, kind, act=act, scale=4.0 if amp > 2 else 1.0)
+    rng = np.random.default_rng(B)
+    x = body.quantize(rng.uniform(-amp, amp, (B, N)), "x")
+    st = state(body, rng, (B, M), amp)
+    before = [a.copy() for a in (x, *st)]
+    same(body.run([x, *st]), old_run(body, x, *st))
+    same([x, *st], before)                                   # inputs untouched
+
+
+def test_run_rows_in_any_layout():
+    """x [2, 3, N] with h [6, M] (rows of x and h matched in order) and a single row [N] / [M]."""
+    body = make_body("lstm", "fx16", seed=3)
+    rng = np.random.default_rng(3)
+    x = body.quantize(rng.uniform(-2, 2, (2, 3, N)), "x")
+    st = state(body, rng, (6, M), 2)
+    same(body.run([x, *st]), old_run(body, x, *st))
+    same(body.run([x[0, 0], st[0][0], st[1][0]]), old_run(body, x[0, 0], st[0][0], st[1][0]))
+
+
+@pytest.mark.parametrize("amp", [1.5, 60.0], ids=["normal", "saturating"])
+@pytest.mark.parametrize("B, T", [(6, 9), (1, 9), (1, 1), (0, 5), (4, 0)])
+@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("cell, act", BODIES, ids=BODY_IDS)
+def test_run_sequence_is_one_call_per_row(cell, act, kind, B, T, amp):
+    body = make_body(cell, kind, act=act, seed=1, scale=4.0 if amp > 2 else 1.0)
+    rng = np.random.default_rng(T)
+    x = body.quantize(rng.uniform(-amp, amp, (T, B, N)), "x")
+    st = state(body, rng, (B, M), amp)
+    before = [a.copy() for a in (x, *st)]
+    same(body.run_sequence(x, *st), old_run_sequence(body, x, *st))
+    same(body.run_sequence(x[::-1], *st), old_run_sequence(body, x[::-1], *st))   # reversed, strided
+    if B == 1:                                               # x [T, N], h [M]
+        one = [s[0] for s in st]
+        same(body.run_sequence(x[:, 0], *one), old_run_sequence(body, x[:, 0], *one))
+    same([x, *st], before)
+
+
+@pytest.mark.parametrize("stride", [1, -1], ids=["fwd", "rev"])
+@pytest.mark.parametrize("cell, act", BODIES, ids=BODY_IDS)
+def test_stepped_tensor_iterator_is_the_per_row_loop(cell, act, stride):
+    """A TI that is not fused steps KernelBody.run: each step one rows call,
+    every value that of the per-row loop."""
+    body = make_body(cell, "fx16", act=act, seed=2)
+    body.fuse = False
+    rng = np.random.default_rng(5)
+    B, T = 5, 7
+    x = body.quantize(rng.uniform(-2, 2, (B, T, N)), "x")
+    st = state(body, rng, (B, M), 2)
+    lstm = cell == "lstm"
+    rng_ = dict(start=0, end=-1) if stride > 0 else dict(start=-1, end=0)
+    ins = [SlicedInput(0, 0, 1, stride=stride, **rng_), MergedInput(1, 1)]
+    outs = [ConcatOutput(0, 0, 1, stride=stride, **rng_), ConcatOutput(1, 1, 0, stride=B, part_size=B), LastIterationOutput(0, 2)]
+    edges = [BackEdge(1, 1)]
+    if lstm:
+        ins.append(MergedInput(2, 2))
+        outs.append(ConcatOutput(2, 3, 0, stride=B, part_size=B))
+        edges.append(BackEdge(2, 2))
+    ti = TensorIterator(body, ins, outs, edges)
+    got = ti(x, *st)
+    h, c = st[0], (st[1] if lstm else None)
+    ys, hs, cs = [], [], []
+    for t in (range(T) if stride > 0 else range(T - 1, -1, -1)):
+        res = old_run(body, np.ascontiguousarray(x[:, t:t + 1]), h, c)
+        ys.append(res[0])
+        h = res[1]
+        hs.append(h)
+        if lstm:
+            c = res[2]
+            cs.append(c)
+    want = [np.concatenate(ys if stride > 0 else ys[::-1], 1), np.concatenate(hs, 0), ys[-1]]
+    if lstm:
+        want.append(np.concatenate(cs, 0))
+    same(got, want)
+
+
+def test_a_bad_row_raises_what_the_per_row_call_raises():
+    for attempt in ("bias", "ir"):
+        body = make_body("lstm", "fx16")
+        rng = np.random.default_rng(0)
+        x = body.quantize(rng.uniform(-1, 1, (3, N)), "x")
+        st = state(body, rng, (3, M), 1)
+        if attempt == "bias":
+            body.bias.frac_bits = 40          # beyond in + weights frac: the kernel refuses
+        else:
+            body._one = mli.RnnCellConfig(mode=mli.RNN_ONE_TO_ONE, act=mli.RNN_ACT_TANH,
+                                          ir=mli.Tensor(np.zeros(3, np.int16)))
+        with pytest.raises(mli.MliError) as old:
+            old_run(body, x, *st) if attempt == "bias" else \
+                mli.lstm_cell_fx16(mli.Tensor(x[0], 12), mli.Tensor(st[0][0], 15), body.weights, body.bias,
+                                   body._one, mli.Tensor(st[1][0], 12))
+        with pytest.raises(type(old.value), match="of row 0"):
+            body.run([x, *st])
+
+
+# --------------------------------------------------------------------------- fixed point
+def seq_layer(cell, direction):
+    return SimpleNamespace(type="LSTMSequence" if cell == "lstm" else "RNNSequence", name="seq", id=0,
+                           attrs={"direction": direction})
+
+
+def old_sequence(layer, bodies, x, states, lens):
+    """_quantized_sequence as it ran before: one batch-to-batch call per row over
+    its valid steps (read backwards for the reverse direction)."""
+    lstm = layer.type == "LSTMSequence"
+    B_, T = x.shape[:2]
+    finals = [np.array(v, copy=True) for v in states]
+    ys = []
+    for d, reverse in enumerate(fp._directions(layer)):
+        body = bodies[d]
+        yq = np.zeros((B_, T, M), body.dtype)
+        for b in range(B_):
+            n = int(lens[b])
+            if not n:
+                continue
+            t = np.arange(n)[::-1] if reverse else np.arange(n)
+            xq = fp._quantize(body, x[b], "x")[t]
+            hq = fp._quantize(body, states[0][b, d], "h")
+            cq = fp._quantize(body, states[1][b, d], "c") if lstm else None
+            res = old_run_sequence(body, xq, hq, cq)
+            yq[b, t] = res[0]
+            finals[0][b, d] = body.dequantize(res[1], "h")
+            if lstm:
+                finals[1][b, d] = body.dequantize(res[2], "c")
+        ys.append(fp._dequantize(body, yq, "h", x.dtype))
+    return (np.stack(ys, axis=1), *finals)
+
+
+@pytest.mark.parametrize("lengths", ["full", "mixed", "one-row", "zeros"])
+@pytest.mark.parametrize("direction", ["forward", "reverse", "bidirectional"])
+@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("cell", ["lstm", "rnn"])
+def test_fixed_point_sequence_groups_rows_by_length(cell, kind, direction, lengths):
+    T = 8
+    lens = {"full": [T] * 5, "mixed": [T, 3, T, 0, 3, 1, T, 5], "one-row": [6], "zeros": [0, 0]}[lengths]
+    B_ = len(lens)
+    layer = seq_layer(cell, direction)
+    dirs = 2 if direction == "bidirectional" else 1
+    bodies = [make_body(cell, kind, seed=10 + d, scale=3.0) for d in range(dirs)]
+    fn = fp._quantized_sequence(layer, [SimpleNamespace(body=b) for b in bodies])
+    rng = np.random.default_rng(B_)
+    x = rng.uniform(-6, 6, (B_, T, N)).astype(np.float32)          # saturating inputs included
+    states = [rng.uniform(-.9, .9, (B_, dirs, M)).astype(np.float32)]
+    if cell == "lstm":
+        states.append(rng.uniform(-3, 3, (B_, dirs, M)).astype(np.float32))
+    lens_a = np.array(lens, np.int64)
+    before = [a.copy() for a in (x, *states)]
+    got = fn(x, *states, lens_a)
+    same(got, old_sequence(layer, bodies, x, states, lens_a))
+    same([x, *states], before)
+
+
+@pytest.mark.parametrize("B", [1, 7])
+@pytest.mark.parametrize("cell", ["lstm", "rnn"])
+def test_fixed_point_cell_is_the_per_row_loop(cell, B):
+    """An LSTMCell / RNNCell op (e.g. in a TensorIterator body) on [B, N]: one rows call."""
+    lstm = cell == "lstm"
+    body = make_body(cell, "fx16", seed=4, scale=3.0)
+    layer = SimpleNamespace(type="LSTMCell" if lstm else "RNNCell", name="cell", id=0, attrs={})
+    fn = fp._quantized(layer, SimpleNamespace(body=body))
+    rng = np.random.default_rng(B)
+    g = 4 if lstm else 1
+    x = rng.uniform(-5, 5, (B, N)).astype(np.float32)
+    h = rng.uniform(-.9, .9, (B, M)).astype(np.float32)
+    W, R, Bs = (np.zeros((g * M, N), np.float32), np.zeros((g * M, M), np.float32), np.zeros(g * M, np.float32))
+    if lstm:
+        c = rng.uniform(-3, 3, (B, M)).astype(np.float32)
+        got = fn(x, h, c, W, R, Bs)
+        res = old_run(body, fp._quantize(body, x, "x"), fp._quantize(body, h, "h"), fp._quantize(body, c, "c"))
+        same(got, (fp._dequantize(body, res[1], "h", x.dtype), fp._dequantize(body, res[2], "c", x.dtype)))
+    else:
+        got = fn(x, h, W, R, Bs)
+        res = old_run(body, fp._quantize(body, x, "x"), fp._quantize(body, h, "h"))
+        same([got], [fp._dequantize(body, res[1], "h", x.dtype)])
