@@ -4,6 +4,7 @@ TensorIterator stepping a body, fixed-point cells), the fixed-point sequence
 ops (rows grouped by length), the HAR example's test set (``mli har
 --accuracy``) and the crosscheck data sets.  Odd cases: one row, zero rows,
 unequal sequence lengths, the reverse direction, saturating rows, act NONE."""
+import os
 from types import SimpleNamespace
 
 import numpy as np
@@ -275,3 +276,81 @@ def test_fixed_point_cell_is_the_per_row_loop(cell, B):
         got = fn(x, h, W, R, Bs)
         res = old_run(body, fp._quantize(body, x, "x"), fp._quantize(body, h, "h"))
         same([got], [fp._dequantize(body, res[1], "h", x.dtype)])
+
+
+# --------------------------------------------------------------------------- HAR example
+try:
+    from mli.tools import har as _har
+    HAR_DIR = _har.default_data_dir()
+    HAS_HAR = os.path.isfile(os.path.join(HAR_DIR, "small_test_base", "tests.idx"))
+except ImportError:  # pragma: no cover
+    HAS_HAR = False
+needs_har = pytest.mark.skipif(not HAS_HAR, reason="HAR data not found (set MLI_HAR_DATA)")
+
+
+@pytest.fixture(scope="module")
+def har_tests():
+    from mli.io import read_idx
+    return read_idx(os.path.join(HAR_DIR, "small_test_base", "tests.idx"))
+
+
+def assert_row_of(rows_res, one_res, r):
+    for k in _har.LAYERS:
+        a, b = rows_res[k], one_res[k]
+        assert a.frac_bits == b.frac_bits and a.dtype == b.dtype and a.shape[1:] == b.shape, k
+        np.testing.assert_array_equal(a.numpy()[r], b.numpy(), err_msg=f"{k} of row {r}")
+
+
+@needs_har
+@pytest.mark.filterwarnings("ignore::mli.SaturationWarning")
+@pytest.mark.parametrize("rounding", ["convergent", "up"])
+@pytest.mark.parametrize("layer3", ["custom", "library"])
+@pytest.mark.parametrize("depth", [16, 816, 8])
+def test_har_rows_is_run_har_per_row(har_tests, depth, layer3, rounding):
+    model = _har.load_har(HAR_DIR, depth)
+    # the test set, and saturating rows (inputs far beyond the input range)
+    xs = np.concatenate([har_tests, har_tests[:5] * 40.0])
+    with mli.rounding(rounding):
+        got = _har.run_har_rows(_har.quantize_input(xs, depth), depth, layer3, model=model)
+        for r, x in enumerate(xs):
+            assert_row_of(got, _har.run_har(_har.quantize_input(x, depth), depth, layer3, model=model), r)
+        one = _har.run_har_rows(_har.quantize_input(xs[3:4], depth).numpy(), depth, layer3, model=model)  # B = 1
+        assert_row_of(one, _har.run_har(_har.quantize_input(xs[3], depth), depth, layer3, model=model), 0)
+        none = _har.run_har_rows(_har.quantize_input(xs[:0], depth), depth, layer3, model=model)   # B = 0
+        for k in _har.LAYERS:
+            assert none[k].shape == (0,) + one[k].shape[1:] and none[k].frac_bits == one[k].frac_bits
+            assert none[k].dtype == one[k].dtype
+
+
+@needs_har
+def test_har_rows_refusals(har_tests):
+    model = _har.load_har(HAR_DIR, 16)
+    x = _har.quantize_input(har_tests[:2], 16)
+    with pytest.raises(ValueError, match=r"x_fx: expected int16\[B, T, 9\] with 13 frac bits, got int16\[128, 9\]"):
+        _har.run_har_rows(x.numpy()[0], 16, model=model)
+    with pytest.raises(ValueError, match=r"x_fx: expected int16\[B, T, 9\] with 13 frac bits, got int8"):
+        _har.run_har_rows(x.numpy().astype(np.int8), 16, model=model)
+    with pytest.raises(ValueError, match="layer3"):
+        _har.run_har_rows(x, 16, "other", model=model)
+    before = x.numpy().copy()
+    _har.run_har_rows(x, 16, model=model)
+    np.testing.assert_array_equal(x.numpy(), before)
+
+
+@needs_har
+@pytest.mark.parametrize("layer3", ["custom", "library"])
+def test_har_accuracy_is_the_per_vector_classification(har_tests, layer3):
+    model = _har.load_har(HAR_DIR, 816)
+    want = [int(np.argmax(_har.run_har(_har.quantize_input(t, 816), 816, layer3, model=model)["out"].numpy()))
+            for t in har_tests]
+    for jobs in (1, 2, 7, 64):
+        ok, n, pred = _har.accuracy(model, layer3, jobs=jobs)
+        assert pred.tolist() == want and n == len(har_tests)
+
+
+def test_row_chunks():
+    assert _har.row_chunks(0, 4) == []
+    assert _har.row_chunks(30, 1) == [(0, 30)]
+    assert _har.row_chunks(30, 4) == [(0, 7), (7, 15), (15, 22), (22, 30)]
+    assert _har.row_chunks(3, 8) == [(0, 1), (1, 2), (2, 3)]
+    assert _har.row_chunks(130, 1) == [(0, 43), (43, 86), (86, 130)]      # at most 64 rows a call
