@@ -629,7 +629,7 @@ def _quantized_sequence(layer, qcells):
                 ys.append(_dequantize(body, yq, "h", x.dtype))
                 continue
             # rows of one length share one batched-rows call (KernelBody.run_sequence)
-            groups: dict[int, list[int]] = {}
+            groups = {}
             for b in full + part:
                 groups.setdefault(int(lens[b]), []).append(b)
             for n, rows in groups.items():

@@ -4,7 +4,9 @@ TensorIterator stepping a body, fixed-point cells), the fixed-point sequence
 ops (rows grouped by length), the HAR example's test set (``mli har
 --accuracy``) and the crosscheck data sets.  Odd cases: one row, zero rows,
 unequal sequence lengths, the reverse direction, saturating rows, act NONE."""
+import json
 import os
+import warnings
 from types import SimpleNamespace
 
 import numpy as np
@@ -349,8 +351,177 @@ def test_har_accuracy_is_the_per_vector_classification(har_tests, layer3):
 
 
 def test_row_chunks():
-    assert _har.row_chunks(0, 4) == []
-    assert _har.row_chunks(30, 1) == [(0, 30)]
-    assert _har.row_chunks(30, 4) == [(0, 7), (7, 15), (15, 22), (22, 30)]
-    assert _har.row_chunks(3, 8) == [(0, 1), (1, 2), (2, 3)]
-    assert _har.row_chunks(130, 1) == [(0, 43), (43, 86), (86, 130)]      # at most 64 rows a call
+    from mli.tools.jobs import row_chunks
+    assert row_chunks(0, 4) == []
+    assert row_chunks(30, 1) == [(0, 30)]
+    assert row_chunks(30, 4) == [(0, 7), (7, 15), (15, 22), (22, 30)]
+    assert row_chunks(3, 8) == [(0, 1), (1, 2), (2, 3)]
+    assert row_chunks(130, 1) == [(0, 43), (43, 86), (86, 130)]      # at most 64 rows a call
+
+
+# --------------------------------------------------------------------------- crosscheck data sets
+def _cli(capsys, *argv):
+    from mli.tools.crosscheck import main
+    code = main([str(a) for a in argv])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def _per_vector_chains(prep, datas, mode, feeds):
+    """The computation before batched rows: each vector's chain on its own."""
+    from mli.tools.crosscheck import run as cc
+    return [cc._run_chain(prep, d, mode, f) for d, f in zip(datas, feeds)]
+
+
+def chain_case(tmp_path, lengths, kind="fx16", seed=0, bad=None):
+    """A folder of input vectors (T = lengths[v]; v == bad: a wrong input size)
+    through lstm b2b -> rnn b2l (act NONE) -> stacked rnn one-to-one, and an
+    lstm b2l from a stored state; firmware dumps from the per-vector run with
+    one LSB off in vector 1."""
+    from mli.io.npz import write_npz
+    from mli.tools.crosscheck import run_case
+    rng = np.random.default_rng(seed)
+    d = 7 if kind == "fx8" else 15
+    wt = np.int16 if kind == "fx16" else np.int8
+    dt = np.int8 if kind == "fx8" else np.int16
+    M2, M3 = 3, 2
+    ri = lambda dtype, shape: rng.integers(np.iinfo(dtype).min, np.iinfo(dtype).max + 1, shape).astype(dtype)  # noqa
+    write_npz(tmp_path / "w.npz", {"l_w": ri(wt, (4, M, N + M)), "l_b": ri(wt, (4, M)) // 8,
+                                   "r_w": ri(wt, (M2, M + M2)), "r_b": ri(wt, M2) // 8,
+                                   "s_w": ri(wt, (2, M3, M2 + M3)), "s_b": ri(wt, (2, M3)) // 8,
+                                   "k_w": ri(wt, (4, M, 2 * M)), "k_b": ri(wt, (4, M)) // 8,
+                                   "h0": ri(dt, M), "c0": ri(dt, M)})
+    (tmp_path / "in").mkdir()
+    for v, T in enumerate(lengths):
+        x = ri(dt, (T, N + (v == bad)))
+        if v % 2:
+            x //= 64                                          # every other vector far from saturating
+        np.save(tmp_path / "in" / f"v{v:02d}.npy", x)
+    lw = dict(weights="w.npz:l_w", weights_frac=d - 2, bias="w.npz:l_b", bias_frac=d - 3)
+    layers = [
+        dict(name="l0", kernel="lstm_cell", mode="batch_to_batch", prev_out="zeros", cell="zeros", cell_frac=d - 4, **lw),
+        dict(name="r1", kernel="basic_rnn_cell", mode="batch_to_last", act="none", weights="w.npz:r_w",
+             weights_frac=d - 1, bias="w.npz:r_b", bias_frac=d - 2, prev_out="zeros", prev_out_frac=d - 3, out_frac=d - 5),
+        dict(name="s2", kernel="basic_rnn_cell", mode="one_to_one", act="sigm", weights="w.npz:s_w", weights_frac=d - 1,
+             bias="w.npz:s_b", bias_frac=d - 2, prev_out="zeros"),
+        dict(name="l3", kernel="lstm_cell", mode="batch_to_last", input="@l0", prev_out="w.npz:h0", prev_out_frac=d,
+             cell="w.npz:c0", cell_frac=d - 3, weights="w.npz:k_w", weights_frac=d - 1, bias="w.npz:k_b",
+             bias_frac=d - 2),
+    ]
+    case = {"kind": kind, "input": "in/v00.npy", "input_frac": d - 3, "layers": layers}
+    (tmp_path / "one.json").write_text(json.dumps(case))
+    (tmp_path / "fw").mkdir()
+    for v in range(len(lengths)):
+        case["input"] = f"in/v{v:02d}.npy"
+        (tmp_path / "one.json").write_text(json.dumps(case))
+        if v == bad:
+            outs = {k: np.zeros(1, dt) for k in ("l0", "r1", "s2", "l3", "l3.cell")}
+        else:
+            outs = {k: t.numpy().copy() for k, t in run_case(tmp_path / "one.json").items()}
+        if v == 1:
+            outs["l0"].reshape(-1)[7] += 1
+        for k, a in outs.items():
+            (tmp_path / "fw" / k).mkdir(exist_ok=True)
+            np.save(tmp_path / "fw" / k / f"v{v:02d}.npy", a)
+    case["input"] = "in"
+    case["vectors"] = True
+    for lay in layers:
+        lay["firmware"] = f"fw/{lay['name']}"
+    layers[3]["firmware_cell"] = "fw/l3.cell"
+    path = tmp_path / "ds.json"
+    path.write_text(json.dumps(case))
+    return path
+
+
+@pytest.mark.parametrize("isolate", [False, True])
+@pytest.mark.parametrize("kind", KINDS)
+def test_crosscheck_chain_rows_is_the_per_vector_chain(tmp_path, kind, isolate):
+    from mli.tools.crosscheck import run as cc
+    path = chain_case(tmp_path, [6, 6, 4, 6, 1, 4, 6], kind)
+    prep = cc._prepare(str(path), None, isolate=isolate, vectors=True)
+    items = prep.vector_data()
+    datas = [d for _, d in items]
+    feeds = [cc._firmware_feed(prep, d) for d in datas]
+    for mode in ("convergent", "up"):
+        got = cc._run_chain_rows(prep, datas, mode, feeds)
+        want = _per_vector_chains(prep, datas, mode, feeds)
+        for g, w in zip(got, want):
+            assert list(g) == list(w)
+            for name in w:
+                for a, b in zip(g[name], w[name]):
+                    if b is None:
+                        assert a is None
+                        continue
+                    assert (a.shape, a.dtype, a.frac_bits, a.el_type) == (b.shape, b.dtype, b.frac_bits, b.el_type)
+                    np.testing.assert_array_equal(a.numpy(), b.numpy(), err_msg=name)
+
+
+@pytest.mark.parametrize("lengths, bad", [([5] * 9, None), ([5, 5, 3, 5, 3, 1, 5], None), ([5], None),
+                                          ([5, 5, 5, 5, 5, 5], 3)],
+                         ids=["equal", "unequal", "one", "bad-vector"])
+def test_crosscheck_dataset_output_is_unchanged(tmp_path, capsys, monkeypatch, lengths, bad):
+    """Every line (text and JSON, --jobs 1 and N) as the per-vector computation prints it."""
+    from mli.tools.crosscheck import run as cc
+    path = chain_case(tmp_path, lengths, bad=bad)
+    runs = {}
+    for label in ("rows", "per-vector"):
+        if label == "per-vector":
+            monkeypatch.setattr(cc, "_run_chain_rows", _per_vector_chains)
+        for jobs in ("1", "2", "4"):
+            for extra in ((), ("--json",), ("--isolate",)):
+                runs[(label, jobs, extra)] = _cli(capsys, path, "--jobs", jobs, *extra)
+    ref = runs[("per-vector", "1", ())]
+    if len(lengths) > 1:
+        assert ref[0] == (2 if bad is not None else 1) and "vector v01.npy: MISMATCH" in ref[1]
+    else:
+        assert ref[0] == 0 and "1 vector" in ref[1]
+    if bad is not None:
+        assert "vector v02.npy" in ref[1] and "v03" not in ref[1] and "layer 'l0'.weights" in ref[2]
+    for (label, jobs, extra), res in runs.items():
+        assert res == runs[("per-vector", "1", extra)], (label, jobs, extra)
+
+
+def _har_rows_per_vector(x_fx, depth=16, layer3="custom", data_dir=None, *, model=None):
+    """run_har_rows as the per-vector run_har computed it."""
+    x = x_fx if isinstance(x_fx, mli.Tensor) else mli.Tensor(np.asarray(x_fx), _har.input_frac_bits(depth))
+    res = [_har.run_har(mli.Tensor(np.ascontiguousarray(r), x.frac_bits), depth, layer3, model=model)
+           for r in x.numpy()]
+    return {k: mli.Tensor(np.stack([r[k].numpy() for r in res]), res[0][k].frac_bits) for k in _har.LAYERS}
+
+
+@needs_har
+@pytest.mark.parametrize("bad", [None, 3])
+def test_crosscheck_har_dataset_output_is_unchanged(tmp_path, capsys, monkeypatch, har_tests, bad):
+    """``mli crosscheck --har DUMPS --in FOLDER --vectors``: vectors of unequal
+    lengths (and one of a bad shape) give the lines the per-vector run gives."""
+    model = _har.load_har(HAR_DIR, 816)
+    (tmp_path / "in").mkdir()
+    (tmp_path / "fw").mkdir()
+    for v, T in enumerate([128, 128, 64, 128, 64, 17, 128]):
+        x = har_tests[v % len(har_tests), :T] * (30.0 if v == 5 else 1.0)        # v05 saturates
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", mli.SaturationWarning)
+            xq = _har.quantize_input(x, 816)
+        np.save(tmp_path / "in" / f"v{v:02d}.npy", xq.numpy()[:, :8] if v == bad else xq.numpy())
+        sub = tmp_path / "fw" / f"v{v:02d}"
+        sub.mkdir()
+        for k, t in _har.run_har(xq, 816, model=model).items():
+            a = t.numpy().copy()
+            if v == 2 and k == "lstm2":
+                a[5, 3] += 1
+            np.save(sub / f"{k}.npy", a)
+    argv = ["--har", tmp_path / "fw", "--depth", 816, "--data", HAR_DIR, "--in", tmp_path / "in", "--vectors"]
+    runs = {}
+    for label in ("rows", "per-vector"):
+        if label == "per-vector":
+            monkeypatch.setattr(_har, "run_har_rows", _har_rows_per_vector)
+        for jobs in ("1", "3"):
+            for extra in ((), ("--json",)):
+                runs[(label, jobs, extra)] = _cli(capsys, *argv, "--jobs", jobs, *extra)
+    ref = runs[("per-vector", "1", ())]
+    assert "vector v02.npy: MISMATCH lstm2" in ref[1]
+    assert ref[0] == (2 if bad else 1)
+    if bad:
+        assert "vector v02.npy" in ref[1] and "v03" not in ref[1] and "--in: x_fx: expected int16[T, 9]" in ref[2]
+    for (label, jobs, extra), res in runs.items():
+        assert res == runs[("per-vector", "1", extra)], (label, jobs, extra)

@@ -28,7 +28,7 @@ from ..enums import ReluType, RnnActivation, RnnMode
 from ..rounding import rounding as rounding_ctx
 from ..tensor import Tensor
 from .cases import CaseResult
-from .jobs import jobs_arg, ordered_map
+from .jobs import jobs_arg, ordered_map, row_chunks
 
 DEPTHS = {16: ("fx16", "fx16"), 816: ("fx16", "fx8"), 8: ("fx8", "fx8")}  # depth -> (data, weights)
 LAYERS = ("fc1", "relu1", "lstm2", "lstm3", "out")
@@ -475,21 +475,6 @@ def layer_quality(result, data_dir=None):
         ref = read_idx(os.path.join(d, "ir_idx_300", fname))
         q[name] = sn_db(result[name], None, ref)
     return q
-
-
-#: rows per batched-rows call of a data set: beyond this a call gains little
-#: and a long data set would be held in memory (and reported) in large pieces
-ROWS_PER_CALL = 64
-
-
-def row_chunks(n, jobs=1, most=ROWS_PER_CALL):
-    """[(start, stop)] splitting ``n`` rows into runs of at most `most` rows,
-    at least `jobs` of them (when there are rows enough), sizes within one."""
-    if n <= 0:
-        return []
-    k = min(n, max(int(jobs), -(-n // most)))
-    bounds = [n * i // k for i in range(k + 1)]
-    return list(zip(bounds[:-1], bounds[1:]))
 
 
 def accuracy(model, layer3="custom", data_dir=None, jobs=1):

@@ -18,7 +18,7 @@ from typing import Callable, Iterable, Iterator, TypeVar
 
 from ..rounding import get_rounding, rounding
 
-__all__ = ["MAX_JOBS", "default_jobs", "jobs_arg", "ordered_map"]
+__all__ = ["MAX_JOBS", "ROWS_PER_CALL", "default_jobs", "jobs_arg", "ordered_map", "row_chunks"]
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -77,3 +77,18 @@ def ordered_map(fn: Callable[[T], R], items: Iterable[T], jobs: int = 1) -> Iter
         for f in pending:
             f.cancel()
         pool.shutdown(wait=False, cancel_futures=True)
+
+
+#: rows per batched-rows call of a data set: beyond this a call gains little
+#: and a long data set would be held in memory (and reported) in large pieces
+ROWS_PER_CALL = 64
+
+
+def row_chunks(n: int, jobs: int = 1, most: int = ROWS_PER_CALL) -> list[tuple[int, int]]:
+    """[(start, stop)] splitting ``n`` rows into runs of at most `most` rows,
+    at least `jobs` of them (when there are rows enough), sizes within one."""
+    if n <= 0:
+        return []
+    k = min(n, max(int(jobs), -(-n // most)))
+    bounds = [n * i // k for i in range(k + 1)]
+    return list(zip(bounds[:-1], bounds[1:]))
