@@ -748,7 +748,7 @@ def _compile(graph, make_cell):
                 raise ir._wrap(e, layer) from None
         else:
             continue
-        prog.steps[k] = (new, ins, outs, dtypes, layer)
+        prog.replace_step(k, (new, ins, outs, dtypes, layer))
     return prog
 
 

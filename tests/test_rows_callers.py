@@ -280,6 +280,42 @@ def test_fixed_point_cell_is_the_per_row_loop(cell, B):
         same([got], [fp._dequantize(body, res[1], "h", x.dtype)])
 
 
+
+OV_REAL = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "..", "shared", "vectors",
+                       "ov_real")
+OV_REAL = os.environ.get("MLI_SHARED") and os.path.join(os.environ["MLI_SHARED"], "vectors", "ov_real") or OV_REAL
+
+
+@pytest.mark.skipif(not os.path.isdir(OV_REAL), reason="shared ov_real vectors not found (set MLI_SHARED)")
+@pytest.mark.parametrize("name", ["pt_har_lstm__torch_fp16", "pt_lstm_bi_l2_bf__torch_fp16",
+                                  "pt_kws_lstm__torch_ti_fp32"])
+def test_fixed_point_model_batch_runs_the_rows_kernels(name, monkeypatch):
+    """A converter's model with dynamic dims (shape-derived steps planned once per
+    input shape) runs its MLI cells, not the float ops, and a batch of 64 rows goes
+    through the batched-rows kernels: the same values as every step in graph order."""
+    from mli import rows
+    from mli.fixed_point import to_fixed_point
+    from mli.ir import read_model
+    with np.load(os.path.join(OV_REAL, name + ".npz")) as d:
+        inputs = {k[4:]: d[k] for k in d.files if k.startswith("in__")}
+    fpm = to_fixed_point(read_model(os.path.join(OV_REAL, name + ".xml")), inputs, "fx16")
+    prog = fpm._model._program
+    assert bool(prog._shape_steps) == ("_ti_" not in name)     # planned per input shape
+    x = inputs["x"]
+    xb = np.random.default_rng(0).standard_normal((64,) + x.shape[1:]).astype(x.dtype) * x.std()
+    calls = []
+    for fname in ("lstm_cell_rows_fx16", "basic_rnn_cell_rows_fx16"):
+        def spy(*a, _fn=getattr(rows, fname), **kw):
+            calls.append(a[0].shape[0])
+            return _fn(*a, **kw)
+        monkeypatch.setattr(rows, fname, spy)
+    got = fpm({"x": xb})
+    assert calls and set(calls) == {64}
+    flt = fpm.float_model({"x": xb})
+    assert all(not np.array_equal(got[k], flt[k]) for k in got)
+    monkeypatch.setattr(prog, "_shape_steps", [])             # every step in graph order
+    same(list(fpm({"x": xb}).values()), list(got.values()))
+
 # --------------------------------------------------------------------------- HAR example
 try:
     from mli.tools import har as _har

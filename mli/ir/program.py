@@ -150,6 +150,18 @@ class _Program:
         self._copy_derived = [s_ in self._shape_slots for s_ in self.result_slots]
         self._shape_cache: Dict[Tuple, Optional[List[np.ndarray]]] = {}
 
+    def replace_step(self, k: int, step: Step) -> None:
+        """Put ``step`` in place of ``self.steps[k]`` (mli.fixed_point swaps the
+        recurrent ops for MLI cells), also in the shape-derived or data steps
+        :meth:`run` executes, and forget the shape values kept so far."""
+        old = self.steps[k]
+        self.steps[k] = step
+        for lst in (self._shape_steps, self._data_steps):
+            for i, s_ in enumerate(lst):
+                if s_ is old:
+                    lst[i] = step
+        self._shape_cache.clear()
+
     def run(self, inputs: Sequence[np.ndarray]) -> List[np.ndarray]:
         """Evaluate the graph on Parameter values (in Parameter order)."""
         vals: List[Any] = self.template.copy()
