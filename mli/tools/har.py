@@ -561,7 +561,8 @@ def main(argv=None):
     ap.add_argument("--rounding", choices=("convergent", "up"), default="convergent",
                     help="DSP rounding mode (the library's build uses convergent)")
     ap.add_argument("-j", "--jobs", type=jobs_arg, default=1, metavar="N",
-                    help="--accuracy: test vectors run at once, on threads (0: one per core; default 1)")
+                    help="--accuracy: the test set in N batches (batched rows) run at once, on threads "
+                    "(0: one per core; default 1)")
     args = ap.parse_args(argv)
     data = args.data if args.data is not None else default_data_dir()
     if args.data is None and not os.path.isdir(data):

@@ -7,7 +7,9 @@ items' order, each as soon as it and every item before it are done, so a
 run prints exactly what ``--jobs 1`` prints, line for line, and a run
 stopped with Ctrl-C keeps the lines already printed.  Each worker runs in
 the rounding mode of the thread that started the run (the mode is a
-per-thread setting)."""
+per-thread setting).  The HAR and crosscheck data sets hand out runs of
+vectors (:func:`row_chunks`), each run's recurrent layers as batched rows
+(:mod:`mli.rows`)."""
 from __future__ import annotations
 
 import argparse

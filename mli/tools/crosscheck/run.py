@@ -404,8 +404,10 @@ def crosscheck(case, *, base_dir=None, rounding=None, check_other_rounding=True,
         as soon as it is done (what the CLI prints a data set's lines with, so an interrupted
         run keeps the lines of the vectors finished).
     jobs : int
-        Data-set run: vectors checked at once, on threads; the results and
-        their order are those of ``jobs=1``.
+        Data-set run: the vectors go in runs of up to 64 (each run's
+        recurrent layers as batched rows, :mod:`mli.rows`), at least `jobs`
+        runs, `jobs` of them checked at once, on threads; the results and
+        their order are those of ``jobs=1`` (and of one vector at a time).
 
     Returns
     -------
