@@ -207,7 +207,7 @@ def test_cell_sequence_output_is_stepped(calls):
                         [ConcatOutput(2, 0, 0), ConcatOutput(0, 1, 1)],
                         [BackEdge(1, 1), BackEdge(2, 2)])
     cs, ys = ti(*args)
-    assert calls == [("lstm_cell_rows_fx16", mli.RNN_ONE_TO_ONE)] * T
+    assert calls == [("lstm_cell_fx16", mli.RNN_ONE_TO_ONE)] * T       # one row: the per-row kernel
     fused = recurrence(body)(np.repeat(args[0], B, 0), np.repeat(args[1], B, 0),
                              np.repeat(args[2], B, 0))
     np.testing.assert_array_equal(ys, fused[0][:1])

@@ -354,6 +354,9 @@ def test_har_rows_is_run_har_per_row(har_tests, depth, layer3, rounding):
             assert_row_of(got, _har.run_har(_har.quantize_input(x, depth), depth, layer3, model=model), r)
         one = _har.run_har_rows(_har.quantize_input(xs[3:4], depth).numpy(), depth, layer3, model=model)  # B = 1
         assert_row_of(one, _har.run_har(_har.quantize_input(xs[3], depth), depth, layer3, model=model), 0)
+        two = _har.run_har_rows(_har.quantize_input(xs[-2:], depth), depth, layer3, model=model)          # B = 2
+        for r in range(2):
+            assert_row_of(two, _har.run_har(_har.quantize_input(xs[r - 2], depth), depth, layer3, model=model), r)
         none = _har.run_har_rows(_har.quantize_input(xs[:0], depth), depth, layer3, model=model)   # B = 0
         for k in _har.LAYERS:
             assert none[k].shape == (0,) + one[k].shape[1:] and none[k].frac_bits == one[k].frac_bits

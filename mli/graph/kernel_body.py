@@ -300,14 +300,22 @@ class KernelBody(Body):
         ``x_rows`` [B, N] (one-to-one) or [B, T, N] (batch-to-batch), ``h_rows`` and
         ``c_rows`` [B, M], B >= 1; returns (out [B, M] or [B, T, M], cells [B, M] or None),
         row r bit-identical to the per-row kernel call on row r (a bad row raises the
-        per-row call's MliError subclass, naming the row)."""
-        fn = getattr(rows_api, self._rows_fname)   # looked up per call (tests may wrap it)
+        per-row call's MliError subclass, naming the row).  A single row is the per-row
+        kernel call itself."""
+        one = len(h_rows) == 1      # one row: the per-row kernel (less to set up, same values)
+        # looked up per call (tests may wrap them)
+        fn = getattr(kernels, self._fname) if one else getattr(rows_api, self._rows_fname)
+        if one:
+            x_rows, h_rows = x_rows[0], h_rows[0]
+            c_rows = c_rows[0] if c_rows is not None else None
         xt, ht = Tensor(x_rows, self.in_frac), Tensor(h_rows, self.state_frac)
         if self.cell == "lstm":
             y, c = fn(xt, ht, self.weights, self.bias, cfg, Tensor(c_rows, self.cell_frac))
-            return y.numpy(), c.numpy()
+            y, c = y.numpy(), c.numpy()
+            return (y[None], c[None]) if one else (y, c)
         kw = {"out_frac_bits": self.out_frac} if self.act == RnnActivation.NONE else {}
-        return fn(xt, ht, self.weights, self.bias, cfg, **kw).numpy(), None
+        y = fn(xt, ht, self.weights, self.bias, cfg, **kw).numpy()
+        return (y[None] if one else y), None
 
     def run(self, inputs):
         """One step: ``[x, h(, c)] -> (y, h_out(, c_out))``, integer arrays (see module doc).

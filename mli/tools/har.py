@@ -365,6 +365,9 @@ def run_har_rows(x_fx, depth=16, layer3="custom", data_dir=None, *, model=None):
         lstm2 = empty((0, T, 32), 15 if dt == np.int16 else 7)
         return {"fc1": fc1, "relu1": empty((0, T, 32), f["FC1_OUT"]), "lstm2": lstm2,
                 "lstm3": empty((0, 32), lstm2.frac_bits), "out": empty((0, 6), f["FC4_OUT"])}
+    if B == 1:                       # one row: the per-sequence run (less to set up, same values)
+        one = run_har(Tensor(x.numpy()[0], x.frac_bits), m.depth, layer3, model=m)
+        return {k: Tensor(v.numpy()[None], v.frac_bits) for k, v in one.items()}
     c = m.coef
     w_seq, h_seq = m.fc1_seq
     seq = RnnCellConfig(mode=RnnMode.BATCH_TO_BATCH, act=RnnActivation.NONE)
