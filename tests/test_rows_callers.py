@@ -281,6 +281,108 @@ def test_fixed_point_cell_is_the_per_row_loop(cell, B):
 
 
 
+
+# --------------------------------------------------------------------------- GRU (mli.gru)
+def make_gru(kind, lbr, clip, seed=0, scale=1.0):
+    from mli.gru import GruCell
+    rng = np.random.default_rng(seed)
+    W, R = rng.normal(0, .6 * scale, (3 * M, N)), rng.normal(0, .6 * scale, (3 * M, M))
+    Bs = rng.normal(0, .3, ((4 if lbr else 3) * M,))
+    return GruCell(W, R, Bs, linear_before_reset=lbr, kind=kind, clip=clip, in_frac=5 if kind == "fx8" else 12)
+
+
+def gru_per_row_step(cell, x, h):
+    """GruCell.step as it was: each row its own _step."""
+    out = np.empty_like(h)
+    for b in range(h.shape[0]):
+        out[b] = cell._step(mli.Tensor(np.ascontiguousarray(x[b]), cell.in_frac),
+                            mli.Tensor(np.ascontiguousarray(h[b]), cell.state_frac)).numpy()
+    return out
+
+
+GRU_CASES = [(lbr, clip) for lbr in (False, True) for clip in (0.0, 0.8)]
+GRU_IDS = [f"lbr{int(lbr)}-clip{clip}" for lbr, clip in GRU_CASES]
+
+
+@pytest.mark.parametrize("amp", [1.5, 60.0], ids=["normal", "saturating"])
+@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("lbr, clip", GRU_CASES, ids=GRU_IDS)
+def test_gru_rows_are_the_per_row_steps(lbr, clip, kind, amp):
+    cell = make_gru(kind, lbr, clip, scale=4.0 if amp > 2 else 1.0)
+    rng = np.random.default_rng(7)
+    B, T = 6, 9
+    x = cell.quantize(rng.uniform(-amp, amp, (B, T, N)), "x")
+    h = cell.quantize(rng.uniform(-.9, .9, (B, M)), "h")
+    before = [x.copy(), h.copy()]
+    np.testing.assert_array_equal(cell.step(x[:, 0], h), gru_per_row_step(cell, x[:, 0], h))
+    y, h_last = cell.run_rows(x, h)
+    for b in range(B):
+        yb, hb = cell.run_sequence(x[b], h[b])
+        np.testing.assert_array_equal(y[b], yb)
+        np.testing.assert_array_equal(h_last[b], hb)
+    for nb, nt in ((1, T), (0, T), (3, 0), (2, 1)):                # odd sizes
+        y, h_last = cell.run_rows(x[:nb, :nt], h[:nb])
+        assert y.shape == (nb, nt, M) and h_last.shape == (nb, M) and y.dtype == h_last.dtype == cell.dtype
+        for b in range(nb):
+            yb, hb = cell.run_sequence(x[b, :nt], h[b])
+            np.testing.assert_array_equal(y[b], yb)
+            np.testing.assert_array_equal(h_last[b], hb)
+    same([x, h], before)
+    with pytest.raises(ValueError, match="run_rows: x must be"):
+        cell.run_rows(x[0], h)
+    with pytest.raises(TypeError, match="x must be"):
+        cell.run_rows(x.astype(np.float32), h)
+
+
+def old_gru_sequence(layer, cells, x, h0, lens):
+    """_quantized_sequence of a GRUSequence as it ran before: each row stepped on its own."""
+    B_, T = x.shape[:2]
+    final = np.array(h0, copy=True)
+    ys = []
+    for d, reverse in enumerate(fp._directions(layer)):
+        cell = cells[d]
+        yq = np.zeros((B_, T, M), cell.dtype)
+        xq, hq = fp._quantize(cell, x, "x"), fp._quantize(cell, h0[:, d], "h")
+        for b in range(B_):
+            t = np.arange(lens[b])[::-1] if reverse else np.arange(lens[b])
+            if not len(t):
+                continue
+            y, h = cell.run_sequence(xq[b, t], hq[b])
+            yq[b, t] = y
+            final[b, d] = cell.dequantize(h, "h")
+        ys.append(fp._dequantize(cell, yq, "h", x.dtype))
+    return np.stack(ys, axis=1), final
+
+
+@pytest.mark.parametrize("lengths", ["full", "mixed", "one-row"])
+@pytest.mark.parametrize("direction", ["forward", "reverse", "bidirectional"])
+@pytest.mark.parametrize("lbr, clip", GRU_CASES, ids=GRU_IDS)
+def test_fixed_point_gru_sequence_rows(lbr, clip, direction, lengths):
+    T = 7
+    lens = np.array({"full": [T] * 4, "mixed": [T, 2, T, 0, 2, 1, T], "one-row": [5]}[lengths], np.int64)
+    layer = SimpleNamespace(type="GRUSequence", name="gru", id=0, attrs={"direction": direction})
+    dirs = 2 if direction == "bidirectional" else 1
+    cells = [make_gru("fx16", lbr, clip, seed=20 + d, scale=2.0) for d in range(dirs)]
+    fn = fp._quantized_sequence(layer, [SimpleNamespace(body=c) for c in cells])
+    rng = np.random.default_rng(len(lens))
+    x = rng.uniform(-5, 5, (len(lens), T, N)).astype(np.float32)
+    h0 = rng.uniform(-.9, .9, (len(lens), dirs, M)).astype(np.float32)
+    same(fn(x, h0, lens), old_gru_sequence(layer, cells, x, h0, lens))
+
+
+@pytest.mark.parametrize("lbr", [False, True])
+def test_fixed_point_gru_cell_rows(lbr):
+    cell = make_gru("fx8w16d", lbr, 0.0, seed=3)
+    layer = SimpleNamespace(type="GRUCell", name="gru", id=0, attrs={})
+    fn = fp._quantized(layer, SimpleNamespace(body=cell))
+    rng = np.random.default_rng(1)
+    x = rng.uniform(-3, 3, (5, N)).astype(np.float32)
+    h = rng.uniform(-.9, .9, (5, M)).astype(np.float32)
+    W, R = np.zeros((3 * M, N), np.float32), np.zeros((3 * M, M), np.float32)
+    Bs = np.zeros((4 if lbr else 3) * M, np.float32)
+    want = gru_per_row_step(cell, fp._quantize(cell, x, "x"), fp._quantize(cell, h, "h"))
+    same([fn(x, h, W, R, Bs)], [fp._dequantize(cell, want, "h", x.dtype)])
+
 OV_REAL = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "..", "shared", "vectors",
                        "ov_real")
 OV_REAL = os.environ.get("MLI_SHARED") and os.path.join(os.environ["MLI_SHARED"], "vectors", "ov_real") or OV_REAL
