@@ -331,9 +331,9 @@ def _layer3_custom_rows(x, h0, c0, model):
 
 def run_har_rows(x_fx, depth=16, layer3="custom", data_dir=None, *, model=None):
     """Run the HAR network on B input sequences at once: :func:`run_har` row
-    for row, bit for bit, with each recurrent layer one batched-rows call
-    (:mod:`mli.rows`; the weights are shared by every row) instead of one call
-    per sequence.
+    for row, bit for bit, with each recurrent layer (and FC4, as a basic RNN
+    with zero recurrent weights) one batched-rows call (:mod:`mli.rows`; the
+    weights are shared by every row) instead of one call per sequence.
 
     Parameters
     ----------
@@ -386,10 +386,14 @@ def run_har_rows(x_fx, depth=16, layer3="custom", data_dir=None, *, model=None):
     else:
         lstm3, _ = lstm_cell_rows(lstm2, h0, c["L3_lstm_wt"], c["L3_lstm_bias"],
                                   RnnCellConfig(mode=RnnMode.BATCH_TO_LAST, act=RnnActivation.TANH), c0)
-    l3 = lstm3.numpy()
-    outs = [fully_connected(Tensor(np.ascontiguousarray(l3[r]), lstm3.frac_bits), c["L4_fc_wt"], c["L4_fc_bias"],
-                            out_frac_bits=f["FC4_OUT"]) for r in range(B)]
-    out = Tensor(np.stack([o.numpy() for o in outs]), outs[0].frac_bits)
+    # FC4 of every row: a one-to-one basic RNN (act NONE) with zero recurrent weights and a
+    # zero state at the input's frac bits is the FC, bit for bit (as FC1 above)
+    w4 = c["L4_fc_wt"]
+    w4_ext = np.zeros((6, 32 + 6), w4.dtype)
+    w4_ext[:, :32] = w4.numpy()
+    out = basic_rnn_cell_rows(lstm3, Tensor(np.zeros(6, dt), lstm3.frac_bits), Tensor(w4_ext, w4.frac_bits),
+                              c["L4_fc_bias"], RnnCellConfig(mode=RnnMode.ONE_TO_ONE, act=RnnActivation.NONE),
+                              out_frac_bits=f["FC4_OUT"])
     return {"fc1": fc1, "relu1": relu1, "lstm2": lstm2, "lstm3": lstm3, "out": out}
 
 
