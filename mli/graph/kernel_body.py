@@ -19,8 +19,9 @@ The leading dimensions are independent *rows* (a batch): row ``r`` of ``x``
 (``x.reshape(-1, N)[r]``) goes with row ``r`` of ``h`` and ``c``.
 :meth:`KernelBody.run` and :meth:`KernelBody.run_sequence` run all rows in ONE
 batched-rows call (:mod:`mli.rows`, shared weights), bit-identical to one MLI
-call per row.  ``y`` and ``h_out`` hold the same values; ``y`` keeps the layout of ``x`` (so it concatenates on the axis ``x`` was sliced on) and
-``h_out`` the layout of ``h`` (so it can feed the back edge).
+call per row.  ``y`` and ``h_out`` hold the same values; ``y`` keeps the layout
+of ``x`` (so it concatenates on the axis ``x`` was sliced on) and ``h_out`` the
+layout of ``h`` (so it can feed the back edge).
 
 The state frac bits must equal the output frac bits (15 for 16-bit data and
 7 for 8-bit data with a tanh/sigmoid output activation): MLI applies the
