@@ -34,6 +34,12 @@ intermediate leaves [-1, 1) (``n + z (h - n)`` would need ``h - n`` in [-2, 2]).
 ``clip`` c clamps every pre-activation to [-c, c] with ``eltwise_min`` /
 ``eltwise_max`` against a one-element tensor (c at the pre-activation's frac).
 
+Several rows (:meth:`GruCell.step` on [B, N] / [B, M], :meth:`GruCell.run_rows`)
+step together, with the same values as row by row: the basic RNN cells as one
+batched-rows call (:mod:`mli.rows`), the fully connected parts as batched rows
+of a basic RNN with zero recurrent weights (the same dense core, shifts and
+bias), the activations and element-wise kernels on [B, ...] tensors.
+
 Each weight tensor has its own frac bits, the bias its own (at most the input's
 frac + the weights', as MLI's bias shift must not be negative).  In ``lbr`` true
 ``xn``, ``hn``, ``r*hn`` and their sum share frac ``n`` (at most 12 / 4, lower
