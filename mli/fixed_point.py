@@ -28,14 +28,19 @@ Conversion of a cell
   by one of those in the outer graph.  Anything else raises
   :class:`FixedPointError` naming the layer.
 * ``LSTMSequence``-5 / ``RNNSequence``-5: each direction is its own cell (own
-  frac bits, calibrated on that direction's steps) and runs, per batch row, as
-  ONE batch-to-batch MLI call over the row's valid steps (``sequence_lengths``
-  honoured; the reverse direction is fed its valid part backwards); outputs past
-  a row's length are 0 and its final state is that of its last valid step.
+  frac bits, calibrated on that direction's steps) and runs each batch row as
+  a batch-to-batch MLI call over the row's valid steps, the rows of one length
+  together in ONE batched-rows call (:mod:`mli.rows`, bit-identical to a call
+  per row; ``sequence_lengths`` honoured; the reverse direction is fed its valid
+  part backwards); outputs past a row's length are 0 and its final state is
+  that of its last valid step.
 * ``GRUCell`` / ``GRUSequence``: MLI 1.1 has no GRU kernel, so each direction
   is a :class:`mli.gru.GruCell` stepped in Python over the row's valid steps
   (the reset gate sits inside the candidate: no single MLI call computes a GRU
-  sequence).  Per step and batch row it calls:
+  sequence).  Per step and batch row it calls (the rows of one length step
+  together: the basic RNN cells as batched rows, the fully connected parts as
+  batched rows of a basic RNN with zero recurrent weights, the other kernels on
+  [B, ...] tensors; the same values):
 
   1. ``basic_rnn_cell`` one-to-one, act NONE, stacked weights [2, M, N+M]
      (``[W_z | R_z]``, ``[W_r | R_r]``), bias [2, M] -> z, r pre-activations
@@ -586,11 +591,11 @@ def _sequence_inputs(xs, lstm):
 
 def _quantized_sequence(layer, qcells):
     """The sequence op on the MLI kernels: per direction, X, H (and C) quantized once
-    for all rows; the rows of full length as ONE batch-to-batch call each in one
-    :meth:`KernelBody.run_sequence`, a shorter row as one call over its valid steps
-    (read backwards for the reverse direction); outputs past a row's length are 0 and
+    for all rows; the rows of one length together as ONE batch-to-batch batched-rows
+    call over their valid steps (:meth:`KernelBody.run_sequence`; read backwards for
+    the reverse direction); outputs past a row's length are 0 and
     its final state is that of its last valid step (its initial one for length 0).
-    GRU directions step :class:`mli.gru.GruCell` per row."""
+    GRU directions step :class:`mli.gru.GruCell`, the rows of one length together."""
     lstm = layer.type == "LSTMSequence"
     dirs = _directions(layer)
 
@@ -620,16 +625,20 @@ def _quantized_sequence(layer, qcells):
             xq = _quantize(body, x, "x")                       # [B, T, N]
             hq = _quantize(body, states[0][:, d], "h")         # [B, M]
             cq = _quantize(body, states[1][:, d], "c") if lstm else None
-            if isinstance(body, GruCell):                      # stepped: see mli.gru
-                for b in full + part:
-                    t = np.arange(lens[b])[::-1] if reverse else np.arange(lens[b])
-                    res = body.run_sequence(xq[b, t], hq[b])
-                    yq[b, t] = res[0]
-                    finals[0][b, d] = body.dequantize(res[1], "h")
+            # rows of one length together: one batched-rows call (KernelBody.run_sequence)
+            # or, for a GRU, each step of the rows together (GruCell.run_rows, see mli.gru)
+            groups = {}
+            for b in full + part:
+                groups.setdefault(int(lens[b]), []).append(b)
+            if isinstance(body, GruCell):
+                for n, rows in groups.items():
+                    seq = xq[rows, :n]
+                    y, h_last = body.run_rows(seq[:, ::-1] if reverse else seq, hq[rows])
+                    yq[rows, :n] = y[:, ::-1] if reverse else y
+                    finals[0][rows, d] = body.dequantize(h_last, "h")
                 ys.append(_dequantize(body, yq, "h", x.dtype))
                 continue
-            groups = ([(full, T)] if full else []) + [([b], int(lens[b])) for b in part]
-            for rows, n in groups:
+            for n, rows in groups.items():
                 seq = xq[rows, :n]                             # [rows, n, N]
                 if reverse:
                     seq = seq[:, ::-1]

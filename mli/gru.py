@@ -34,6 +34,12 @@ intermediate leaves [-1, 1) (``n + z (h - n)`` would need ``h - n`` in [-2, 2]).
 ``clip`` c clamps every pre-activation to [-c, c] with ``eltwise_min`` /
 ``eltwise_max`` against a one-element tensor (c at the pre-activation's frac).
 
+Several rows (:meth:`GruCell.step` on [B, N] / [B, M], :meth:`GruCell.run_rows`)
+step together, with the same values as row by row: the basic RNN cells as one
+batched-rows call (:mod:`mli.rows`), the fully connected parts as batched rows
+of a basic RNN with zero recurrent weights (the same dense core, shifts and
+bias), the activations and element-wise kernels on [B, ...] tensors.
+
 Each weight tensor has its own frac bits, the bias its own (at most the input's
 frac + the weights', as MLI's bias shift must not be negative).  In ``lbr`` true
 ``xn``, ``hn``, ``r*hn`` and their sum share frac ``n`` (at most 12 / 4, lower
@@ -55,6 +61,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import kernels
+from . import rows as rows_api
 from .enums import KINDS, ElementType, RnnActivation, RnnMode
 from .kernels import RnnCellConfig
 from .tensor import Tensor, frac_bits_for
@@ -146,6 +153,16 @@ class GruCell:
                                  f"negative)")
             self.weights[name] = Tensor.from_float(w, w_el, f_w, saturate=True)
             self.biases[name] = Tensor.from_float(b, w_el, f_b, saturate=True)
+        # batched rows of the fully connected parts: a one-to-one basic RNN (act NONE)
+        # whose recurrent weights are zero and whose (zero) state has the input's frac
+        # bits is the FC, bit for bit (the same dense core, shifts and bias; exact zero
+        # products), as mli.tools.har's FC1
+        self._fc_rows = {}
+        for name, f_in in (("xn", self.in_frac), ("hn", self.state_frac)) if self.linear_before_reset else ():
+            w = self.weights[name]
+            w_ext = np.zeros((w.shape[0], w.shape[1] + w.shape[0]), w.dtype)
+            w_ext[:, :w.shape[1]] = w.numpy()
+            self._fc_rows[name] = (Tensor(w_ext, w.frac_bits), Tensor(np.zeros(w.shape[0], self.dtype), f_in))
         self._none = RnnCellConfig(mode=RnnMode.ONE_TO_ONE, act=RnnActivation.NONE)
         self._tanh_cfg = RnnCellConfig(mode=RnnMode.ONE_TO_ONE, act=RnnActivation.TANH)
         if self.clip > 0:
@@ -236,6 +253,46 @@ class GruCell:
         zn = mul(z, n, out_frac_bits=q)
         return add(sub(n, zn), zh)
 
+    def _step_rows(self, x, h):
+        """One step of B >= 2 rows: integer arrays x [B, N], h [B, M] -> h' [B, M],
+        row b that of :meth:`_step` on row b, bit for bit: the basic RNN cells as
+        batched rows (:mod:`mli.rows`, shared weights), the activations and
+        element-wise kernels on [B, ...] tensors (element-wise: each row's values
+        are its own), the fully connected parts (``linear_before_reset``) as batched
+        rows of a basic RNN with zero recurrent weights (see ``_fc_rows``)."""
+        q, d = self.state_frac, self.data_el
+        B, M = h.shape
+        mul, add = self._k(f"eltwise_mul_{d}"), self._k(f"eltwise_add_{d}")
+        sub = self._k(f"eltwise_sub_{d}")
+        rnn = getattr(rows_api, f"basic_rnn_cell_rows_{self.kind}")   # looked up per call
+        xt, ht = Tensor(x, self.in_frac), Tensor(h, q)
+        g = rnn(xt, ht, self.weights["zr"], self.biases["zr"], self._none, out_frac_bits=self.gate_frac)
+        g = Tensor(g.numpy().reshape(B, 2, M), g.frac_bits)       # the stacked z, r pre-activations
+        if self.clip > 0:
+            g = self._clamp(g)
+        s = self._k(f"sigm_{d}")(g).numpy()
+        z, r = Tensor(np.ascontiguousarray(s[:, 0]), q), Tensor(np.ascontiguousarray(s[:, 1]), q)
+        if self.linear_before_reset:
+            def fc_rows(v, name):
+                w_ext, zero = self._fc_rows[name]
+                return rnn(v, zero, w_ext, self.biases[name], self._none, out_frac_bits=self.n_frac)
+            xn, hn = fc_rows(xt, "xn"), fc_rows(ht, "hn")
+            a = add(xn, mul(r, hn, out_frac_bits=self.n_frac))
+            if self.clip > 0:
+                a = self._clamp(a)
+            n = self._k(f"tanh_{d}")(a)
+        else:
+            rh = mul(r, ht, out_frac_bits=q)
+            if self.clip > 0:
+                a = self._clamp(rnn(xt, rh, self.weights["n"], self.biases["n"], self._none,
+                                    out_frac_bits=self.gate_frac))
+                n = self._k(f"tanh_{d}")(a)
+            else:
+                n = rnn(xt, rh, self.weights["n"], self.biases["n"], self._tanh_cfg)
+        zh = mul(z, ht, out_frac_bits=q)
+        zn = mul(z, n, out_frac_bits=q)
+        return add(sub(n, zn), zh).numpy()
+
     def _rows(self, x, h):
         x, h = np.asarray(x), np.asarray(h)
         for name, v in (("x", x), ("h", h)):
@@ -253,11 +310,34 @@ class GruCell:
     def step(self, x, h):
         """One step: integer x [..., N], h [..., M] (same rows) -> h' shaped like ``h``."""
         xr, hr = self._rows(x, h)
+        if hr.shape[0] >= 2:            # the rows together (batched rows), same values
+            return self._step_rows(xr, hr).reshape(np.shape(h))
         out = np.empty_like(hr)
         for b in range(hr.shape[0]):
             out[b] = self._step(Tensor(xr[b], self.in_frac),
                                 Tensor(hr[b], self.state_frac)).numpy()
         return out.reshape(np.shape(h))
+
+    def run_rows(self, x, h0):
+        """B rows' whole sequences of one length: integer x [B, T, N], h0 [B, M] ->
+        (y [B, T, M], h_last [B, M]); row b is :meth:`run_sequence` of row b, bit for
+        bit, each step of all rows together (:meth:`step`)."""
+        x, h0 = np.asarray(x), np.asarray(h0)
+        if x.ndim != 3 or h0.ndim != 2 or h0.shape[0] != x.shape[0]:
+            raise ValueError(f"GruCell.run_rows: x must be [B, T, N] and h0 [B, M], got "
+                             f"{list(x.shape)} and {list(h0.shape)}")
+        B, T = x.shape[:2]
+        if B < 2:
+            res = [self.run_sequence(x[b], h0[b]) for b in range(B)]
+            return (np.stack([r[0] for r in res]) if B else np.empty((0, T, self.state_size), self.dtype),
+                    np.stack([r[1] for r in res]) if B else np.empty((0, self.state_size), self.dtype))
+        self._rows(x[:, 0] if T else np.zeros((B, x.shape[-1]), x.dtype), h0)     # a step's checks
+        y = np.empty((B, T, self.state_size), self.dtype)
+        h = np.ascontiguousarray(h0)
+        for t in range(T):
+            h = self._step_rows(np.ascontiguousarray(x[:, t]), h)
+            y[:, t] = h
+        return y, (y[:, -1].copy() if T else h0.copy())
 
     def run_sequence(self, x, h0):
         """One row's whole sequence: integer x [T, N], h0 [M] -> (y [T, M], h_last [M]),
@@ -266,8 +346,9 @@ class GruCell:
         x = np.asarray(x)
         if x.ndim != 2:
             raise ValueError(f"GruCell.run_sequence: x must be [T, N], got {list(x.shape)}")
-        xr, hr = self._rows(x, np.broadcast_to(np.asarray(h0), (x.shape[0] or 1,
-                                                                  self.state_size)))
+        T = x.shape[0]
+        xr, hr = self._rows(x if T else np.zeros((1,) + x.shape[1:], x.dtype),   # T = 0: h0 checked
+                            np.broadcast_to(np.asarray(h0), (T or 1, self.state_size)))
         h = Tensor(np.array(hr[0]), self.state_frac)
         y = np.empty((x.shape[0], self.state_size), self.dtype)
         for t in range(x.shape[0]):

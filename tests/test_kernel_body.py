@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import mli
-from mli import kernels
+from mli import kernels, rows
 from mli.graph import (BackEdge, ConcatOutput, InvariantInput, KernelBody, LastIterationOutput,
                        Loop, MergedInput, SlicedInput, TensorIterator)
 
@@ -61,16 +61,19 @@ def data(body, seed=1, amp=2.0):
 
 @pytest.fixture
 def calls(monkeypatch):
-    """Records (kernel name, mode) of every MLI cell call."""
+    """Records (kernel name, mode) of every MLI cell call, per-row kernels
+    (mli.kernels) and batched-rows kernels (mli.rows) alike."""
     log = []
     for kind in KINDS:
-        for name in (f"lstm_cell_{kind}", f"basic_rnn_cell_{kind}"):
-            fn = getattr(kernels, name)
+        for module, names in ((kernels, (f"lstm_cell_{kind}", f"basic_rnn_cell_{kind}")),
+                              (rows, (f"lstm_cell_rows_{kind}", f"basic_rnn_cell_rows_{kind}"))):
+            for name in names:
+                fn = getattr(module, name)
 
-            def spy(*a, _fn=fn, _name=name, **kw):
-                log.append((_name, a[4].mode))
-                return _fn(*a, **kw)
-            monkeypatch.setattr(kernels, name, spy)
+                def spy(*a, _fn=fn, _name=name, **kw):
+                    log.append((_name, a[4].mode))
+                    return _fn(*a, **kw)
+                monkeypatch.setattr(module, name, spy)
     return log
 
 
@@ -98,7 +101,8 @@ def test_fused_equals_stepped(cell, kind, in_stride, out_stride, amp, calls):
     assert_same(fused, stepped)
     assert_same(args, before)                               # inputs untouched
     assert n_fused == [(stepped_body._fname, mli.RNN_BATCH_TO_BATCH)] * B   # one call per row
-    assert calls == [(stepped_body._fname, mli.RNN_ONE_TO_ONE)] * (B * T)
+    # stepped: one batched-rows one-to-one call per step for all B rows
+    assert calls == [(stepped_body._rows_fname, mli.RNN_ONE_TO_ONE)] * T
     assert fused[0].shape == (B, T, M) and fused[2].shape == (B * T, M)
     for i, u in enumerate(fused):                           # separate arrays, as stepping gives
         assert all(not np.shares_memory(u, v) for v in fused[i + 1:])
@@ -203,7 +207,7 @@ def test_cell_sequence_output_is_stepped(calls):
                         [ConcatOutput(2, 0, 0), ConcatOutput(0, 1, 1)],
                         [BackEdge(1, 1), BackEdge(2, 2)])
     cs, ys = ti(*args)
-    assert calls == [("lstm_cell_fx16", mli.RNN_ONE_TO_ONE)] * T
+    assert calls == [("lstm_cell_fx16", mli.RNN_ONE_TO_ONE)] * T       # one row: the per-row kernel
     fused = recurrence(body)(np.repeat(args[0], B, 0), np.repeat(args[1], B, 0),
                              np.repeat(args[2], B, 0))
     np.testing.assert_array_equal(ys, fused[0][:1])
@@ -217,7 +221,7 @@ def test_other_port_maps_are_stepped(calls):
     ti = TensorIterator(body, [InvariantInput(0, 0), MergedInput(1, 1)],
                         [LastIterationOutput(1, 0)], [BackEdge(1, 1)], num_iterations=3)
     ti(x[:, 0], h0)
-    assert len(calls) == 3 * B and body.fusable(ti) is False
+    assert calls == [("basic_rnn_cell_rows_fx16", mli.RNN_ONE_TO_ONE)] * 3 and body.fusable(ti) is False
     calls.clear()
     # slicing on the last axis of x (N = 1 per chunk): stepped, and fails like stepping
     ti = TensorIterator(body, [SlicedInput(0, 0, 2), MergedInput(1, 1)],

@@ -68,23 +68,23 @@ def test_fixed_point_sn(case):
 
 @contextlib.contextmanager
 def _counting_kernel_calls():
-    """Count calls of mli.kernels' kernel functions (the fixed-point bodies look
-    them up per call)."""
-    from mli import kernels
+    """Count calls of the kernel functions of mli.kernels and mli.rows (the
+    fixed-point bodies look them up per call)."""
+    from mli import kernels, rows
     calls = []
-    saved = {n: f for n, f in vars(kernels).items()
+    saved = [(mod, n, f) for mod in (kernels, rows) for n, f in vars(mod).items()
              if callable(f) and n.startswith(("lstm_cell_", "basic_rnn_cell_", "fully_connected_",
-                                              "eltwise_", "sigm_", "tanh_"))}
+                                              "eltwise_", "sigm_", "tanh_"))]
 
     def wrap(name, f):
         def counted(*a, **kw):
             calls.append(name)
             return f(*a, **kw)
         return counted
-    for n, f in saved.items():
-        setattr(kernels, n, wrap(n, f))
+    for mod, n, f in saved:
+        setattr(mod, n, wrap(n, f))
     try:
         yield calls
     finally:
-        for n, f in saved.items():
-            setattr(kernels, n, f)
+        for mod, n, f in saved:
+            setattr(mod, n, f)

@@ -16,10 +16,12 @@ position  body input                   body output
 ========  ===========================  ==========================================
 
 The leading dimensions are independent *rows* (a batch): row ``r`` of ``x``
-(``x.reshape(-1, N)[r]``) goes with row ``r`` of ``h`` and ``c``, and each row
-is one MLI call.  ``y`` and ``h_out`` hold the same values; ``y`` keeps the
-layout of ``x`` (so it concatenates on the axis ``x`` was sliced on) and
-``h_out`` the layout of ``h`` (so it can feed the back edge).
+(``x.reshape(-1, N)[r]``) goes with row ``r`` of ``h`` and ``c``.
+:meth:`KernelBody.run` and :meth:`KernelBody.run_sequence` run all rows in ONE
+batched-rows call (:mod:`mli.rows`, shared weights), bit-identical to one MLI
+call per row.  ``y`` and ``h_out`` hold the same values; ``y`` keeps the layout
+of ``x`` (so it concatenates on the axis ``x`` was sliced on) and ``h_out`` the
+layout of ``h`` (so it can feed the back edge).
 
 The state frac bits must equal the output frac bits (15 for 16-bit data and
 7 for 8-bit data with a tanh/sigmoid output activation): MLI applies the
@@ -65,6 +67,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import _core, kernels
+from .. import rows as rows_api
 from ..enums import KINDS, ElementType, RnnActivation, RnnMode
 from ..kernels import RnnCellConfig
 from ..tensor import Tensor, frac_bits_for
@@ -190,6 +193,7 @@ class KernelBody(Body):
                              f"non-negative bias shift)")
         self.fuse = bool(fuse)
         self._fname = ("lstm_cell_" if self.cell == "lstm" else "basic_rnn_cell_") + kind
+        self._rows_fname = ("lstm_cell_rows_" if self.cell == "lstm" else "basic_rnn_cell_rows_") + kind
         self._one = RnnCellConfig(mode=RnnMode.ONE_TO_ONE, act=self.act)
         self._seq = RnnCellConfig(mode=RnnMode.BATCH_TO_BATCH, act=self.act)
         lstm = self.cell == "lstm"
@@ -292,17 +296,33 @@ class KernelBody(Body):
         return rows
 
     # ------------------------------------------------------------------ running
-    def _call(self, x_row, h_row, c_row, cfg):
-        fn = getattr(kernels, self._fname)      # looked up per call (tests may wrap it)
-        xt, ht = Tensor(x_row, self.in_frac), Tensor(h_row, self.state_frac)
+    def _rows(self, x_rows, h_rows, c_rows, cfg):
+        """All rows in ONE ``mli.lstm_cell_rows_*`` / ``mli.basic_rnn_cell_rows_*`` call:
+        ``x_rows`` [B, N] (one-to-one) or [B, T, N] (batch-to-batch), ``h_rows`` and
+        ``c_rows`` [B, M], B >= 1; returns (out [B, M] or [B, T, M], cells [B, M] or None),
+        row r bit-identical to the per-row kernel call on row r (a bad row raises the
+        per-row call's MliError subclass, naming the row).  A single row is the per-row
+        kernel call itself."""
+        one = len(h_rows) == 1      # one row: the per-row kernel (less to set up, same values)
+        # looked up per call (tests may wrap them)
+        fn = getattr(kernels, self._fname) if one else getattr(rows_api, self._rows_fname)
+        if one:
+            x_rows, h_rows = x_rows[0], h_rows[0]
+            c_rows = c_rows[0] if c_rows is not None else None
+        xt, ht = Tensor(x_rows, self.in_frac), Tensor(h_rows, self.state_frac)
         if self.cell == "lstm":
-            y, c = fn(xt, ht, self.weights, self.bias, cfg, Tensor(c_row, self.cell_frac))
-            return y.numpy(), c.numpy()
+            y, c = fn(xt, ht, self.weights, self.bias, cfg, Tensor(c_rows, self.cell_frac))
+            y, c = y.numpy(), c.numpy()
+            return (y[None], c[None]) if one else (y, c)
         kw = {"out_frac_bits": self.out_frac} if self.act == RnnActivation.NONE else {}
-        return fn(xt, ht, self.weights, self.bias, cfg, **kw).numpy(), None
+        y = fn(xt, ht, self.weights, self.bias, cfg, **kw).numpy()
+        return (y[None] if one else y), None
 
     def run(self, inputs):
-        """One step: ``[x, h(, c)] -> (y, h_out(, c_out))``, integer arrays (see module doc)."""
+        """One step: ``[x, h(, c)] -> (y, h_out(, c_out))``, integer arrays (see module doc).
+
+        Every row goes through one batched-rows MLI call (:mod:`mli.rows`), bit-identical
+        to one one-to-one call per row."""
         inputs = self.positional(inputs)
         if len(inputs) != self.num_inputs:
             raise ValueError(f"KernelBody: expected {self.num_inputs} inputs "
@@ -310,13 +330,11 @@ class KernelBody(Body):
         rows = self._check(*inputs)
         x, h = inputs[0], inputs[1]
         B, M = rows[1].shape
-        y = np.empty((B, M), self.dtype)
-        c = np.empty((B, M), self.dtype) if self.cell == "lstm" else None
-        for r in range(B):
-            y[r], cr = self._call(rows[0][r], rows[1][r], rows[2][r] if c is not None else None,
-                                  self._one)
-            if c is not None:
-                c[r] = cr
+        lstm = self.cell == "lstm"
+        if B:
+            y, c = self._rows(rows[0], rows[1], rows[2] if lstm else None, self._one)
+        else:
+            y, c = np.empty((0, M), self.dtype), (np.empty((0, M), self.dtype) if lstm else None)
         xs, hs = np.shape(x), np.shape(h)
         out = (y.reshape(xs[:-1] + (M,)), y.copy().reshape(hs))
         if c is not None:
@@ -324,7 +342,8 @@ class KernelBody(Body):
         return out
 
     def run_sequence(self, x, h0, c0=None):
-        """Whole sequences, one batch-to-batch MLI call per row.
+        """Whole sequences: every row's sequence in ONE batch-to-batch batched-rows
+        MLI call (:mod:`mli.rows`), bit-identical to one batch-to-batch call per row.
 
         Parameters
         ----------
@@ -353,18 +372,16 @@ class KernelBody(Body):
                            *((c0.numpy() if isinstance(c0, Tensor) else c0,) if lstm else ()))
         B, M = rows[1].shape
         xb = x.reshape(T, B, self.input_size)
-        y = np.empty((T, B, M), self.dtype)
-        c = rows[2].copy() if lstm else None
-        if T:
-            for r in range(B):
-                yr, cr = self._call(np.ascontiguousarray(xb[:, r]), rows[1][r],
-                                    rows[2][r] if lstm else None, self._seq)
-                y[:, r] = yr.reshape(T, M)
-                if lstm:
-                    c[r] = cr
+        if T and B:
+            # row-major [B, T, N]: each row's sequence contiguous, as the rows call reads it
+            yr, c = self._rows(np.ascontiguousarray(xb.transpose(1, 0, 2)), rows[1],
+                               rows[2] if lstm else None, self._seq)
+            y = np.ascontiguousarray(yr.reshape(B, T, M).transpose(1, 0, 2))
             h = y[-1].copy()
         else:
-            h = rows[1].copy()
+            y = np.empty((T, B, M), self.dtype)
+            c = rows[2].copy() if lstm else None
+            h = y[-1].copy() if T else rows[1].copy()
         y = y.reshape((T,) + x.shape[1:-1] + (M,))
         out = (y, h.reshape(h0a.shape))
         return out + (c.reshape(h0a.shape),) if lstm else out

@@ -21,13 +21,14 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..io import read_idx
+from ..rows import basic_rnn_cell_rows, lstm_cell_rows
 from ..kernels import (RnnCellConfig, basic_rnn_cell, eltwise_add, eltwise_mul, fully_connected, lstm_cell,
                       point_to_subtensor, relu, sigm, tanh)
 from ..enums import ReluType, RnnActivation, RnnMode
 from ..rounding import rounding as rounding_ctx
 from ..tensor import Tensor
 from .cases import CaseResult
-from .jobs import jobs_arg, ordered_map
+from .jobs import jobs_arg, ordered_map, row_chunks
 
 DEPTHS = {16: ("fx16", "fx16"), 816: ("fx16", "fx8"), 8: ("fx8", "fx8")}  # depth -> (data, weights)
 LAYERS = ("fc1", "relu1", "lstm2", "lstm3", "out")
@@ -234,6 +235,25 @@ def _layer3_custom(x, h0, c0, model):
     return h
 
 
+def input_tensor(x_fx, model, rows=False):
+    """`x_fx` as a Tensor in the model's input format, checked: [T, 9], or
+    [B, T, 9] with `rows` (an integer array is taken as that format).
+
+    Raises
+    ------
+    ValueError
+        Another element type, frac bits or shape (naming ``x_fx``).
+    """
+    f = model.frac
+    dt = np.dtype(_DT[model.data_type])
+    x = x_fx if isinstance(x_fx, Tensor) else Tensor(np.asarray(x_fx), f["INPUT"])
+    rank, want = (3, "[B, T, 9]") if rows else (2, "[T, 9]")
+    if x.dtype != dt or x.frac_bits != f["INPUT"] or x.rank != rank or x.shape[-1] != 9:
+        raise ValueError(f"x_fx: expected {dt}{want} with {f['INPUT']} frac bits, "
+                         f"got {x.dtype}{list(x.shape)} with {x.frac_bits} (use quantize_input)")
+    return x
+
+
 def run_har(x_fx, depth=16, layer3="custom", data_dir=None, *, model=None):
     """Run the HAR network on one quantized input sequence.
 
@@ -264,10 +284,7 @@ def run_har(x_fx, depth=16, layer3="custom", data_dir=None, *, model=None):
         raise ValueError(f"depth {depth} does not match the model's depth {m.depth}")
     f = m.frac
     dt = np.dtype(_DT[m.data_type])
-    x = x_fx if isinstance(x_fx, Tensor) else Tensor(np.asarray(x_fx), f["INPUT"])
-    if x.dtype != dt or x.frac_bits != f["INPUT"] or x.rank != 2 or x.shape[1] != 9:
-        raise ValueError(f"x_fx: expected {dt}[T, 9] with {f['INPUT']} frac bits, "
-                         f"got {x.dtype}{list(x.shape)} with {x.frac_bits} (use quantize_input)")
+    x = input_tensor(x_fx, m)
     c = m.coef
     w_seq, h_seq = m.fc1_seq
     seq = RnnCellConfig(mode=RnnMode.BATCH_TO_BATCH, act=RnnActivation.NONE)
@@ -286,6 +303,97 @@ def run_har(x_fx, depth=16, layer3="custom", data_dir=None, *, model=None):
         lstm3, _ = lstm_cell(lstm2, h0, c["L3_lstm_wt"], c["L3_lstm_bias"],
                              RnnCellConfig(mode=RnnMode.BATCH_TO_LAST, act=RnnActivation.TANH), c0)
     out = fully_connected(lstm3, c["L4_fc_wt"], c["L4_fc_bias"], out_frac_bits=f["FC4_OUT"])
+    return {"fc1": fc1, "relu1": relu1, "lstm2": lstm2, "lstm3": lstm3, "out": out}
+
+
+def _layer3_custom_rows(x, h0, c0, model):
+    """:func:`_layer3_custom` on B rows at once: x [B, T, 32] (int array), h0 and
+    c0 [32] Tensors shared by every row; each step one batched-rows basic RNN call
+    for the gate pre-activations, the activations and element-wise kernels on
+    [B, 32] (element-wise: each row's values are those of its own call)."""
+    w, b = model.coef["L3_lstm_wt"], model.coef["L3_lstm_bias"]
+    cfg = RnnCellConfig(mode=RnnMode.ONE_TO_ONE, act=RnnActivation.NONE)
+    f_ir, f_c = model.frac["IR_GATES"], c0.frac_bits
+    B = x.shape[0]
+    h = Tensor(np.broadcast_to(h0.numpy(), (B, 32)).copy(), h0.frac_bits)
+    c = Tensor(np.broadcast_to(c0.numpy(), (B, 32)).copy(), f_c)
+    for t in range(x.shape[1]):
+        xt = Tensor(np.ascontiguousarray(x[:, t]), model.frac["LSTM2_OUT"])
+        ir = basic_rnn_cell_rows(xt, h, w, b, cfg, out_frac_bits=f_ir).numpy().reshape(B, 4, 32)
+        i_g, g_g, f_g, o_g = (Tensor(np.ascontiguousarray(ir[:, k]), f_ir) for k in range(4))
+        i_g, g_g, f_g, o_g = sigm(i_g), tanh(g_g), sigm(f_g), sigm(o_g)
+        c = eltwise_mul(f_g, c, out_frac_bits=f_c)
+        c = eltwise_add(c, eltwise_mul(i_g, g_g, out_frac_bits=f_c))
+        h = tanh(c)
+        h = eltwise_mul(h, o_g, out_frac_bits=h.frac_bits)
+    return h
+
+
+def run_har_rows(x_fx, depth=16, layer3="custom", data_dir=None, *, model=None):
+    """Run the HAR network on B input sequences at once: :func:`run_har` row
+    for row, bit for bit, with each recurrent layer (and FC4, as a basic RNN
+    with zero recurrent weights) one batched-rows call (:mod:`mli.rows`; the
+    weights are shared by every row) instead of one call per sequence.
+
+    Parameters
+    ----------
+    x_fx : Tensor or ndarray
+        [B, T, 9] (B >= 0) in the input format of `depth`.
+    depth, layer3, data_dir, model
+        As :func:`run_har`.
+
+    Returns
+    -------
+    dict
+        ``fc1``, ``relu1``, ``lstm2`` ([B, T, 32]), ``lstm3`` ([B, 32]) and
+        ``out`` ([B, 6]) as :class:`Tensor`; row r is :func:`run_har`'s result
+        for ``x_fx[r]``.
+    """
+    if layer3 not in ("custom", "library"):
+        raise ValueError(f"layer3: expected 'custom' or 'library', got {layer3!r}")
+    m = model if model is not None else load_har(data_dir, depth)
+    if model is not None and _check_depth(depth) != m.depth:
+        raise ValueError(f"depth {depth} does not match the model's depth {m.depth}")
+    f = m.frac
+    dt = np.dtype(_DT[m.data_type])
+    x = input_tensor(x_fx, m, rows=True)
+    B, T = x.shape[:2]
+    if B == 0:                       # no rows: the shapes of the results
+        def empty(shape, frac):
+            return Tensor(np.zeros(shape, dt), frac)
+        fc1 = empty((0, T, 32), f["FC1_OUT"])
+        lstm2 = empty((0, T, 32), 15 if dt == np.int16 else 7)
+        return {"fc1": fc1, "relu1": empty((0, T, 32), f["FC1_OUT"]), "lstm2": lstm2,
+                "lstm3": empty((0, 32), lstm2.frac_bits), "out": empty((0, 6), f["FC4_OUT"])}
+    if B == 1:                       # one row: the per-sequence run (less to set up, same values)
+        one = run_har(Tensor(x.numpy()[0], x.frac_bits), m.depth, layer3, model=m)
+        return {k: Tensor(v.numpy()[None], v.frac_bits) for k, v in one.items()}
+    c = m.coef
+    w_seq, h_seq = m.fc1_seq
+    seq = RnnCellConfig(mode=RnnMode.BATCH_TO_BATCH, act=RnnActivation.NONE)
+    fc1 = basic_rnn_cell_rows(x, h_seq, w_seq, c["L1_fc_bias"], seq, out_frac_bits=f["FC1_OUT"])
+    relu1 = relu(fc1, ReluType.GEN)
+
+    def zeros(frac):
+        return Tensor(np.zeros(32, dt), frac)
+
+    lstm2, _ = lstm_cell_rows(relu1, zeros(f["LSTM2_OUT"]), c["L2_lstm_wt"], c["L2_lstm_bias"],
+                              RnnCellConfig(mode=RnnMode.BATCH_TO_BATCH, act=RnnActivation.TANH),
+                              zeros(f["LSTM2_CELL"]))
+    h0, c0 = zeros(f["LSTM3_OUT"]), zeros(f["LSTM3_CELL"])
+    if layer3 == "custom":
+        lstm3 = _layer3_custom_rows(lstm2.numpy(), h0, c0, m)
+    else:
+        lstm3, _ = lstm_cell_rows(lstm2, h0, c["L3_lstm_wt"], c["L3_lstm_bias"],
+                                  RnnCellConfig(mode=RnnMode.BATCH_TO_LAST, act=RnnActivation.TANH), c0)
+    # FC4 of every row: a one-to-one basic RNN (act NONE) with zero recurrent weights and a
+    # zero state at the input's frac bits is the FC, bit for bit (as FC1 above)
+    w4 = c["L4_fc_wt"]
+    w4_ext = np.zeros((6, 32 + 6), w4.dtype)
+    w4_ext[:, :32] = w4.numpy()
+    out = basic_rnn_cell_rows(lstm3, Tensor(np.zeros(6, dt), lstm3.frac_bits), Tensor(w4_ext, w4.frac_bits),
+                              c["L4_fc_bias"], RnnCellConfig(mode=RnnMode.ONE_TO_ONE, act=RnnActivation.NONE),
+                              out_frac_bits=f["FC4_OUT"])
     return {"fc1": fc1, "relu1": relu1, "lstm2": lstm2, "lstm3": lstm3, "out": out}
 
 
@@ -378,8 +486,9 @@ def layer_quality(result, data_dir=None):
 
 def accuracy(model, layer3="custom", data_dir=None, jobs=1):
     """Classification over ``small_test_base``: the first maximum of the six
-    raw integer outputs against the label; `jobs` test vectors run at once
-    (threads: the same figures as one at a time).
+    raw integer outputs against the label.  The test vectors run as batched
+    rows (:func:`run_har_rows`, the same figures as one at a time), split in
+    `jobs` chunks that run at once (threads).
 
     Returns
     -------
@@ -392,11 +501,15 @@ def accuracy(model, layer3="custom", data_dir=None, jobs=1):
     if tests.ndim != 3 or tests.shape[1:] != (128, 9) or labels.shape != tests.shape[:1]:
         raise ValueError(f"{d}/small_test_base: tests {list(tests.shape)} / labels {list(labels.shape)} "
                          "are not [N, 128, 9] / [N]")
-    def classify(t):
-        out = run_har(quantize_input(t, model.depth), model.depth, layer3, model=model)["out"]
-        return int(np.argmax(out.numpy()))
+    def classify(chunk):
+        # quantized one vector at a time, as before: the same saturation warnings
+        x = np.stack([quantize_input(t, model.depth).numpy() for t in chunk])
+        out = run_har_rows(x, model.depth, layer3, model=model)["out"]
+        return [int(np.argmax(o)) for o in out.numpy()]
 
-    pred = np.array(list(ordered_map(classify, tests, jobs)), dtype=np.int64)
+    chunks = row_chunks(len(tests), jobs)
+    pred = np.array([p for part in ordered_map(lambda c: classify(tests[c[0]:c[1]]), chunks, jobs) for p in part],
+                    dtype=np.int64)
     return int(np.sum(pred == labels.astype(np.int64))), int(labels.size), pred
 
 
@@ -455,7 +568,8 @@ def main(argv=None):
     ap.add_argument("--rounding", choices=("convergent", "up"), default="convergent",
                     help="DSP rounding mode (the library's build uses convergent)")
     ap.add_argument("-j", "--jobs", type=jobs_arg, default=1, metavar="N",
-                    help="--accuracy: test vectors run at once, on threads (0: one per core; default 1)")
+                    help="--accuracy: the test set in N batches (batched rows) run at once, on threads "
+                    "(0: one per core; default 1)")
     args = ap.parse_args(argv)
     data = args.data if args.data is not None else default_data_dir()
     if args.data is None and not os.path.isdir(data):

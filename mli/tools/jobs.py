@@ -7,7 +7,9 @@ items' order, each as soon as it and every item before it are done, so a
 run prints exactly what ``--jobs 1`` prints, line for line, and a run
 stopped with Ctrl-C keeps the lines already printed.  Each worker runs in
 the rounding mode of the thread that started the run (the mode is a
-per-thread setting)."""
+per-thread setting).  The HAR and crosscheck data sets hand out runs of
+vectors (:func:`row_chunks`), each run's recurrent layers as batched rows
+(:mod:`mli.rows`)."""
 from __future__ import annotations
 
 import argparse
@@ -18,7 +20,7 @@ from typing import Callable, Iterable, Iterator, TypeVar
 
 from ..rounding import get_rounding, rounding
 
-__all__ = ["MAX_JOBS", "default_jobs", "jobs_arg", "ordered_map"]
+__all__ = ["MAX_JOBS", "ROWS_PER_CALL", "default_jobs", "jobs_arg", "ordered_map", "row_chunks"]
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -77,3 +79,18 @@ def ordered_map(fn: Callable[[T], R], items: Iterable[T], jobs: int = 1) -> Iter
         for f in pending:
             f.cancel()
         pool.shutdown(wait=False, cancel_futures=True)
+
+
+#: rows per batched-rows call of a data set: beyond this a call gains little
+#: and a long data set would be held in memory (and reported) in large pieces
+ROWS_PER_CALL = 64
+
+
+def row_chunks(n: int, jobs: int = 1, most: int = ROWS_PER_CALL) -> list[tuple[int, int]]:
+    """[(start, stop)] splitting ``n`` rows into runs of at most `most` rows,
+    at least `jobs` of them (when there are rows enough), sizes within one."""
+    if n <= 0:
+        return []
+    k = min(n, max(int(jobs), -(-n // most)))
+    bounds = [n * i // k for i in range(k + 1)]
+    return list(zip(bounds[:-1], bounds[1:]))

@@ -9,7 +9,7 @@ from ...metrics import compare
 from ...rounding import rounding as rounding_ctx
 from ...tensor import Tensor
 from .. import har
-from ..jobs import ordered_map
+from ..jobs import ordered_map, row_chunks
 from .case import ROUNDINGS, CaseError, _msg, _read, _read_many, _spec, _to_container
 from .results import CrosscheckResult, DatasetResult, LayerResult
 from .run import _other, _progress
@@ -176,15 +176,16 @@ def crosscheck_har(firmware, *, x=None, depth=16, layer3="custom", data_dir=None
     pairs = list(zip(inputs, dumps, labels))
     f_in = har.input_frac_bits(depth)
 
-    def check(pair):
-        xin, fw, label = pair
+    def quantized(xin):
         if xin.dtype.kind == "f":
             try:
-                xt = har.quantize_input(xin, depth)
+                return har.quantize_input(xin, depth)
             except ValueError as e:
                 raise CaseError(f"--in: {e}") from None
-        else:
-            xt = Tensor(_to_container(xin, dt, f_in, "--in", "input"), f_in)
+        return Tensor(_to_container(xin, dt, f_in, "--in", "input"), f_in)
+
+    def run_one(xt):
+        """(package's layers, the other rounding's or None) of one vector."""
         try:
             with rounding_ctx(rounding):
                 pkg = har.run_har(xt, depth, layer3, model=model)
@@ -194,6 +195,43 @@ def crosscheck_har(firmware, *, x=None, depth=16, layer3="custom", data_dir=None
                     alt = har.run_har(xt, depth, layer3, model=model)
         except (ValueError, MliError) as e:
             raise CaseError(f"--in: {e}") from None
+        return pkg, alt
+
+    def run_many(xts):
+        """``[run_one(x) for x in xts]`` up to the first failing vector, and its
+        error (or None): consecutive vectors of one shape as batched rows
+        (har.run_har_rows, bit-identical); a group the rows run refuses runs
+        one vector at a time, so a bad vector fails as it always did."""
+        runs = []
+        i = 0
+        while i < len(xts):
+            j = i + 1
+            while j < len(xts) and xts[j].shape == xts[i].shape and xts[j].dtype == xts[i].dtype \
+                    and xts[j].frac_bits == xts[i].frac_bits:
+                j += 1
+            group = xts[i:j]
+            try:
+                x = Tensor(np.stack([t.numpy() for t in group]), group[0].frac_bits)
+                with rounding_ctx(rounding):
+                    pkg = har.run_har_rows(x, depth, layer3, model=model)
+                alt = None
+                if alt_mode:
+                    with rounding_ctx(alt_mode):
+                        alt = har.run_har_rows(x, depth, layer3, model=model)
+            except (ValueError, MliError):
+                for t in group:
+                    try:
+                        runs.append(run_one(t))
+                    except CaseError as e:
+                        return runs, e
+            else:
+                def row(res, r):
+                    return {k: Tensor(v.numpy()[r], v.frac_bits) for k, v in res.items()}
+                runs += [(row(pkg, r), row(alt, r) if alt else None) for r in range(len(group))]
+            i = j
+        return runs, None
+
+    def result(pkg, alt, fw, label):
         kind = har.DEPTHS[depth]
         lres = []
         for layer in har.LAYERS:
@@ -217,8 +255,35 @@ def crosscheck_har(firmware, *, x=None, depth=16, layer3="custom", data_dir=None
             res.notes.append(f"no dump for {', '.join(missing)}")
         return res
 
+    def check_chunk(chunk):
+        """(the results of a run of vectors, in order, up to the first that fails;
+        that vector's error or None)."""
+        xts, err = [], None
+        for xin, _, _ in chunk:
+            try:
+                xts.append(quantized(xin))
+            except Exception as e:          # raised when its vector's turn comes
+                err = e
+                break
+        runs, run_err = run_many(xts)
+        results = []
+        for (pkg, alt), (_, fw, label) in zip(runs, chunk):
+            try:
+                results.append(result(pkg, alt, fw, label))
+            except Exception as e:
+                return results, e
+        return results, run_err or err
+
+    def checked():
+        n_jobs = jobs if vectors else 1
+        chunks = [pairs[a:b] for a, b in row_chunks(len(pairs), n_jobs)]
+        for results, err in ordered_map(check_chunk, chunks, n_jobs):
+            yield from results
+            if err is not None:
+                raise err
+
     results = []
-    done = ordered_map(check, pairs, jobs if vectors else 1)
+    done = checked()
     for res in (_progress(done, len(pairs), "crosscheck --har") if progress and vectors else done):
         results.append(res)
         if on_result is not None and vectors:

@@ -9,13 +9,14 @@ from dataclasses import replace
 import numpy as np
 
 from ... import kernels as K
+from ... import rows as rows_api
 from ..._status import MliError
 from ...enums import ReluType, RnnActivation, RnnMode
 from ...io.npz import npz_frac_bits
 from ...metrics import compare
 from ...rounding import rounding as rounding_ctx
 from ...tensor import Tensor
-from ..jobs import ordered_map
+from ..jobs import ordered_map, row_chunks
 from .case import (
     _CLI_FLAG,
     _DATA_ROLES,
@@ -210,6 +211,23 @@ def _input_tensor(lay, p, arr):
     return Tensor(_to_container(arr, dt, fr, lay.where("input"), "input"), fr)
 
 
+def _layer_input(prep, lay, p, data, outs, feed):
+    """The input Tensor of `lay` for one vector: an earlier layer's output (or,
+    isolated, the firmware's dump of it) or the vector's data."""
+    if "input_ref" in p:
+        src = p["input_ref"]
+        prev = outs[src][0]
+        if feed is not None and src in feed:
+            prev = Tensor(np.ascontiguousarray(feed[src].reshape(prev.shape).astype(prev.dtype)),
+                          prev.frac_bits)
+        x = prev
+        if x.dtype != _data_dtype(lay.kind):
+            raise CaseError(f"{lay.where('input')}: layer {src} gives {x.dtype} data, "
+                            f"{lay.full_kernel} needs {_data_dtype(lay.kind)}")
+        return x
+    return _input_tensor(lay, p, data[(lay.name, "input")])
+
+
 def _run_chain(prep, data, mode, feed=None):
     """{layer: (out, cell)} of one vector in rounding `mode`; `feed`
     ({layer: firmware output}) makes later layers start from the
@@ -218,18 +236,7 @@ def _run_chain(prep, data, mode, feed=None):
     with rounding_ctx(mode):
         for lay in prep.layers:
             p = prep.params[lay.name]
-            if "input_ref" in p:
-                src = p["input_ref"]
-                prev = outs[src][0]
-                if feed is not None and src in feed:
-                    prev = Tensor(np.ascontiguousarray(feed[src].reshape(prev.shape).astype(prev.dtype)),
-                                  prev.frac_bits)
-                x = prev
-                if x.dtype != _data_dtype(lay.kind):
-                    raise CaseError(f"{lay.where('input')}: layer {src} gives {x.dtype} data, "
-                                    f"{lay.full_kernel} needs {_data_dtype(lay.kind)}")
-            else:
-                x = _input_tensor(lay, p, data[(lay.name, "input")])
+            x = _layer_input(prep, lay, p, data, outs, feed)
             tensors = {role: prep.static[(lay.name, role)] for role in KERNELS[lay.kernel]}
             try:
                 outs[lay.name] = _run_layer(lay, p, x, tensors)
@@ -237,6 +244,67 @@ def _run_chain(prep, data, mode, feed=None):
                 role = {"in": "input", "in1": "input", "out": "out_frac"}.get(e.argument, e.argument)
                 where = lay.where(role) if role in _LAYER_KEYS else f"layer {lay.name}"
                 raise CaseError(f"{where}: {e}") from None
+    return outs
+
+
+def _rows_fit(lay, p, x, tensors):
+    """Whether the vectors of input `x`'s shape can run `lay` as batched rows
+    with the per-vector call's meaning: a recurrent cell whose state (and cell)
+    is one vector shared by every row, its input of the mode's rank."""
+    if lay.kernel not in ("basic_rnn_cell", "lstm_cell"):
+        return False
+    if any(tensors[r].rank != 1 for r in ("prev_out", "cell") if r in tensors):
+        return False
+    if p["mode"] == RnnMode.ONE_TO_ONE:
+        return x.rank == 1
+    return p["mode"] in (RnnMode.BATCH_TO_BATCH, RnnMode.BATCH_TO_LAST) and 2 <= x.rank <= 3
+
+
+def _rows_layer(lay, p, xs, tensors):
+    """``[_run_layer(lay, p, x, tensors) for x in xs]`` (inputs of one shape,
+    dtype and frac bits) as ONE batched-rows call (mli.rows, bit-identical)."""
+    X = Tensor(np.stack([x.numpy() for x in xs]), xs[0].frac_bits)
+    fn = getattr(rows_api, lay.full_kernel.replace("_cell_", "_cell_rows_"))
+    cfg = K.RnnCellConfig(mode=p["mode"], act=p["act"])
+    w, b, h = tensors["weights"], tensors["bias"], tensors["prev_out"]
+    b2b = p["mode"] == RnnMode.BATCH_TO_BATCH
+    if lay.kernel == "lstm_cell":
+        out, cell = fn(X, h, w, b, cfg, tensors["cell"])
+        shape, cs = out.shape[1:], cell.shape[1:]
+    else:
+        kw = {"out_frac_bits": p["out_frac"]} if p["out_frac"] is not None else {}
+        out, cell = fn(X, h, w, b, cfg, **kw), None
+        shape = out.shape[1:] if b2b else b.shape      # a stacked bias: the per-vector call's shape
+    if out.shape[0] != len(xs):
+        raise ValueError("rows: unexpected output shape")
+    o = out.numpy()
+    c = cell.numpy() if cell is not None else None
+    return [(Tensor(o[r].reshape(shape), out.frac_bits),
+             Tensor(c[r].reshape(cs), cell.frac_bits) if c is not None else None) for r in range(len(xs))]
+
+
+def _run_chain_rows(prep, datas, mode, feeds):
+    """``[_run_chain(prep, data, mode, feed) for data, feed in zip(datas, feeds)]``
+    with each recurrent layer run for the vectors whose inputs share shape and
+    format as ONE batched-rows call (bit-identical; the weights are shared).
+    Raises whatever a vector raises (the caller then runs the vectors one at a
+    time, which fails where and as the vector always did)."""
+    outs = [{} for _ in datas]
+    with rounding_ctx(mode):
+        for lay in prep.layers:
+            p = prep.params[lay.name]
+            tensors = {role: prep.static[(lay.name, role)] for role in KERNELS[lay.kernel]}
+            xs = [_layer_input(prep, lay, p, data, o, feed) for data, o, feed in zip(datas, outs, feeds)]
+            groups = {}
+            for v, x in enumerate(xs):
+                groups.setdefault((x.shape, x.dtype.str, x.frac_bits), []).append(v)
+            for idx in groups.values():
+                if len(idx) > 1 and _rows_fit(lay, p, xs[idx[0]], tensors):
+                    res = _rows_layer(lay, p, [xs[v] for v in idx], tensors)
+                else:
+                    res = [_run_layer(lay, p, xs[v], tensors) for v in idx]
+                for v, r in zip(idx, res):
+                    outs[v][lay.name] = r
     return outs
 
 
@@ -336,8 +404,10 @@ def crosscheck(case, *, base_dir=None, rounding=None, check_other_rounding=True,
         as soon as it is done (what the CLI prints a data set's lines with, so an interrupted
         run keeps the lines of the vectors finished).
     jobs : int
-        Data-set run: vectors checked at once, on threads; the results and
-        their order are those of ``jobs=1``.
+        Data-set run: the vectors go in runs of up to 64 (each run's
+        recurrent layers as batched rows, :mod:`mli.rows`), at least `jobs`
+        runs, `jobs` of them checked at once, on threads; the results and
+        their order are those of ``jobs=1`` (and of one vector at a time).
 
     Returns
     -------
@@ -363,8 +433,17 @@ def crosscheck(case, *, base_dir=None, rounding=None, check_other_rounding=True,
     data_list = prep.vector_data()
     vec = prep.opts["vectors"]
     results = []
-    done = ordered_map(lambda item: _check_vector(prep, item[1], mode, alt_mode, item[0] if vec else ""),
-                       data_list, jobs if vec else 1)
+    n_jobs = jobs if vec else 1
+
+    def checked():
+        # runs of vectors as batched rows, `n_jobs` runs at once
+        runs = [data_list[a:b] for a, b in row_chunks(len(data_list), n_jobs)]
+        for res, err in ordered_map(lambda items: _check_vectors(prep, items, mode, alt_mode, vec), runs, n_jobs):
+            yield from res
+            if err is not None:
+                raise err
+
+    done = checked()
     for res in (_progress(done, len(data_list), "crosscheck") if progress and vec else done):
         results.append(res)
         if on_result is not None and vec:
@@ -372,15 +451,48 @@ def crosscheck(case, *, base_dir=None, rounding=None, check_other_rounding=True,
     return DatasetResult(results) if vec else results[0]
 
 
-def _check_vector(prep, data, mode, alt_mode, label):
-    isolate = prep.opts["isolate"]
+def _firmware_feed(prep, data):
     fw = {}
     for lay in prep.layers:
         if (lay.name, "firmware") in data:
             fw[lay.name] = data[(lay.name, "firmware")]
-    feed = fw if isolate else None
+    return fw if prep.opts["isolate"] else None
+
+
+def _check_vector(prep, data, mode, alt_mode, label):
+    feed = _firmware_feed(prep, data)
     outs = _run_chain(prep, data, mode, feed)
     alt_outs = _run_chain(prep, data, alt_mode, feed) if alt_mode else None
+    return _compare_vector(prep, data, outs, alt_outs, mode, alt_mode, label)
+
+
+def _check_vectors(prep, items, mode, alt_mode, vec):
+    """(the results of `items` ((label, data) of consecutive vectors) in order, up
+    to the first vector that fails; that vector's error or None).  The chains of
+    all the vectors run at once (:func:`_run_chain_rows`); if that fails anywhere,
+    the vectors run one at a time, as :func:`_check_vector` always ran them."""
+    datas = [data for _, data in items]
+    try:
+        feeds = [_firmware_feed(prep, data) for data in datas]
+        outs = _run_chain_rows(prep, datas, mode, feeds)
+        alts = _run_chain_rows(prep, datas, alt_mode, feeds) if alt_mode else [None] * len(datas)
+    except Exception:
+        outs = None
+    results = []
+    for v, (label, data) in enumerate(items):
+        label = label if vec else ""
+        try:
+            if outs is None:
+                results.append(_check_vector(prep, data, mode, alt_mode, label))
+            else:
+                results.append(_compare_vector(prep, data, outs[v], alts[v], mode, alt_mode, label))
+        except Exception as e:          # raised when its vector's turn comes
+            return results, e
+    return results, None
+
+
+def _compare_vector(prep, data, outs, alt_outs, mode, alt_mode, label):
+    isolate = prep.opts["isolate"]
     layer_results = []
     for lay in prep.layers:
         p = prep.params[lay.name]
