@@ -15,6 +15,7 @@ from cpython.pythread cimport (PyThread_type_lock, PyThread_allocate_lock, PyThr
                                PyThread_get_thread_ident)
 from libc.stdint cimport int8_t, int16_t, intptr_t, uint32_t, uint8_t
 from libc.string cimport memcmp, memcpy, memset
+from cpython.ref cimport PyObject
 from ._mli cimport *
 
 MAX_RANK = 4
@@ -49,6 +50,7 @@ cdef class CTensor:
     cdef public bint is_null        # stands for a NULL mli_tensor pointer
     cdef readonly unsigned long generation  # bumped by every change of a field or the memory
     cdef public object _cache       # per-tensor caches (e.g. packed weights)
+    cdef public bint _strided_copy  # mli.Tensor's copy of a strided view (never an output)
 
     def __cinit__(self, *args, **kwargs):
         memset(&self.t, 0, sizeof(mli_tensor))
@@ -250,35 +252,47 @@ cdef inline bint _live(CTensor t):
 cdef int _prep(tuple names, tuple inputs, tuple outputs, bint elementwise, bint scalars=False) except -1:
     """Refuse calls on which C would write read-only memory or write into a
     buffer that another argument reads (MLI does not model aliasing)."""
+    cdef Py_ssize_t n_in = len(inputs), n = n_in + len(outputs), i
+    cdef PyObject *all_[16]
+    if n > 16:
+        raise ValueError("_prep: at most 16 tensors")
+    for i in range(n_in):
+        all_[i] = <PyObject *>inputs[i]
+    for i in range(n - n_in):
+        all_[n_in + i] = <PyObject *>outputs[i]
+    return _prep_a(names, all_, n_in, n, elementwise, scalars)
+
+
+cdef int _prep_a(tuple names, PyObject **all_, Py_ssize_t n_in, Py_ssize_t n, bint elementwise,
+                 bint scalars) except -1:
+    """_prep over `n` tensors (CTensors or None, borrowed), the first `n_in` of them inputs."""
     cdef CTensor t, o
     cdef Py_ssize_t i, j
     cdef intptr_t a0, a1, b0, b1
-    cdef tuple all_ = inputs + outputs
-    for i in range(len(all_)):
+    for i in range(n):
         t = <CTensor>all_[i]   # callers pass CTensors or None (check_call checks)
         if t is not None and t.data_is_value and not scalars:
             raise BridgeError(names[i], "a rank-0 value tensor is only accepted by eltwise kernels")
         if t is not None and t.data_is_value and t.t.rank != 0:
             raise BridgeError(names[i], "a tensor whose data field holds a value must have rank 0")
-    for i in range(len(outputs)):
-        o = <CTensor>outputs[i]
+    for i in range(n_in, n):
+        o = <CTensor>all_[i]
         if not _live(o):
             continue
         if not o.writable:
-            raise BridgeError(names[len(inputs) + i], "the output buffer is read-only")
+            raise BridgeError(names[i], "the output buffer is read-only")
         a0 = <intptr_t>o.t.data
         a1 = a0 + o.t.capacity
-        for j in range(len(all_)):
+        for j in range(n):
             t = <CTensor>all_[j]
-            if j == len(inputs) + i or not _live(t):
+            if j == i or not _live(t):
                 continue
             b0 = <intptr_t>t.t.data
             b1 = b0 + t.t.capacity
             if a0 < b1 and b0 < a1:
-                if elementwise and j < len(inputs) and a0 == b0 and o.t.capacity == t.t.capacity:
+                if elementwise and j < n_in and a0 == b0 and o.t.capacity == t.t.capacity:
                     continue  # in-place element-wise operation: allowed by MLI
-                raise BridgeError(names[len(inputs) + i],
-                                  f"the output buffer overlaps {names[j]}")
+                raise BridgeError(names[i], f"the output buffer overlaps {names[j]}")
     return 0
 
 
@@ -298,14 +312,25 @@ cdef unsigned long _calls = 0
 cdef unsigned long _claim(tuple names, tuple outputs) except? 0:
     """Reserve the outputs' buffers for this call (returns the number to
     pass to _release); BridgeError when another thread's call is writing into one."""
+    cdef PyObject *outs[8]
+    cdef Py_ssize_t i, n = len(outputs)
+    if n > 8:
+        raise ValueError("_claim: at most 8 outputs")
+    for i in range(n):
+        outs[i] = <PyObject *>outputs[i]
+    return _claim_a(names, outs, n)
+
+
+cdef unsigned long _claim_a(tuple names, PyObject **outs, Py_ssize_t n) except? 0:
+    """_claim over `n` outputs (CTensors or None, borrowed)."""
     global _in_flight, _n_in_flight, _room_in_flight, _calls
     cdef CTensor o
     cdef intptr_t a0, a1
-    cdef Py_ssize_t i, j, n = len(outputs)
+    cdef Py_ssize_t i, j
     cdef unsigned long ident = PyThread_get_thread_ident()
     cdef _Claim *grown
     for i in range(n):
-        o = <CTensor>outputs[i]
+        o = <CTensor>outs[i]
         if not _live(o):
             continue
         a0 = <intptr_t>o.t.data
@@ -324,7 +349,7 @@ cdef unsigned long _claim(tuple names, tuple outputs) except? 0:
             raise MemoryError()
         _in_flight, _room_in_flight = grown, _n_in_flight + n + 16
     for i in range(n):
-        o = <CTensor>outputs[i]
+        o = <CTensor>outs[i]
         if _live(o):
             _in_flight[_n_in_flight].a0 = <intptr_t>o.t.data
             _in_flight[_n_in_flight].a1 = _in_flight[_n_in_flight].a0 + (o.t.capacity if o.t.capacity else 1)
@@ -389,6 +414,74 @@ cdef int _reraise(mli_status st) except -1:
     return 0
 
 
+# Per-thread private tensors: the cell a kernel updates when the caller's
+# cell must stay as it is, and the cfg.ir of a call whose cfg.ir is None.
+# Reused across calls (a call that finds them in use, e.g. from a signal
+# handler, makes its own).
+cdef class _Scratch:
+    cdef CTensor ir, cell
+    cdef bint busy
+
+    def __cinit__(self):
+        self.ir = CTensor()
+        self.cell = CTensor()
+
+
+cdef class _PerThread:
+    """What the kernel calls of one thread keep between calls: the
+    workspaces (most recently used first) and the scratch tensors."""
+    cdef list workspaces
+    cdef _Scratch scratch
+
+    def __cinit__(self):
+        self.workspaces = []
+        self.scratch = _Scratch()
+
+
+cdef extern from *:
+    """
+    #if defined(_MSC_VER)
+    #define MLIPY_PY_TLS __declspec(thread)
+    #else
+    #define MLIPY_PY_TLS _Thread_local
+    #endif
+    /* this thread's _tls.state (borrowed: _tls keeps it) and the Python
+       thread state it belongs to (a thread state id is never reused) */
+    static MLIPY_PY_TLS PyObject *mlipy_py_thread_obj = NULL;
+    static MLIPY_PY_TLS unsigned long long mlipy_py_thread_id = 0;
+    static MLIPY_PY_TLS void *mlipy_py_thread_interp = NULL;
+    """
+    PyObject *mlipy_py_thread_obj
+    unsigned long long mlipy_py_thread_id
+    void *mlipy_py_thread_interp
+
+
+cdef extern from "Python.h":
+    ctypedef struct PyThreadState
+    PyThreadState *PyThreadState_Get()
+    unsigned long long PyThreadState_GetID(PyThreadState *)
+    void *PyThreadState_GetInterpreter(PyThreadState *)
+
+
+cdef _PerThread _this_thread():
+    """This thread's _PerThread (kept in _tls.state; found through a C
+    thread-local pointer checked against the Python thread state, so that a
+    thread state made anew on the same OS thread gets its own)."""
+    global mlipy_py_thread_obj, mlipy_py_thread_id, mlipy_py_thread_interp
+    cdef PyThreadState *ts = PyThreadState_Get()
+    cdef unsigned long long ident = PyThreadState_GetID(ts)
+    cdef void *interp = PyThreadState_GetInterpreter(ts)
+    if mlipy_py_thread_obj != NULL and mlipy_py_thread_id == ident and mlipy_py_thread_interp == interp:
+        return <_PerThread>mlipy_py_thread_obj
+    p = getattr(_tls, "state", None)
+    if p is None:
+        p = _PerThread()
+        _tls.state = p
+    mlipy_py_thread_obj = <PyObject *>p
+    mlipy_py_thread_id, mlipy_py_thread_interp = ident, interp
+    return <_PerThread>p
+
+
 cdef class _Workspace:
     """A per-thread scratch buffer for the recurrent kernels, which pack their
     weights into it, and a copy of the weights it was last handed with: a
@@ -411,14 +504,11 @@ cdef _Workspace _workspace(CTensor weights, size_t n):
     """The workspace for a call with these weights (most recently used
     first); `reuse` says whether C may keep what it packed last time.  The
     caller keeps the object (and _ws_done) around the C call."""
-    cdef list pool = getattr(_tls, "workspaces", None)
+    cdef list pool = _this_thread().workspaces
     cdef _Workspace w = None, cand
     cdef const void *data = weights.t.data
     cdef uint32_t cap = weights.t.capacity
     cdef Py_ssize_t i
-    if pool is None:
-        pool = []
-        _tls.workspaces = pool
     for i in range(len(pool)):
         cand = <_Workspace>pool[i]
         if cand.w == data and cand.wlen == cap and not cand.busy:
@@ -560,6 +650,13 @@ def fully_connected(int variant, CTensor inp, CTensor weights, CTensor bias, CTe
     return _fc_run(variant, inp, weights, bias, out)
 
 
+# argument names of the recurrent kernels (inputs, then outputs), for the bridge's messages
+cdef tuple _RNN_NAMES = ("in", "prev_out", "weights", "bias", "cfg.ir_tsr", "out")
+cdef tuple _RNN_OUTS = ("cfg.ir_tsr", "out")
+cdef tuple _LSTM_NAMES = ("in", "prev_out", "weights", "bias", "cfg.ir_tsr", "cell", "out")
+cdef tuple _LSTM_OUTS = ("cfg.ir_tsr", "cell", "out")
+
+
 cdef inline void _cfg(mli_rnn_cell_cfg *cfg, int mode, int act, CTensor ir):
     cfg.mode = <mli_rnn_mode>mode
     cfg.act = <mli_rnn_out_activation>act
@@ -571,9 +668,11 @@ cdef int _rnn_run(int variant, CTensor inp, CTensor prev_out, CTensor weights, C
     cdef rnn_fn f = RNN[_variant(variant, 3)]
     cdef mli_rnn_cell_cfg cfg
     cdef mli_status st
+    cdef PyObject *a[6]
+    a[0], a[1], a[2], a[3] = <PyObject *>inp, <PyObject *>prev_out, <PyObject *>weights, <PyObject *>bias
+    a[4], a[5] = <PyObject *>ir, <PyObject *>out
     _cfg(&cfg, mode, act, ir)
-    _prep(("in", "prev_out", "weights", "bias", "cfg.ir_tsr", "out"),
-          (inp, prev_out, weights, bias), (ir, out), False)
+    _prep_a(_RNN_NAMES, a, 4, 6, False, False)
     cdef size_t nws = _ws_size(weights, prev_out, (bias.t.shape[0] if bias is not None and bias.t.rank == 2 else 1))
     cdef _Workspace wsp = None
     cdef unsigned char *ws = NULL
@@ -583,7 +682,7 @@ cdef int _rnn_run(int variant, CTensor inp, CTensor prev_out, CTensor weights, C
     cdef mli_tensor *p_weights = tp(weights)
     cdef mli_tensor *p_bias = tp(bias)
     cdef mli_tensor *p_out = tp(out)
-    cdef unsigned long keys = _claim(("cfg.ir_tsr", "out"), (ir, out))
+    cdef unsigned long keys = _claim_a(_RNN_OUTS, a + 4, 2)
     try:
         if nws:
             wsp = _workspace(weights, nws)
@@ -616,9 +715,11 @@ cdef int _lstm_run(int variant, CTensor inp, CTensor prev_out, CTensor weights, 
     cdef mli_rnn_cell_cfg cfg
     cdef mli_rnn_cell_cfg *pcfg = NULL if cfg_null else &cfg
     cdef mli_status st
+    cdef PyObject *a[7]
+    a[0], a[1], a[2], a[3] = <PyObject *>inp, <PyObject *>prev_out, <PyObject *>weights, <PyObject *>bias
+    a[4], a[5], a[6] = <PyObject *>ir, <PyObject *>cell, <PyObject *>out
     _cfg(&cfg, mode, act, ir)
-    _prep(("in", "prev_out", "weights", "bias", "cfg.ir_tsr", "cell", "out"),
-          (inp, prev_out, weights, bias), (ir, cell, out), False)
+    _prep_a(_LSTM_NAMES, a, 4, 7, False, False)
     cdef size_t nws = _ws_size(weights, prev_out, 4)
     cdef _Workspace wsp = None
     cdef unsigned char *ws = NULL
@@ -629,7 +730,7 @@ cdef int _lstm_run(int variant, CTensor inp, CTensor prev_out, CTensor weights, 
     cdef mli_tensor *p_bias = tp(bias)
     cdef mli_tensor *p_cell = tp(cell)
     cdef mli_tensor *p_out = tp(out)
-    cdef unsigned long keys = _claim(("cfg.ir_tsr", "cell", "out"), (ir, cell, out))
+    cdef unsigned long keys = _claim_a(_LSTM_OUTS, a + 4, 3)
     try:
         if nws:
             wsp = _workspace(weights, nws)
@@ -804,20 +905,22 @@ cdef CTensor _new_tensor(u64 count, int variant, u64 capacity):
     return t
 
 
-cdef CTensor _out_arg(str fname, object out, u64 count, int variant, tuple names, tuple inputs,
+cdef CTensor _out_arg(str fname, object out, u64 count, int variant, tuple names, PyObject **a, Py_ssize_t n_in,
                       bint elementwise=False, bint scalars=False):
     """A new output tensor of `count` elements, or the caller's, checked
     against aliasing the inputs: nothing of the caller's is touched before
     every check has passed.  NULL data and a short capacity reach C, which
-    answers with MLI's status in MLI's order."""
+    answers with MLI's status in MLI's order.  `a` holds the `n_in` inputs
+    and room for the output after them."""
     cdef CTensor y
     if out is None:
         return _new_tensor(count, variant, count * (1 if variant == 0 else 2))
     y = _arg(fname, "out", out)
-    if getattr(out, "_strided_copy", False):  # the caller's memory, not mli.Tensor's copy of a strided view
+    if y._strided_copy:  # the caller's memory, not mli.Tensor's copy of a strided view
         raise ValueError(f"{fname}: out wraps a copy of a non-contiguous array, so the results would not "
                          f"reach the caller's array: pass np.ascontiguousarray(...) and read the tensor")
-    _prep(names, inputs, (y,), elementwise, scalars)
+    a[n_in] = <PyObject *>y
+    _prep_a(names, a, n_in, n_in + 1, elementwise, scalars)
     return y
 
 
@@ -843,31 +946,15 @@ cdef inline void _frac_back(CTensor out, uint8_t old) noexcept:
     out.generation += 1
 
 
-# Per-thread private tensors: the cell a kernel updates when the caller's
-# cell must stay as it is, and the cfg.ir of a call whose cfg.ir is None.
-# Reused across calls (a call that finds them in use, e.g. from a signal
-# handler, makes its own).
-cdef class _Scratch:
-    cdef CTensor ir, cell
-    cdef bint busy
-
-    def __cinit__(self):
-        self.ir = CTensor()
-        self.cell = CTensor()
-
-
 cdef size_t _SCRATCH_KEEP = 1 << 16   # bytes; larger scratch is made per call
 
 
 cdef _Scratch _take_scratch():
-    s = getattr(_tls, "scratch", None)
-    if s is None:
-        s = _Scratch()
-        _tls.scratch = s
-    if (<_Scratch>s).busy:
+    cdef _Scratch s = _this_thread().scratch
+    if s.busy:
         return None
-    (<_Scratch>s).busy = True
-    return <_Scratch>s
+    s.busy = True
+    return s
 
 
 cdef inline void _give_back(_Scratch s) noexcept:
@@ -928,16 +1015,21 @@ def lstm_api(int variant, str fname, x, prev_out, weights, bias, cfg, cell, out,
     cdef CTensor tc = _arg(fname, "cell", cell)
     cdef CTensor tco = None, c, ir
     cdef _Scratch s = None
+    cdef PyObject *a[7]
     if not isinstance(cfg, _Config):
         raise TypeError(f"{fname}: cfg must be an mli.RnnCellConfig")
+    mode = cfg.mode
     cdef u64 M = _fits(_count(th), th)
-    cdef CTensor y = _out_arg(fname, out, _fits(_mul(M, _batch(tx, cfg.mode)), th, tx), variant,
-                              ("prev_out", "weights", "bias", "cell", "in", "out"), (th, tw, tb, tc, tx))
+    a[0], a[1], a[2], a[3], a[4] = <PyObject *>th, <PyObject *>tw, <PyObject *>tb, <PyObject *>tc, <PyObject *>tx
+    cdef CTensor y = _out_arg(fname, out, _fits(_mul(M, _batch(tx, mode)), th, tx), variant,
+                              ("prev_out", "weights", "bias", "cell", "in", "out"), a, 5)
     cdef bint apart = cell_out is not None and cell_out is not cell   # nothing is copied into an alias
     if apart:
         tco = _arg(fname, "cell_out", cell_out)
-        _prep(("in", "prev_out", "weights", "bias", "cell", "out", "cell_out"), (tx, th, tw, tb, tc, y), (tco,),
-              False)
+        a[0], a[1], a[2], a[3], a[4], a[5] = <PyObject *>tx, <PyObject *>th, <PyObject *>tw, <PyObject *>tb, \
+            <PyObject *>tc, <PyObject *>y
+        a[6] = <PyObject *>tco
+        _prep_a(("in", "prev_out", "weights", "bias", "cell", "out", "cell_out"), a, 6, 7, False, False)
     # the kernel updates its cell in place: a private copy, unless the
     # caller passed its cell as cell_out (C writes nothing when it fails)
     ir_obj = cfg.ir
@@ -947,7 +1039,7 @@ def lstm_api(int variant, str fname, x, prev_out, weights, bias, cfg, cell, out,
         c = tc if cell_out is cell or (tc.t.data == NULL and not tc.data_is_value) else \
             _cell_copy(s if apart else None, tc)
         ir = _zero_ir(s, 4 * M, variant) if ir_obj is None else _ir_arg(ir_obj)
-        _status(_lstm_run(variant, tx, th, tw, tb, _c_int(cfg.mode), _c_int(cfg.act), ir, c, y), fname)
+        _status(_lstm_run(variant, tx, th, tw, tb, _c_int(mode), _c_int(cfg.act), ir, c, y), fname)
         if apart:
             tco._copy_from(c)
             return y, cell_out
@@ -966,28 +1058,32 @@ def rnn_api(int variant, str fname, x, prev_out, weights, bias, cfg, out, out_fr
     cdef _Scratch s = None
     if not isinstance(cfg, _Config):
         raise TypeError(f"{fname}: cfg must be an mli.RnnCellConfig")
+    mode = cfg.mode
     cdef u64 K = _fits(_count(tb), tb)
-    cdef u64 count = _fits(_mul(K, _batch(tx, cfg.mode)), tb, tx)
+    cdef u64 count = _fits(_mul(K, _batch(tx, mode)), tb, tx)
     frac = th.t.el_params.fx.frac_bits if out_frac_bits is None else out_frac_bits
-    cdef CTensor y = _out_arg(fname, out, count, variant, ("prev_out", "weights", "bias", "in", "out"),
-                              (th, tw, tb, tx))
+    cdef PyObject *a[5]
+    a[0], a[1], a[2], a[3] = <PyObject *>th, <PyObject *>tw, <PyObject *>tb, <PyObject *>tx
+    cdef CTensor y = _out_arg(fname, out, count, variant, ("prev_out", "weights", "bias", "in", "out"), a, 4)
     cdef uint8_t old = y.t.el_params.fx.frac_bits
     cdef bint set_frac
     cdef const mlipy_error_detail *d
     ir_obj = cfg.ir
-    if ir_obj is None and cfg.mode == _B2L:
+    cdef bint b2l = ir_obj is None and mode == _B2L
+    if b2l:
         s = _take_scratch()
     try:
         if ir_obj is None:
-            if cfg.mode == _B2L:
+            if b2l:
                 ir = _zero_ir(s, K, variant)
         else:
             ir = _ir_arg(ir_obj)
-        set_frac = cfg.act == _ACT_NONE   # the format the caller asks for, for this call
+        act = cfg.act
+        set_frac = act == _ACT_NONE   # the format the caller asks for, for this call
         if set_frac:
             _frac_for(y, frac)
         try:
-            _status(_rnn_run(variant, tx, th, tw, tb, _c_int(cfg.mode), _c_int(cfg.act), ir, y), fname)
+            _status(_rnn_run(variant, tx, th, tw, tb, _c_int(mode), _c_int(act), ir, y), fname)
             # a basic RNN whose out is too short for its steps: MLI 1.1 returns OK
             # and writes past out's end; the C core writes nothing and flags it
             d = mlipy_last_error()
@@ -1010,7 +1106,9 @@ def fc_api(int variant, str fname, x, weights, bias, out, out_frac_bits):
     cdef CTensor tb = _arg(fname, "bias", bias)
     cdef u64 K = _fits(tw.t.shape[0] if 1 <= tw.t.rank <= 4 else 0, tw)
     frac = tx.t.el_params.fx.frac_bits if out_frac_bits is None else out_frac_bits
-    cdef CTensor y = _out_arg(fname, out, K, variant, ("weights", "bias", "in", "out"), (tw, tb, tx))
+    cdef PyObject *a[4]
+    a[0], a[1], a[2] = <PyObject *>tw, <PyObject *>tb, <PyObject *>tx
+    cdef CTensor y = _out_arg(fname, out, K, variant, ("weights", "bias", "in", "out"), a, 3)
     cdef uint8_t old = y.t.el_params.fx.frac_bits
     _frac_for(y, frac)
     try:
@@ -1024,7 +1122,9 @@ def fc_api(int variant, str fname, x, weights, bias, out, out_frac_bits):
 def unary_api(int op, int variant, str fname, x, out, relu_type=None):
     """mli.tanh_<kind> (op 0), sigm_<kind> (op 1) or relu_<kind> (op 2; relu_type already checked)."""
     cdef CTensor tx = _arg(fname, "in", x)
-    cdef CTensor y = _out_arg(fname, out, _fits(_count(tx), tx), variant, ("in", "out"), (tx,), True)
+    cdef PyObject *a[2]
+    a[0] = <PyObject *>tx
+    cdef CTensor y = _out_arg(fname, out, _fits(_count(tx), tx), variant, ("in", "out"), a, 1, True)
     if op == 2:
         _status(_relu_run(variant, tx, relu_type, y), fname)
     elif op == 1:
@@ -1041,7 +1141,9 @@ def eltwise_api(int op, int variant, str fname, in1, in2, out, out_frac_bits):
     cdef u64 na = _fits(_count(a), a) if a.t.rank else 1
     cdef u64 nb = _fits(_count(b), b) if b.t.rank else 1
     frac = a.t.el_params.fx.frac_bits if out_frac_bits is None else out_frac_bits
-    cdef CTensor y = _out_arg(fname, out, na if na > nb else nb, variant, ("in1", "in2", "out"), (a, b), True, True)
+    cdef PyObject *args[3]
+    args[0], args[1] = <PyObject *>a, <PyObject *>b
+    cdef CTensor y = _out_arg(fname, out, na if na > nb else nb, variant, ("in1", "in2", "out"), args, 2, True, True)
     cdef uint8_t old = y.t.el_params.fx.frac_bits
     _frac_for(y, frac)
     try:
