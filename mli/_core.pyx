@@ -7,7 +7,8 @@ return the integer `mli_status`.  Python-side validation lives in `mli`."""
 import threading
 
 cimport cython
-from cpython.buffer cimport PyObject_GetBuffer, PyBuffer_Release, PyBUF_SIMPLE, PyBUF_WRITABLE
+from cpython.buffer cimport (PyObject_GetBuffer, PyBuffer_Release, PyBuffer_IsContiguous, PyBUF_SIMPLE,
+                             PyBUF_WRITABLE, PyBUF_RECORDS_RO)
 from cpython.mem cimport PyMem_Realloc
 from cpython.bytearray cimport PyByteArray_AS_STRING, PyByteArray_FromStringAndSize
 from cpython.pythread cimport (PyThread_type_lock, PyThread_allocate_lock, PyThread_free_lock,
@@ -549,10 +550,15 @@ cdef size_t _ws_size(CTensor weights, CTensor prev_out, int rows_per_state):
     usable; the kernel then checks and runs its plain path)."""
     if weights is None or prev_out is None or weights.is_null or prev_out.is_null:
         return 0
-    if weights.t.rank < 1 or weights.t.rank > 4 or prev_out.t.rank != 1:
+    return _ws_size_s(&weights.t, &prev_out.t, rows_per_state)
+
+
+cdef size_t _ws_size_s(const mli_tensor *w, const mli_tensor *prev_out, int rows_per_state) noexcept:
+    """_ws_size of the structs."""
+    if w.rank < 1 or w.rank > 4 or prev_out.rank != 1:
         return 0
-    cdef long long S = prev_out.t.shape[0]
-    cdef long long cols = weights.t.shape[weights.t.rank - 1]
+    cdef long long S = prev_out.shape[0]
+    cdef long long cols = w.shape[w.rank - 1]
     cdef long long K = rows_per_state * S
     if S <= 0 or cols <= S or K * cols > (1 << 28):
         return 0
@@ -665,24 +671,34 @@ cdef inline void _cfg(mli_rnn_cell_cfg *cfg, int mode, int act, CTensor ir):
 
 cdef int _rnn_run(int variant, CTensor inp, CTensor prev_out, CTensor weights, CTensor bias,
                   int mode, int act, CTensor ir, CTensor out) except -1:
-    cdef rnn_fn f = RNN[_variant(variant, 3)]
+    _variant(variant, 3)
     cdef mli_rnn_cell_cfg cfg
-    cdef mli_status st
     cdef PyObject *a[6]
     a[0], a[1], a[2], a[3] = <PyObject *>inp, <PyObject *>prev_out, <PyObject *>weights, <PyObject *>bias
     a[4], a[5] = <PyObject *>ir, <PyObject *>out
     _cfg(&cfg, mode, act, ir)
     _prep_a(_RNN_NAMES, a, 4, 6, False, False)
     cdef size_t nws = _ws_size(weights, prev_out, (bias.t.shape[0] if bias is not None and bias.t.rank == 2 else 1))
+    cdef unsigned long keys = _claim_a(_RNN_OUTS, a + 4, 2)
+    try:
+        return _rec_call(False, variant, tp(inp), tp(prev_out), weights, tp(bias), &cfg, NULL, tp(out), nws)
+    finally:
+        _release(keys)
+
+
+cdef int _rec_call(bint lstm, int variant, mli_tensor *inp, mli_tensor *prev_out, CTensor weights, mli_tensor *bias,
+                   mli_rnn_cell_cfg *cfg, mli_tensor *cell, mli_tensor *out, size_t nws) except -1:
+    """The C call of a recurrent kernel (variant checked by the caller): with
+    the GIL released, the thread's workspace of `nws` bytes (whose packing of
+    the weights C reuses when they are byte for byte as last packed) and the
+    Ctrl-C poll.  Returns the status (raises what interrupted the call)."""
+    cdef lstm_fn fl = LSTM[variant]
+    cdef rnn_fn fr = RNN[variant]
+    cdef mli_status st
+    cdef mli_tensor *p_weights = tp(weights)
     cdef _Workspace wsp = None
     cdef unsigned char *ws = NULL
     cdef bint reuse = False
-    cdef mli_tensor *p_inp = tp(inp)
-    cdef mli_tensor *p_prev_out = tp(prev_out)
-    cdef mli_tensor *p_weights = tp(weights)
-    cdef mli_tensor *p_bias = tp(bias)
-    cdef mli_tensor *p_out = tp(out)
-    cdef unsigned long keys = _claim_a(_RNN_OUTS, a + 4, 2)
     try:
         if nws:
             wsp = _workspace(weights, nws)
@@ -693,11 +709,13 @@ cdef int _rnn_run(int variant, CTensor inp, CTensor prev_out, CTensor weights, C
             else:
                 mlipy_set_workspace(ws, nws)
             mlipy_set_poll(_poll)
-            st = f(p_inp, p_prev_out, p_weights, p_bias, &cfg, p_out)
+            if lstm:
+                st = fl(inp, prev_out, p_weights, bias, cfg, cell, out)
+            else:
+                st = fr(inp, prev_out, p_weights, bias, cfg, out)
             mlipy_set_poll(NULL)
             mlipy_set_workspace(NULL, 0)
     finally:
-        _release(keys)
         if wsp is not None:
             wsp.busy = False
     _reraise(st)
@@ -711,45 +729,20 @@ def basic_rnn_cell(int variant, CTensor inp, CTensor prev_out, CTensor weights, 
 
 cdef int _lstm_run(int variant, CTensor inp, CTensor prev_out, CTensor weights, CTensor bias,
                    int mode, int act, CTensor ir, CTensor cell, CTensor out, bint cfg_null=False) except -1:
-    cdef lstm_fn f = LSTM[_variant(variant, 3)]
+    _variant(variant, 3)
     cdef mli_rnn_cell_cfg cfg
     cdef mli_rnn_cell_cfg *pcfg = NULL if cfg_null else &cfg
-    cdef mli_status st
     cdef PyObject *a[7]
     a[0], a[1], a[2], a[3] = <PyObject *>inp, <PyObject *>prev_out, <PyObject *>weights, <PyObject *>bias
     a[4], a[5], a[6] = <PyObject *>ir, <PyObject *>cell, <PyObject *>out
     _cfg(&cfg, mode, act, ir)
     _prep_a(_LSTM_NAMES, a, 4, 7, False, False)
     cdef size_t nws = _ws_size(weights, prev_out, 4)
-    cdef _Workspace wsp = None
-    cdef unsigned char *ws = NULL
-    cdef bint reuse = False
-    cdef mli_tensor *p_inp = tp(inp)
-    cdef mli_tensor *p_prev_out = tp(prev_out)
-    cdef mli_tensor *p_weights = tp(weights)
-    cdef mli_tensor *p_bias = tp(bias)
-    cdef mli_tensor *p_cell = tp(cell)
-    cdef mli_tensor *p_out = tp(out)
     cdef unsigned long keys = _claim_a(_LSTM_OUTS, a + 4, 3)
     try:
-        if nws:
-            wsp = _workspace(weights, nws)
-            ws, reuse = <unsigned char *>PyByteArray_AS_STRING(wsp.buf), wsp.reuse
-        with nogil:
-            if reuse:
-                mlipy_set_workspace_reuse(ws, nws)
-            else:
-                mlipy_set_workspace(ws, nws)
-            mlipy_set_poll(_poll)
-            st = f(p_inp, p_prev_out, p_weights, p_bias, pcfg, p_cell, p_out)
-            mlipy_set_poll(NULL)
-            mlipy_set_workspace(NULL, 0)
+        return _rec_call(True, variant, tp(inp), tp(prev_out), weights, tp(bias), pcfg, tp(cell), tp(out), nws)
     finally:
         _release(keys)
-        if wsp is not None:
-            wsp.busy = False
-    _reraise(st)
-    return <int>st
 
 
 def lstm_cell(int variant, CTensor inp, CTensor prev_out, CTensor weights, CTensor bias,
@@ -1152,6 +1145,274 @@ def eltwise_api(int op, int variant, str fname, in1, in2, out, out_frac_bits):
         _frac_back(y, old)
         raise
     return y
+
+
+# ----------------------------------------- fused TensorIterator (mli.graph)
+# A TensorIterator over a KernelBody whose port map is a recurrence runs one
+# batch-to-batch call per row (mli/graph/kernel_body.py).  FusedSeq does that
+# for the common layout -- C-contiguous arrays of the body's dtype, x sliced
+# forward on the axis before its last, the concatenated y on that axis --
+# straight from the caller's arrays into the outputs: no tensor wrappers, no
+# copies of x, each row's y written in place in the concatenated output.  Any
+# other input, a kernel function that is not the package's own (a test's spy)
+# or a changed body returns None: the TensorIterator then takes its Python
+# paths, which do the checks and raise the errors of stepping.
+
+cdef enum:
+    _OUT_Y_CONCAT = 0     # ConcatOutput of y on the sliced axis, forward, part 1
+    _OUT_Y_LAST = 1       # LastIterationOutput of y
+    _OUT_H_LAST = 2       # LastIterationOutput of h_out
+    _OUT_C_LAST = 3       # LastIterationOutput of c_out
+
+
+cdef inline void _fill(mli_tensor *t, char *data, uint32_t d0, uint32_t d1, uint32_t rank, uint32_t es,
+                       int el_type, int frac) noexcept:
+    """A dense rank-1 ([d0]) or rank-2 ([d0, d1]) tensor, every field as bind() sets it."""
+    memset(t, 0, sizeof(mli_tensor))
+    t.data = data
+    t.shape[0] = d0
+    t.shape[1] = d1 if rank == 2 else 0
+    t.rank = rank
+    t.capacity = d0 * (d1 if rank == 2 else 1) * es
+    t.el_type = <mli_element_type>el_type
+    t.el_params.fx.frac_bits = <uint8_t>frac
+
+
+cdef inline bint _frac_ok(object v):
+    return type(v) is int and 0 <= v <= 255
+
+
+cdef inline bint _dense(Py_buffer *b, char code, Py_ssize_t es) noexcept:
+    """A C-contiguous buffer of native `code` ('b' int8, 'h' int16) items."""
+    return b.format != NULL and b.format[0] == code and b.format[1] == 0 and b.itemsize == es and \
+        PyBuffer_IsContiguous(b, b'C')
+
+
+cdef class FusedSeq:
+    """The fused run of one TensorIterator over one KernelBody (see above);
+    made once per TensorIterator from its port map (KernelBody's _FusedPlan)."""
+    cdef object body, kernels, kernel, xp, np_empty, ndarray, b2b, act_none
+    cdef str fname
+    cdef bint lstm
+    cdef int variant
+    cdef Py_ssize_t x_ext, h_ext, c_ext, n_ext, n_out
+    cdef long long xp_axis, n_fixed
+    cdef list kinds                 # per external output: (kind, concat axis)
+    cdef bint eligible
+    cdef Py_ssize_t plan_L          # the last axis length planned and its plan
+    cdef long long plan_n, plan_first, plan_step
+
+    def __init__(self, body, kernels, str fname, bint lstm, int variant, Py_ssize_t x_ext, Py_ssize_t h_ext,
+                 Py_ssize_t c_ext, Py_ssize_t n_ext, xp, long long xp_axis, n_fixed, list kinds, bint eligible,
+                 np_empty, ndarray, b2b, act_none):
+        self.body, self.kernels, self.fname, self.kernel = body, kernels, fname, kernels._OWN[fname]
+        self.lstm, self.variant = lstm, _variant(variant, 3)
+        self.x_ext, self.h_ext, self.c_ext, self.n_ext = x_ext, h_ext, c_ext, n_ext
+        self.xp, self.xp_axis = xp, xp_axis
+        self.n_fixed = -1 if n_fixed is None else n_fixed
+        self.kinds, self.n_out, self.eligible = kinds, len(kinds), eligible
+        self.np_empty, self.ndarray, self.b2b, self.act_none = np_empty, ndarray, b2b, act_none
+        self.plan_L = -1
+
+    def run(self, ti, tuple inputs):
+        """The TensorIterator's outputs for `inputs`, or None: take the general paths."""
+        if not self.eligible or len(inputs) != self.n_ext:
+            return None
+        body = self.body
+        if ti.body is not body or not body.fuse or getattr(self.kernels, self.fname) is not self.kernel:
+            return None
+        x, h0 = inputs[self.x_ext], inputs[self.h_ext]
+        c0 = inputs[self.c_ext] if self.lstm else None
+        if type(x) is not self.ndarray or type(h0) is not self.ndarray or \
+                (self.lstm and type(c0) is not self.ndarray):
+            return None
+        cdef Py_buffer bx, bh, bc
+        cdef bint hx = False, hh = False, hc = False
+        try:
+            try:
+                PyObject_GetBuffer(x, &bx, PyBUF_RECORDS_RO)
+                hx = True
+                PyObject_GetBuffer(h0, &bh, PyBUF_RECORDS_RO)
+                hh = True
+                if self.lstm:
+                    PyObject_GetBuffer(c0, &bc, PyBUF_RECORDS_RO)
+                    hc = True
+            except (BufferError, ValueError, TypeError):
+                return None
+            return self._run(body, x, h0, c0, &bx, &bh, &bc if hc else NULL)
+        finally:
+            if hc:
+                PyBuffer_Release(&bc)
+            if hh:
+                PyBuffer_Release(&bh)
+            if hx:
+                PyBuffer_Release(&bx)
+
+    cdef object _run(self, body, x, h0, c0, Py_buffer *bx, Py_buffer *bh, Py_buffer *bc):
+        cdef int variant = self.variant
+        cdef uint32_t es = 1 if variant == 0 else 2
+        cdef char code = b'b' if variant == 0 else b'h'
+        cdef int el = MLI_EL_FX_8 if variant == 0 else MLI_EL_FX_16
+        cdef int nd = bx.ndim, i
+        cdef Py_ssize_t N, M, L, B, r, k, kind
+        cdef long long axis, n, first, step, ca
+        # the inputs: the body's dtype, C-contiguous, x [..., L, N] sliced on L, h and c [..., M] of B rows
+        if not _dense(bx, code, es) or not _dense(bh, code, es) or nd < 2 or bh.ndim < 1:
+            return None
+        if bc != NULL:
+            if not _dense(bc, code, es) or bc.ndim != bh.ndim:
+                return None
+            for i in range(bh.ndim):
+                if bc.shape[i] != bh.shape[i]:
+                    return None
+        weights, bias = body.weights, body.bias
+        if not isinstance(weights, _Tensor) or not isinstance(bias, _Tensor) or \
+                not _live(<CTensor>weights) or not _live(<CTensor>bias):
+            return None
+        cdef CTensor tw = <CTensor>weights, tb = <CTensor>bias
+        if tw.t.rank < 2 or tw.t.rank > 4:
+            return None
+        M = tw.t.shape[tw.t.rank - 2]
+        N = <Py_ssize_t>tw.t.shape[tw.t.rank - 1] - M
+        if M < 1 or N < 1 or bx.shape[nd - 1] != N or bh.shape[bh.ndim - 1] != M:
+            return None
+        if body.input_size != N or body.state_size != M:
+            return None
+        axis = self.xp_axis + nd if self.xp_axis < 0 else self.xp_axis
+        if axis != nd - 2:
+            return None
+        L = bx.shape[axis]
+        if L != self.plan_L:
+            try:
+                n, first, step = self.xp.plan(L)
+            except ValueError:
+                return None
+            self.plan_L, self.plan_n, self.plan_first, self.plan_step = L, n, first, step
+        else:
+            n, first, step = self.plan_n, self.plan_first, self.plan_step
+        if n < 1 or step != 1 or (self.n_fixed >= 0 and n != self.n_fixed):
+            return None
+        B = 1
+        for i in range(axis):
+            B *= bx.shape[i]
+        if B < 1 or bh.len != B * M * es or n * (N if N > M else M) * es > 0xFFFFFFFF:
+            return None
+        # the body's formats and configuration, read per call as the Python paths read them
+        cfg = body._seq
+        in_frac, state_frac = body.in_frac, body.state_frac
+        cell_frac = body.cell_frac if self.lstm else 0
+        if not isinstance(cfg, _Config) or not _frac_ok(in_frac) or not _frac_ok(state_frac) or \
+                not _frac_ok(cell_frac):
+            return None
+        mode = cfg.mode
+        if cfg.ir is not None or not (mode is self.b2b or mode == self.b2b):
+            return None
+        act_obj = cfg.act
+        if not isinstance(act_obj, int) or not -2 ** 31 <= act_obj < 2 ** 31:
+            return None
+        cdef int act = act_obj
+        cdef int out_frac = 0
+        if not self.lstm:      # out's frac bits: body.out_frac passed for act NONE, else prev_out's; set for act NONE
+            frac = body.out_frac if body.act == self.act_none else state_frac
+            if act_obj == self.act_none:
+                if not _frac_ok(frac):
+                    return None
+                out_frac = frac
+        # the outputs
+        cdef list kinds = self.kinds
+        pre = tuple([bx.shape[i] for i in range(axis)])
+        y = None
+        for i in range(self.n_out):
+            kind, ca = kinds[i]
+            if kind == _OUT_Y_CONCAT:
+                ca = ca + nd if ca < 0 else ca
+                if ca != axis:
+                    return None
+                y = self.np_empty(pre + (n, M), x.dtype)
+        cdef Py_buffer by, bcell
+        cdef bint hy = False, hcell = False
+        cdef _Scratch s = None
+        cdef CTensor ir
+        cdef mli_tensor tx, th, tc, ty
+        cdef mli_rnn_cell_cfg ccfg
+        cdef char *yp
+        cdef char *cp = NULL
+        cdef size_t nws
+        cdef const mlipy_error_detail *d
+        cdef uint32_t rows_per_state
+        ybuf = y if y is not None else bytearray(B * n * M * es)
+        c = None
+        if self.lstm:
+            c = self.np_empty(h0.shape, x.dtype)
+        try:
+            PyObject_GetBuffer(ybuf, &by, PyBUF_SIMPLE | PyBUF_WRITABLE)
+            hy = True
+            yp = <char *>by.buf
+            if self.lstm:
+                PyObject_GetBuffer(c, &bcell, PyBUF_SIMPLE | PyBUF_WRITABLE)
+                hcell = True
+                cp = <char *>bcell.buf
+                memcpy(cp, bc.buf, B * M * es)
+                s = _take_scratch()
+            rows_per_state = 4 if self.lstm else (tb.t.shape[0] if tb.t.rank == 2 else 1)
+            for r in range(B):
+                if r:
+                    PyErr_CheckSignals()
+                _fill(&tx, <char *>bx.buf + (r * L + first) * N * es, <uint32_t>n, <uint32_t>N, 2, es, el, in_frac)
+                _fill(&th, <char *>bh.buf + r * M * es, <uint32_t>M, 0, 1, es, el, state_frac)
+                _fill(&ty, yp + r * n * M * es, <uint32_t>n, <uint32_t>M, 2, es, el, out_frac)
+                nws = _ws_size_s(&tw.t, &th, rows_per_state)
+                if self.lstm:
+                    _fill(&tc, cp + r * M * es, <uint32_t>M, 0, 1, es, el, cell_frac)
+                    ir = _zero_ir(s, 4 * M, variant)
+                    _cfg(&ccfg, 1, act, ir)
+                    _status(_rec_call(True, variant, &tx, &th, tw, &tb.t, &ccfg, &tc, &ty, nws), self.fname)
+                else:
+                    _cfg(&ccfg, 1, act, None)
+                    _status(_rec_call(False, variant, &tx, &th, tw, &tb.t, &ccfg, NULL, &ty, nws), self.fname)
+                    d = mlipy_last_error()
+                    if d.status == MLI_STATUS_OK and d.mlipy_safety:
+                        raise _error(5, "mli_krn_" + self.fname, d.argument.decode(), d.field.decode(),
+                                     d.reason.decode(), mlipy_safety=True)
+            # the last iteration's y (= h_out) of every row, for the last-iteration outputs
+            result = [None] * self.n_out
+            y_last = h_last = None
+            for i in range(self.n_out):
+                kind, ca = kinds[i]
+                if kind == _OUT_Y_CONCAT:
+                    v = y
+                elif kind == _OUT_C_LAST:
+                    v = c
+                else:
+                    v = y_last if kind == _OUT_Y_LAST else h_last
+                    if v is None:
+                        v = self.np_empty(pre + (1, M) if kind == _OUT_Y_LAST else h0.shape, x.dtype)
+                        _last_rows(v, yp, B, n, M * es)
+                        if kind == _OUT_Y_LAST:
+                            y_last = v
+                        else:
+                            h_last = v
+                result[i] = v
+            return tuple(result)
+        finally:
+            _give_back(s)
+            if hcell:
+                PyBuffer_Release(&bcell)
+            if hy:
+                PyBuffer_Release(&by)
+
+
+cdef int _last_rows(object dst, const char *y, Py_ssize_t B, Py_ssize_t n, Py_ssize_t row_bytes) except -1:
+    """dst (a new C-contiguous array of B rows) = the last step of each row's sequence in y [B, n, row]."""
+    cdef Py_buffer b
+    cdef Py_ssize_t r
+    PyObject_GetBuffer(dst, &b, PyBUF_SIMPLE | PyBUF_WRITABLE)
+    try:
+        for r in range(B):
+            memcpy(<char *>b.buf + r * row_bytes, y + (r * n + n - 1) * row_bytes, row_bytes)
+    finally:
+        PyBuffer_Release(&b)
+    return 0
 
 
 def bind(CTensor t, arr, int frac):

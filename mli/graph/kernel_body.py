@@ -65,7 +65,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import _core, kernels
-from ..enums import KINDS, ElementType, RnnActivation, RnnMode
+from ..enums import KINDS, VARIANT, ElementType, RnnActivation, RnnMode
 from ..kernels import RnnCellConfig
 from ..tensor import Tensor, frac_bits_for
 from .body import Body
@@ -403,6 +403,7 @@ class KernelBody(Body):
         if plan is None or plan[0] is not self:    # the port map is checked once per TI
             plan = (self, self.fusable(ti) and _FusedPlan(self, ti))
             ti._kernel_plan = plan
+            ti._fused_call = plan[1].fast.run if plan[1] else None
         if not plan[1]:
             return None
         out = plan[1].run(arrays)
@@ -473,6 +474,21 @@ class _FusedPlan:
                               f"{p.label}: {body.describe_output(p.internal)}") for p in ti.outputs)
         self.n_out = len(self.outputs)
         self.pool = []     # [x, h, c, out, cell_out] tensor wrappers; list.pop/append: one call each
+        # the common layout run in the bridge (TensorIterator.__call__ tries it first): each output's
+        # kind and concatenation axis, by external position; a y concatenated other than forward with
+        # part 1, or twice, or a concatenated h_out, leaves every call to the paths here
+        kinds, eligible = [None] * self.n_out, True
+        for ext, j, is_concat, p, _ in self.outputs:
+            if is_concat:
+                eligible &= j == 0 and p.stride > 0 and p.part_size == 1 and not any(k == 0 for k, _ in
+                                                                                      filter(None, kinds))
+                kinds[ext] = (0, p.axis)
+            else:
+                kinds[ext] = (1 + j, 0)
+        self.fast = _core.FusedSeq(body, kernels, body._fname, self.lstm, VARIANT[body.kind], self.xp.external,
+                                   self.h_ext, self.c_ext if self.lstm else -1, ti.num_external_inputs, self.xp,
+                                   self.xp.axis, self.n_fixed, kinds, eligible, np.empty, np.ndarray,
+                                   RnnMode.BATCH_TO_BATCH, RnnActivation.NONE)
 
     def run(self, arrays):
         body, xp, lstm = self.body, self.xp, self.lstm

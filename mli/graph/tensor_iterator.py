@@ -273,6 +273,7 @@ class TensorIterator(_SubGraphOp):
     """
 
     _kind = "TensorIterator"
+    _fused_call = None
 
     def __init__(self, body, inputs: Sequence = (), outputs: Sequence = (),
                  back_edges: Sequence = (), *, num_iterations: int | None = None,
@@ -314,6 +315,9 @@ class TensorIterator(_SubGraphOp):
         tuple of numpy.ndarray
             External outputs, in port order.
         """
+        fast = self._fused_call     # KernelBody's fused run of the common layout, set by its first call
+        if fast is not None and (out := fast(self, inputs)) is not None:
+            return out
         arrays = self._as_arrays(inputs)
         fused = getattr(self.body, "run_tensor_iterator", None)  # KernelBody's fast path
         if fused is not None and (out := fused(self, arrays)) is not None:
