@@ -1001,6 +1001,10 @@ cdef CTensor _cell_copy(_Scratch s, CTensor cell):
 
 def lstm_api(int variant, str fname, x, prev_out, weights, bias, cfg, cell, out, cell_out):
     """mli.lstm_cell_<kind>(x, prev_out, weights, bias, cfg, cell, out=out, cell_out=cell_out)."""
+    return _lstm_api(variant, fname, x, prev_out, weights, bias, cfg, cell, out, cell_out)
+
+
+cdef object _lstm_api(int variant, str fname, x, prev_out, weights, bias, cfg, cell, out, cell_out):
     cdef CTensor tx = _arg(fname, "in", x)
     cdef CTensor th = _arg(fname, "prev_out", prev_out)
     cdef CTensor tw = _arg(fname, "weights", weights)
@@ -1043,6 +1047,10 @@ def lstm_api(int variant, str fname, x, prev_out, weights, bias, cfg, cell, out,
 
 def rnn_api(int variant, str fname, x, prev_out, weights, bias, cfg, out, out_frac_bits):
     """mli.basic_rnn_cell_<kind>(x, prev_out, weights, bias, cfg, out=out, out_frac_bits=out_frac_bits)."""
+    return _rnn_api(variant, fname, x, prev_out, weights, bias, cfg, out, out_frac_bits)
+
+
+cdef object _rnn_api(int variant, str fname, x, prev_out, weights, bias, cfg, out, out_frac_bits):
     cdef CTensor tx = _arg(fname, "in", x)
     cdef CTensor th = _arg(fname, "prev_out", prev_out)
     cdef CTensor tw = _arg(fname, "weights", weights)
@@ -1094,6 +1102,10 @@ def rnn_api(int variant, str fname, x, prev_out, weights, bias, cfg, out, out_fr
 
 def fc_api(int variant, str fname, x, weights, bias, out, out_frac_bits):
     """mli.fully_connected_<kind>(x, weights, bias, out=out, out_frac_bits=out_frac_bits)."""
+    return _fc_api(variant, fname, x, weights, bias, out, out_frac_bits)
+
+
+cdef object _fc_api(int variant, str fname, x, weights, bias, out, out_frac_bits):
     cdef CTensor tx = _arg(fname, "in", x)
     cdef CTensor tw = _arg(fname, "weights", weights)
     cdef CTensor tb = _arg(fname, "bias", bias)
@@ -1114,6 +1126,10 @@ def fc_api(int variant, str fname, x, weights, bias, out, out_frac_bits):
 
 def unary_api(int op, int variant, str fname, x, out, relu_type=None):
     """mli.tanh_<kind> (op 0), sigm_<kind> (op 1) or relu_<kind> (op 2; relu_type already checked)."""
+    return _unary_api(op, variant, fname, x, out, relu_type)
+
+
+cdef object _unary_api(int op, int variant, str fname, x, out, relu_type=None):
     cdef CTensor tx = _arg(fname, "in", x)
     cdef PyObject *a[2]
     a[0] = <PyObject *>tx
@@ -1129,6 +1145,10 @@ def unary_api(int op, int variant, str fname, x, out, relu_type=None):
 
 def eltwise_api(int op, int variant, str fname, in1, in2, out, out_frac_bits):
     """mli.eltwise_<op>_<kind>(in1, in2, out=out, out_frac_bits=out_frac_bits); op indexes ELTWISE_OPS."""
+    return _eltwise_api(op, variant, fname, in1, in2, out, out_frac_bits)
+
+
+cdef object _eltwise_api(int op, int variant, str fname, in1, in2, out, out_frac_bits):
     cdef CTensor a = _arg(fname, "in1", in1)
     cdef CTensor b = _arg(fname, "in2", in2)
     cdef u64 na = _fits(_count(a), a) if a.t.rank else 1
@@ -1413,6 +1433,39 @@ cdef int _last_rows(object dst, const char *y, Py_ssize_t B, Py_ssize_t n, Py_ss
     finally:
         PyBuffer_Release(&b)
     return 0
+
+
+# The kernel functions of mli.kernels (named, documented and exported there):
+# closures over the variant and the name, so that a call is one call into the
+# bridge, which runs every check of the API.
+def lstm_kernel(int variant, str fname):
+    def fn(x, prev_out, weights, bias, cfg, cell, *, out=None, cell_out=None):
+        return _lstm_api(variant, fname, x, prev_out, weights, bias, cfg, cell, out, cell_out)
+    return fn
+
+
+def rnn_kernel(int variant, str fname):
+    def fn(x, prev_out, weights, bias, cfg, *, out=None, out_frac_bits=None):
+        return _rnn_api(variant, fname, x, prev_out, weights, bias, cfg, out, out_frac_bits)
+    return fn
+
+
+def fc_kernel(int variant, str fname):
+    def fn(x, weights, bias, *, out=None, out_frac_bits=None):
+        return _fc_api(variant, fname, x, weights, bias, out, out_frac_bits)
+    return fn
+
+
+def unary_kernel(int op, int variant, str fname):
+    def fn(x, *, out=None):
+        return _unary_api(op, variant, fname, x, out, None)
+    return fn
+
+
+def eltwise_kernel(int op, int variant, str fname):
+    def fn(in1, in2, *, out=None, out_frac_bits=None):
+        return _eltwise_api(op, variant, fname, in1, in2, out, out_frac_bits)
+    return fn
 
 
 def bind(CTensor t, arr, int frac):
