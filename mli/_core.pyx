@@ -117,7 +117,9 @@ cdef class CTensor:
             t.data_is_value = self.data_is_value
             t.is_null = self.is_null
             return t
-        buf = bytearray(max(<size_t>self.t.capacity, 1))
+        buf = PyByteArray_FromStringAndSize(NULL, self.t.capacity if self.t.capacity > 1 else 1)
+        if self.t.capacity == 0:
+            PyByteArray_AS_STRING(buf)[0] = 0   # as bytearray(1)
         t._attach_c(buf, False)
         memcpy(t.t.data, self.t.data, self.t.capacity)
         fields.data = t.t.data
@@ -264,34 +266,42 @@ cdef int _prep(tuple names, tuple inputs, tuple outputs, bint elementwise, bint 
     return _prep_a(names, all_, n_in, n, elementwise, scalars)
 
 
+cdef inline bint _value_p(PyObject *p) noexcept:
+    """A rank-0 value tensor (p: a borrowed CTensor or None)."""
+    return p != <PyObject *>None and (<CTensor>p).data_is_value
+
+
+cdef inline bint _live_p(PyObject *p) noexcept:
+    """_live of a borrowed CTensor or None."""
+    return p != <PyObject *>None and not (<CTensor>p).is_null and (<CTensor>p).t.data != NULL and \
+        not (<CTensor>p).data_is_value
+
+
 cdef int _prep_a(tuple names, PyObject **all_, Py_ssize_t n_in, Py_ssize_t n, bint elementwise,
                  bint scalars) except -1:
     """_prep over `n` tensors (CTensors or None, borrowed), the first `n_in` of them inputs."""
-    cdef CTensor t, o
     cdef Py_ssize_t i, j
     cdef intptr_t a0, a1, b0, b1
-    for i in range(n):
-        t = <CTensor>all_[i]   # callers pass CTensors or None (check_call checks)
-        if t is not None and t.data_is_value and not scalars:
+    for i in range(n):   # callers pass CTensors or None (check_call checks)
+        if _value_p(all_[i]) and not scalars:
             raise BridgeError(names[i], "a rank-0 value tensor is only accepted by eltwise kernels")
-        if t is not None and t.data_is_value and t.t.rank != 0:
+        if _value_p(all_[i]) and (<CTensor>all_[i]).t.rank != 0:
             raise BridgeError(names[i], "a tensor whose data field holds a value must have rank 0")
     for i in range(n_in, n):
-        o = <CTensor>all_[i]
-        if not _live(o):
+        if not _live_p(all_[i]):
             continue
-        if not o.writable:
+        if not (<CTensor>all_[i]).writable:
             raise BridgeError(names[i], "the output buffer is read-only")
-        a0 = <intptr_t>o.t.data
-        a1 = a0 + o.t.capacity
+        a0 = <intptr_t>(<CTensor>all_[i]).t.data
+        a1 = a0 + (<CTensor>all_[i]).t.capacity
         for j in range(n):
-            t = <CTensor>all_[j]
-            if j == i or not _live(t):
+            if j == i or not _live_p(all_[j]):
                 continue
-            b0 = <intptr_t>t.t.data
-            b1 = b0 + t.t.capacity
+            b0 = <intptr_t>(<CTensor>all_[j]).t.data
+            b1 = b0 + (<CTensor>all_[j]).t.capacity
             if a0 < b1 and b0 < a1:
-                if elementwise and j < n_in and a0 == b0 and o.t.capacity == t.t.capacity:
+                if elementwise and j < n_in and a0 == b0 and \
+                        (<CTensor>all_[i]).t.capacity == (<CTensor>all_[j]).t.capacity:
                     continue  # in-place element-wise operation: allowed by MLI
                 raise BridgeError(names[i], f"the output buffer overlaps {names[j]}")
     return 0
@@ -328,12 +338,12 @@ cdef unsigned long _claim_a(tuple names, PyObject **outs, Py_ssize_t n) except? 
     cdef CTensor o
     cdef intptr_t a0, a1
     cdef Py_ssize_t i, j
-    cdef unsigned long ident = PyThread_get_thread_ident()
+    cdef unsigned long ident
     cdef _Claim *grown
     for i in range(n):
-        o = <CTensor>outs[i]
-        if not _live(o):
+        if not _live_p(outs[i]) or not _n_in_flight:
             continue
+        o = <CTensor>outs[i]
         a0 = <intptr_t>o.t.data
         a1 = a0 + (o.t.capacity if o.t.capacity else 1)
         for j in range(_n_in_flight):
@@ -349,9 +359,10 @@ cdef unsigned long _claim_a(tuple names, PyObject **outs, Py_ssize_t n) except? 
         if grown == NULL:
             raise MemoryError()
         _in_flight, _room_in_flight = grown, _n_in_flight + n + 16
+    ident = PyThread_get_thread_ident()
     for i in range(n):
-        o = <CTensor>outs[i]
-        if _live(o):
+        if _live_p(outs[i]):
+            o = <CTensor>outs[i]
             _in_flight[_n_in_flight].a0 = <intptr_t>o.t.data
             _in_flight[_n_in_flight].a1 = _in_flight[_n_in_flight].a0 + (o.t.capacity if o.t.capacity else 1)
             _in_flight[_n_in_flight].ident = ident
