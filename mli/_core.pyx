@@ -449,6 +449,13 @@ cdef class _PerThread:
         self.workspaces = []
         self.scratch = _Scratch()
 
+    def __dealloc__(self):
+        global _per_thread_freed
+        _per_thread_freed += 1     # every thread's cached pointer is checked again
+
+
+cdef unsigned long long _per_thread_freed = 0   # _PerThread objects freed so far (GIL held)
+
 
 cdef extern from *:
     """
@@ -462,10 +469,12 @@ cdef extern from *:
     static MLIPY_PY_TLS PyObject *mlipy_py_thread_obj = NULL;
     static MLIPY_PY_TLS unsigned long long mlipy_py_thread_id = 0;
     static MLIPY_PY_TLS void *mlipy_py_thread_interp = NULL;
+    static MLIPY_PY_TLS unsigned long long mlipy_py_thread_freed = 0;
     """
     PyObject *mlipy_py_thread_obj
     unsigned long long mlipy_py_thread_id
     void *mlipy_py_thread_interp
+    unsigned long long mlipy_py_thread_freed
 
 
 cdef extern from "Python.h":
@@ -478,19 +487,22 @@ cdef extern from "Python.h":
 cdef _PerThread _this_thread():
     """This thread's _PerThread (kept in _tls.state; found through a C
     thread-local pointer checked against the Python thread state, so that a
-    thread state made anew on the same OS thread gets its own)."""
-    global mlipy_py_thread_obj, mlipy_py_thread_id, mlipy_py_thread_interp
+    thread state made anew on the same OS thread gets its own, and against
+    the count of _PerThread objects freed, so that it never outlives its object)."""
+    global mlipy_py_thread_obj, mlipy_py_thread_id, mlipy_py_thread_interp, mlipy_py_thread_freed
     cdef PyThreadState *ts = PyThreadState_Get()
     cdef unsigned long long ident = PyThreadState_GetID(ts)
     cdef void *interp = PyThreadState_GetInterpreter(ts)
-    if mlipy_py_thread_obj != NULL and mlipy_py_thread_id == ident and mlipy_py_thread_interp == interp:
+    if mlipy_py_thread_obj != NULL and mlipy_py_thread_id == ident and mlipy_py_thread_interp == interp and \
+            mlipy_py_thread_freed == _per_thread_freed:
         return <_PerThread>mlipy_py_thread_obj
+    mlipy_py_thread_obj = NULL
     p = getattr(_tls, "state", None)
     if p is None:
         p = _PerThread()
         _tls.state = p
     mlipy_py_thread_obj = <PyObject *>p
-    mlipy_py_thread_id, mlipy_py_thread_interp = ident, interp
+    mlipy_py_thread_id, mlipy_py_thread_interp, mlipy_py_thread_freed = ident, interp, _per_thread_freed
     return <_PerThread>p
 
 
