@@ -322,6 +322,19 @@ def test_a_replaced_kernel_function_is_called(calls, monkeypatch):
     np.testing.assert_array_equal(y, want[0])
 
 
+def test_a_used_fused_tensor_iterator_pickles_and_copies():
+    import copy
+    import pickle
+    body = make_body("lstm", "fx16")
+    args = data(body)
+    ti = recurrence(body)
+    want = ti(*args)
+    assert_same(ti(*args), want)                           # the plan and the bridge's run are made
+    for dup in (copy.deepcopy(ti), pickle.loads(pickle.dumps(ti)), copy.copy(ti)):
+        assert_same(dup(*args), want)
+        assert_same(dup(*args), want)
+
+
 def test_loop_over_a_kernel_body_steps_it():
     body = make_body("lstm", "fx8w16d")
     x, h, c = data(body)

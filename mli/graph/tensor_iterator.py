@@ -287,6 +287,14 @@ class TensorIterator(_SubGraphOp):
             raise self._err("no SlicedInput: num_iterations must be given")
         self.num_iterations = num_iterations
 
+    def __getstate__(self):
+        """Pickling and copying leave out the fused run's caches (KernelBody's plan
+        and the bridge's runner), which the copy's first call makes again."""
+        state = dict(self.__dict__)
+        state.pop("_kernel_plan", None)
+        state.pop("_fused_call", None)
+        return state
+
     def iterations(self, *inputs) -> int:
         """Number of iterations these external inputs give."""
         return self._count(self._start(self._as_arrays(inputs))[1])
