@@ -1193,22 +1193,23 @@ cdef object _eltwise_api(int op, int variant, str fname, in1, in2, out, out_frac
 # ----------------------------------------- fused TensorIterator (mli.graph)
 # A TensorIterator over a KernelBody whose port map is a recurrence runs one
 # batch-to-batch call per row (mli/graph/kernel_body.py).  FusedSeq does that
-# for the common layout -- C-contiguous arrays of the body's dtype, x sliced
-# forward on the axis before its last, the concatenated y on that axis --
-# straight from the caller's arrays into the outputs: no tensor wrappers, no
-# copies of x, each row's y written in place in the concatenated output.  Any
+# for C-contiguous arrays of the body's dtype, y concatenated (if at all) on
+# the axis x is sliced on, in either direction: straight from the caller's
+# arrays into the outputs, with no tensor wrappers; a row whose sequence is
+# contiguous (x [..., L, N] sliced forward) is read in place and its y written
+# in place in the concatenated output, others go through one scratch.  Any
 # other input, a kernel function that is not the package's own (a test's spy)
 # or a changed body returns None: the TensorIterator then takes its Python
 # paths, which do the checks and raise the errors of stepping.
 
 cdef enum:
-    _OUT_Y_CONCAT = 0     # ConcatOutput of y on the sliced axis, forward, part 1
+    _OUT_Y_CONCAT = 0     # ConcatOutput of y on the sliced axis, part 1
     _OUT_Y_LAST = 1       # LastIterationOutput of y
     _OUT_H_LAST = 2       # LastIterationOutput of h_out
     _OUT_C_LAST = 3       # LastIterationOutput of c_out
 
 
-cdef inline void _fill(mli_tensor *t, char *data, uint32_t d0, uint32_t d1, uint32_t rank, uint32_t es,
+cdef inline void _fill(mli_tensor *t, char *data, uint32_t d0, uint32_t d1, uint32_t rank, Py_ssize_t es,
                        int el_type, int frac) noexcept:
     """A dense rank-1 ([d0]) or rank-2 ([d0, d1]) tensor, every field as bind() sets it."""
     memset(t, 0, sizeof(mli_tensor))
@@ -1240,7 +1241,7 @@ cdef class FusedSeq:
     cdef int variant
     cdef Py_ssize_t x_ext, h_ext, c_ext, n_ext, n_out
     cdef long long xp_axis, n_fixed
-    cdef list kinds                 # per external output: (kind, concat axis)
+    cdef list kinds                 # per external output: (kind, concat axis, concat stride sign)
     cdef bint eligible
     cdef Py_ssize_t plan_L          # the last axis length planned and its plan
     cdef long long plan_n, plan_first, plan_step
@@ -1293,13 +1294,14 @@ cdef class FusedSeq:
 
     cdef object _run(self, body, x, h0, c0, Py_buffer *bx, Py_buffer *bh, Py_buffer *bc):
         cdef int variant = self.variant
-        cdef uint32_t es = 1 if variant == 0 else 2
+        cdef Py_ssize_t es = 1 if variant == 0 else 2
         cdef char code = b'b' if variant == 0 else b'h'
         cdef int el = MLI_EL_FX_8 if variant == 0 else MLI_EL_FX_16
         cdef int nd = bx.ndim, i
-        cdef Py_ssize_t N, M, L, B, r, k, kind
-        cdef long long axis, n, first, step, ca
-        # the inputs: the body's dtype, C-contiguous, x [..., L, N] sliced on L, h and c [..., M] of B rows
+        cdef Py_ssize_t N, M, L, B, P, Q, r, p, q, kind, sign, row_x, row_y
+        cdef long long axis, n, first, step, ca, t, dst
+        # the inputs: the body's dtype, C-contiguous; x [pre..., L, post..., N] sliced on L; h and c
+        # [..., M] with the B = P*Q rows of x (P, Q: the elements of pre and post), in that order
         if not _dense(bx, code, es) or not _dense(bh, code, es) or nd < 2 or bh.ndim < 1:
             return None
         if bc != NULL:
@@ -1322,7 +1324,7 @@ cdef class FusedSeq:
         if body.input_size != N or body.state_size != M:
             return None
         axis = self.xp_axis + nd if self.xp_axis < 0 else self.xp_axis
-        if axis != nd - 2:
+        if not 0 <= axis < nd - 1:
             return None
         L = bx.shape[axis]
         if L != self.plan_L:
@@ -1333,11 +1335,14 @@ cdef class FusedSeq:
             self.plan_L, self.plan_n, self.plan_first, self.plan_step = L, n, first, step
         else:
             n, first, step = self.plan_n, self.plan_first, self.plan_step
-        if n < 1 or step != 1 or (self.n_fixed >= 0 and n != self.n_fixed):
+        if n < 1 or (step != 1 and step != -1) or (self.n_fixed >= 0 and n != self.n_fixed):
             return None
-        B = 1
+        P = Q = 1
         for i in range(axis):
-            B *= bx.shape[i]
+            P *= bx.shape[i]
+        for i in range(axis + 1, nd - 1):
+            Q *= bx.shape[i]
+        B = P * Q
         if B < 1 or bh.len != B * M * es or n * (N if N > M else M) * es > 0xFFFFFFFF:
             return None
         # the body's formats and configuration, read per call as the Python paths read them
@@ -1361,49 +1366,69 @@ cdef class FusedSeq:
                 if not _frac_ok(frac):
                     return None
                 out_frac = frac
-        # the outputs
+        # the outputs: y concatenated on the sliced axis (iteration order, or reversed), the last steps
         cdef list kinds = self.kinds
-        pre = tuple([bx.shape[i] for i in range(axis)])
+        shape = tuple([bx.shape[i] for i in range(nd - 1)])
         y = None
+        sign = 1
         for i in range(self.n_out):
-            kind, ca = kinds[i]
+            kind, ca, t = kinds[i]
             if kind == _OUT_Y_CONCAT:
                 ca = ca + nd if ca < 0 else ca
                 if ca != axis:
                     return None
-                y = self.np_empty(pre + (n, M), x.dtype)
+                y = self.np_empty(shape[:axis] + (n,) + shape[axis + 1:] + (M,), x.dtype)
+                sign = t
+        # x rows gathered (a strided or reversed sequence) and y rows scattered (strided or reversed)
+        # through one scratch of this call; else each row is read and written in place
+        cdef bint gather = Q > 1 or step < 0
+        cdef bint direct = y is not None and Q == 1 and sign > 0
+        cdef Py_ssize_t x_room = n * N * es if gather else 0
+        cdef Py_ssize_t y_room = 0 if direct else n * M * es
+        tmp = PyByteArray_FromStringAndSize(NULL, x_room + y_room + B * M * es)
+        cdef char *xt = PyByteArray_AS_STRING(tmp)
+        cdef char *yt = xt + x_room
+        cdef char *last = yt + y_room        # each row's last step
         cdef Py_buffer by, bcell
         cdef bint hy = False, hcell = False
         cdef _Scratch s = None
         cdef CTensor ir
         cdef mli_tensor tx, th, tc, ty
         cdef mli_rnn_cell_cfg ccfg
-        cdef char *yp
+        cdef char *xp = <char *>bx.buf
+        cdef char *xrow
+        cdef char *yrow
+        cdef char *yp = NULL
         cdef char *cp = NULL
         cdef size_t nws
         cdef const mlipy_error_detail *d
-        cdef uint32_t rows_per_state
-        ybuf = y if y is not None else bytearray(B * n * M * es)
-        c = None
-        if self.lstm:
-            c = self.np_empty(h0.shape, x.dtype)
+        cdef uint32_t rows_per_state = 4 if self.lstm else (tb.t.shape[0] if tb.t.rank == 2 else 1)
+        c = self.np_empty(h0.shape, x.dtype) if self.lstm else None
         try:
-            PyObject_GetBuffer(ybuf, &by, PyBUF_SIMPLE | PyBUF_WRITABLE)
-            hy = True
-            yp = <char *>by.buf
+            if y is not None:
+                PyObject_GetBuffer(y, &by, PyBUF_SIMPLE | PyBUF_WRITABLE)
+                hy = True
+                yp = <char *>by.buf
             if self.lstm:
                 PyObject_GetBuffer(c, &bcell, PyBUF_SIMPLE | PyBUF_WRITABLE)
                 hcell = True
                 cp = <char *>bcell.buf
                 memcpy(cp, bc.buf, B * M * es)
                 s = _take_scratch()
-            rows_per_state = 4 if self.lstm else (tb.t.shape[0] if tb.t.rank == 2 else 1)
             for r in range(B):
                 if r:
                     PyErr_CheckSignals()
-                _fill(&tx, <char *>bx.buf + (r * L + first) * N * es, <uint32_t>n, <uint32_t>N, 2, es, el, in_frac)
+                p, q = r // Q, r % Q
+                if gather:
+                    for t in range(n):
+                        memcpy(xt + t * N * es, xp + ((p * L + first + t * step) * Q + q) * N * es, N * es)
+                    xrow = xt
+                else:
+                    xrow = xp + (p * L + first) * N * es
+                yrow = yp + r * n * M * es if direct else yt
+                _fill(&tx, xrow, <uint32_t>n, <uint32_t>N, 2, es, el, in_frac)
                 _fill(&th, <char *>bh.buf + r * M * es, <uint32_t>M, 0, 1, es, el, state_frac)
-                _fill(&ty, yp + r * n * M * es, <uint32_t>n, <uint32_t>M, 2, es, el, out_frac)
+                _fill(&ty, yrow, <uint32_t>n, <uint32_t>M, 2, es, el, out_frac)
                 nws = _ws_size_s(&tw.t, &th, rows_per_state)
                 if self.lstm:
                     _fill(&tc, cp + r * M * es, <uint32_t>M, 0, 1, es, el, cell_frac)
@@ -1417,20 +1442,25 @@ cdef class FusedSeq:
                     if d.status == MLI_STATUS_OK and d.mlipy_safety:
                         raise _error(5, "mli_krn_" + self.fname, d.argument.decode(), d.field.decode(),
                                      d.reason.decode(), mlipy_safety=True)
-            # the last iteration's y (= h_out) of every row, for the last-iteration outputs
+                memcpy(last + r * M * es, yrow + (n - 1) * M * es, M * es)
+                if y is not None and not direct:
+                    for t in range(n):
+                        dst = t if sign > 0 else n - 1 - t
+                        memcpy(yp + ((p * n + dst) * Q + q) * M * es, yt + t * M * es, M * es)
             result = [None] * self.n_out
             y_last = h_last = None
             for i in range(self.n_out):
-                kind, ca = kinds[i]
+                kind, ca, t = kinds[i]
                 if kind == _OUT_Y_CONCAT:
                     v = y
                 elif kind == _OUT_C_LAST:
                     v = c
                 else:
                     v = y_last if kind == _OUT_Y_LAST else h_last
-                    if v is None:
-                        v = self.np_empty(pre + (1, M) if kind == _OUT_Y_LAST else h0.shape, x.dtype)
-                        _last_rows(v, yp, B, n, M * es)
+                    if v is None:    # y of one iteration [pre..., 1, post..., M], h_out shaped like h
+                        v = self.np_empty(shape[:axis] + (1,) + shape[axis + 1:] + (M,) if kind == _OUT_Y_LAST
+                                          else h0.shape, x.dtype)
+                        _copy_to(v, last, B * M * es)
                         if kind == _OUT_Y_LAST:
                             y_last = v
                         else:
@@ -1445,14 +1475,12 @@ cdef class FusedSeq:
                 PyBuffer_Release(&by)
 
 
-cdef int _last_rows(object dst, const char *y, Py_ssize_t B, Py_ssize_t n, Py_ssize_t row_bytes) except -1:
-    """dst (a new C-contiguous array of B rows) = the last step of each row's sequence in y [B, n, row]."""
+cdef int _copy_to(object dst, const char *src, Py_ssize_t nbytes) except -1:
+    """The first `nbytes` of dst (a new C-contiguous array) = src."""
     cdef Py_buffer b
-    cdef Py_ssize_t r
     PyObject_GetBuffer(dst, &b, PyBUF_SIMPLE | PyBUF_WRITABLE)
     try:
-        for r in range(B):
-            memcpy(<char *>b.buf + r * row_bytes, y + (r * n + n - 1) * row_bytes, row_bytes)
+        memcpy(b.buf, src, nbytes)
     finally:
         PyBuffer_Release(&b)
     return 0

@@ -249,12 +249,13 @@ def test_errors_are_the_same_fused_and_stepped():
             recurrence(body)(x, h, c[:, :3])
 
 
-def _ti_on_axis(body, lead, outs, in_stride=1):
-    """x [*lead, T, N] sliced on its time axis; outs names each output: 'y' (y concatenated
-    on the time axis), 'y-' (the same axis counted from the end), 'y_rev' (reverse
-    concatenation), 'y_last', 'h_last', 'c_last'."""
+def _ti_on_axis(body, lead, post, outs, in_stride=1):
+    """x [*lead, T, *post, N] sliced on its time axis (len(lead)); outs names each output:
+    'y' (y concatenated on the time axis), 'y-' (the same axis counted from the end), 'y_rev'
+    (reverse concatenation), 'y_last', 'h_last', 'c_last'."""
     ax = len(lead)
-    ports = {"y": lambda e: ConcatOutput(0, e, ax), "y-": lambda e: ConcatOutput(0, e, -2),
+    rank = len(lead) + len(post) + 2
+    ports = {"y": lambda e: ConcatOutput(0, e, ax), "y-": lambda e: ConcatOutput(0, e, ax - rank),
              "y_rev": lambda e: ConcatOutput(0, e, ax, stride=-1, **whole(-1)),
              "y_last": lambda e: LastIterationOutput(0, e), "h_last": lambda e: LastIterationOutput(1, e),
              "c_last": lambda e: LastIterationOutput(2, e)}
@@ -267,33 +268,46 @@ def _ti_on_axis(body, lead, outs, in_stride=1):
 
 @pytest.mark.parametrize("kind", KINDS)
 @pytest.mark.parametrize("cell", CELLS)
-def test_bridge_run_of_the_common_layout_equals_stepping(cell, kind):
-    """From its second call on, a fused TI of the common layout runs in the bridge
-    (KernelBody's kernel functions not replaced): same outputs as stepping, separate
-    arrays, inputs untouched; other layouts and reverse slicing take the Python paths."""
+def test_bridge_run_equals_stepping(cell, kind):
+    """From its second call on, a fused TI over C-contiguous arrays runs in the bridge
+    (KernelBody's kernel functions not replaced), batch-major or time-major, forward or
+    reverse: same outputs as stepping, separate arrays, inputs untouched."""
     fused, stepped = make_body(cell, kind), make_body(cell, kind, fuse=False)
     rng = np.random.default_rng(11)
     lstm = cell == "lstm"
     c_last = ["c_last"] if lstm else []
-    for lead in [(), (1,), (B,), (2, B)]:
+    for lead, post in [((), ()), ((1,), ()), ((B,), ()), ((2, B), ()), ((), (B,)), ((2,), (B,))]:
         for outs, in_stride in [(["y", "h_last"] + c_last, 1), (["h_last"] + c_last + ["y_last", "y-"], 1),
                                 (c_last + ["y_last", "h_last", "h_last"], 1), (["y_rev", "h_last"], 1),
-                                (["y", "h_last"] + c_last, -1)]:
-            args = [fused.quantize(rng.uniform(-2, 2, lead + (T, N)), "x"),
-                    fused.quantize(rng.uniform(-.9, .9, lead + (M,)), "h")]
+                                (["y", "h_last"] + c_last, -1), (["y_rev", "y_last"] + c_last, -1)]:
+            rows = lead + post
+            args = [fused.quantize(rng.uniform(-2, 2, (np.prod(rows, dtype=int) * T, N)), "x")
+                    .reshape(lead + (T,) + post + (N,)),
+                    fused.quantize(rng.uniform(-.9, .9, rows + (M,)), "h")]
             if lstm:
-                args.append(fused.quantize(rng.uniform(-1.5, 1.5, lead + (M,)), "c"))
+                args.append(fused.quantize(rng.uniform(-1.5, 1.5, rows + (M,)), "c"))
             before = [a.copy() for a in args]
-            ti = _ti_on_axis(fused, lead, outs, in_stride)
-            want = _ti_on_axis(stepped, lead, outs, in_stride)(*args)
+            ti = _ti_on_axis(fused, lead, post, outs, in_stride)
+            want = _ti_on_axis(stepped, lead, post, outs, in_stride)(*args)
             first, second = ti(*args), ti(*args)
             bridge = ti._kernel_plan[1].fast.run(ti, tuple(args))
-            assert (bridge is not None) == ("y_rev" not in outs and in_stride == 1), (lead, outs, in_stride)
-            for got in (first, second) + ((bridge,) if bridge is not None else ()):
+            assert bridge is not None, (lead, post, outs, in_stride)
+            for got in (first, second, bridge):
                 assert_same(got, want)
                 for i, u in enumerate(got):
                     assert all(not np.shares_memory(u, v) for v in list(got[i + 1:]) + args if v is not u)
             assert_same(args, before)
+
+
+def test_other_outputs_take_the_python_paths():
+    """h_out concatenated (parts of B rows): the fused Python run, same values as stepping."""
+    fused, stepped = make_body("lstm", "fx16"), make_body("lstm", "fx16", fuse=False)
+    args = data(fused)
+    ti = recurrence(fused)
+    want = recurrence(stepped)(*args)
+    assert_same(ti(*args), want)
+    assert_same(ti(*args), want)
+    assert ti._kernel_plan[1] and ti._kernel_plan[1].fast.run(ti, tuple(args)) is None
 
 
 def test_a_replaced_kernel_function_is_called(calls, monkeypatch):
