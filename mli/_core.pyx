@@ -1346,7 +1346,7 @@ cdef class FusedSeq:
         if B < 1 or bh.len != B * M * es or n * (N if N > M else M) * es > 0xFFFFFFFF:
             return None
         # the body's formats and configuration, read per call as the Python paths read them
-        cfg = body._seq
+        cfg = getattr(body, "_seq", None)       # its batch-to-batch cfg (anything else: the Python paths)
         in_frac, state_frac = body.in_frac, body.state_frac
         cell_frac = body.cell_frac if self.lstm else 0
         if not isinstance(cfg, _Config) or not _frac_ok(in_frac) or not _frac_ok(state_frac) or \
