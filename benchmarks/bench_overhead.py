@@ -6,7 +6,9 @@ allocated), the prepared call, and a fused TensorIterator over an LSTM
 it: an empty Python call, a trivial call into the bridge, and the C compute of
 one step inside a batch-to-batch call.  Every function is timed in rounds,
 interleaved with the others (the machine is shared); per function the report
-gives the median of the rounds and the best round.
+gives the median of the rounds and the best round, in wall time and in CPU
+time of the process (which leaves out the time other processes of a loaded
+machine take), and the load average before and after.
 
     OPENBLAS_NUM_THREADS=1 PYTHONPATH=. python benchmarks/bench_overhead.py [--rounds R]
 
@@ -38,7 +40,8 @@ GOALS_US = {"given": 1.5, "alloc": 3.0, "prepared": 0.4, "ti_minus_direct": 5.0}
 
 
 def _rounds(fns, rounds, target_s=0.02):
-    """{name: [us per call of each round]}: the functions interleaved round by round."""
+    """({name: [us per call of each round]}, the same in CPU time): the functions
+    interleaved round by round."""
     inner = {}
     for name, fn in fns.items():          # calls per round: about target_s of work
         n, t0 = 0, time.perf_counter()
@@ -47,14 +50,16 @@ def _rounds(fns, rounds, target_s=0.02):
             n += 1
         inner[name] = max(1, 4 * n)
     out = {name: [] for name in fns}
+    cpu = {name: [] for name in fns}
     for _ in range(rounds):
         for name, fn in fns.items():
             k = inner[name]
-            t0 = time.perf_counter()
+            t0, c0 = time.perf_counter(), time.process_time()
             for _ in range(k):
                 fn()
             out[name].append((time.perf_counter() - t0) / k * 1e6)
-    return out
+            cpu[name].append((time.process_time() - c0) / k * 1e6)
+    return out, cpu
 
 
 def _ti(case):
@@ -104,33 +109,51 @@ def run(log=print, rounds=31) -> dict:
                                                         out=short.out, cell_out=short.cell_out),
         "TensorIterator fused, T=4": lambda: ti4(na4(), hs4, cs4),
     }
-    res = _rounds(fns, rounds)
+    load0 = os.getloadavg() if hasattr(os, "getloadavg") else None
+    res, res_cpu = _rounds(fns, rounds)
+    load1 = os.getloadavg() if hasattr(os, "getloadavg") else None
     med = {k: statistics.median(v) for k, v in res.items()}
     best = {k: min(v) for k, v in res.items()}
+    cmed = {k: statistics.median(v) for k, v in res_cpu.items()}
+    cbest = {k: min(v) for k, v in res_cpu.items()}
     step = med["direct batch-to-batch, T=128"] / t
-    rows = [[k, H.fmt_us(med[k]), H.fmt_us(best[k])] for k in fns]
-    rows.append([f"C compute of one step (direct T=128 / {t})", H.fmt_us(step), H.fmt_us(best[
-        "direct batch-to-batch, T=128"] / t)])
-    ti128 = (med["TensorIterator fused, T=128"] - med["direct batch-to-batch, T=128"],
-             best["TensorIterator fused, T=128"] - best["direct batch-to-batch, T=128"])
-    ti4d = (med["TensorIterator fused, T=4"] - med["direct batch-to-batch, T=4"],
-            best["TensorIterator fused, T=4"] - best["direct batch-to-batch, T=4"])
-    rows.append(["TensorIterator fused minus direct, T=128", H.fmt_us(ti128[0]), H.fmt_us(ti128[1])])
-    rows.append(["TensorIterator fused minus direct, T=4", H.fmt_us(ti4d[0]), H.fmt_us(ti4d[1])])
-    log(f"fx16 LSTM, N=M={n}; {rounds} interleaved rounds; us per call")
-    log(H.table(["call", "median", "best round"], rows, ["<", ">", ">"]))
+
+    def diff(d, a, b):
+        return d[a] - d[b]
+
+    rows = [[k, H.fmt_us(med[k]), H.fmt_us(best[k]), H.fmt_us(cmed[k]), H.fmt_us(cbest[k])] for k in fns]
+    rows.append([f"C compute of one step (direct T=128 / {t})"] + [
+        H.fmt_us(d["direct batch-to-batch, T=128"] / t) for d in (med, best, cmed, cbest)])
+    for T in (128, 4):
+        rows.append([f"TensorIterator fused minus direct, T={T}"] + [
+            H.fmt_us(diff(d, f"TensorIterator fused, T={T}", f"direct batch-to-batch, T={T}"))
+            for d in (med, best, cmed, cbest)])
+    ti128 = diff(med, "TensorIterator fused, T=128", "direct batch-to-batch, T=128")
+    ti4d = (diff(med, "TensorIterator fused, T=4", "direct batch-to-batch, T=4"),
+            diff(cmed, "TensorIterator fused, T=4", "direct batch-to-batch, T=4"))
+    log(f"fx16 LSTM, N=M={n}; {rounds} interleaved rounds; us per call"
+        + (f"; load average {load0[0]:.2f} before, {load1[0]:.2f} after" if load0 else ""))
+    log(H.table(["call", "median", "best round", "CPU median", "CPU best"], rows, ["<", ">", ">", ">", ">"]))
     figures = {
         "given": med["one step, out=/cell_out= given"],
         "alloc": med["one step, outputs allocated"],
         "prepared": med["prepared call (same x)"],
         "ti_minus_direct": ti4d[0],
     }
+    cpu_figures = {
+        "given": cmed["one step, out=/cell_out= given"],
+        "alloc": cmed["one step, outputs allocated"],
+        "prepared": cmed["prepared call (same x)"],
+        "ti_minus_direct": ti4d[1],
+    }
     log()
     for k, goal in GOALS_US.items():
-        log(f"{k:16s} {H.fmt_us(figures[k]):>10s}  goal <= {goal} us: {'met' if figures[k] <= goal else 'missed'}")
+        log(f"{k:16s} {H.fmt_us(figures[k]):>10s}  goal <= {goal} us: {'met' if figures[k] <= goal else 'missed'}"
+            f"   (CPU median {H.fmt_us(cpu_figures[k])}: {'met' if cpu_figures[k] <= goal else 'missed'})")
     log(f"fused TensorIterator gives the direct call's y and cell: {'yes' if ok else 'NO'}")
-    return {"median_us": med, "best_us": best, "step_compute_us": step, "ti_minus_direct_us": {
-        "T128": ti128[0], "T4": ti4d[0]}, "goals_us": GOALS_US, "figures_us": figures, "ti_same_output": bool(ok)}
+    return {"median_us": med, "best_us": best, "cpu_median_us": cmed, "cpu_best_us": cbest, "step_compute_us": step,
+            "ti_minus_direct_us": {"T128": ti128, "T4": ti4d[0]}, "goals_us": GOALS_US, "figures_us": figures,
+            "cpu_figures_us": cpu_figures, "load_average": [load0, load1], "ti_same_output": bool(ok)}
 
 
 if __name__ == "__main__":

@@ -7,7 +7,8 @@ return the integer `mli_status`.  Python-side validation lives in `mli`."""
 import threading
 
 cimport cython
-from cpython.buffer cimport PyObject_GetBuffer, PyBuffer_Release, PyBUF_SIMPLE, PyBUF_WRITABLE
+from cpython.buffer cimport (PyObject_GetBuffer, PyBuffer_Release, PyBuffer_IsContiguous, PyBUF_SIMPLE,
+                             PyBUF_WRITABLE, PyBUF_RECORDS_RO)
 from cpython.mem cimport PyMem_Realloc
 from cpython.bytearray cimport PyByteArray_AS_STRING, PyByteArray_FromStringAndSize
 from cpython.pythread cimport (PyThread_type_lock, PyThread_allocate_lock, PyThread_free_lock,
@@ -15,6 +16,7 @@ from cpython.pythread cimport (PyThread_type_lock, PyThread_allocate_lock, PyThr
                                PyThread_get_thread_ident)
 from libc.stdint cimport int8_t, int16_t, intptr_t, uint32_t, uint8_t
 from libc.string cimport memcmp, memcpy, memset
+from cpython.ref cimport PyObject
 from ._mli cimport *
 
 MAX_RANK = 4
@@ -49,6 +51,7 @@ cdef class CTensor:
     cdef public bint is_null        # stands for a NULL mli_tensor pointer
     cdef readonly unsigned long generation  # bumped by every change of a field or the memory
     cdef public object _cache       # per-tensor caches (e.g. packed weights)
+    cdef public bint _strided_copy  # mli.Tensor's copy of a strided view (never an output)
 
     def __cinit__(self, *args, **kwargs):
         memset(&self.t, 0, sizeof(mli_tensor))
@@ -114,7 +117,9 @@ cdef class CTensor:
             t.data_is_value = self.data_is_value
             t.is_null = self.is_null
             return t
-        buf = bytearray(max(<size_t>self.t.capacity, 1))
+        buf = PyByteArray_FromStringAndSize(NULL, self.t.capacity if self.t.capacity > 1 else 1)
+        if self.t.capacity == 0:
+            PyByteArray_AS_STRING(buf)[0] = 0   # as bytearray(1)
         t._attach_c(buf, False)
         memcpy(t.t.data, self.t.data, self.t.capacity)
         fields.data = t.t.data
@@ -250,35 +255,55 @@ cdef inline bint _live(CTensor t):
 cdef int _prep(tuple names, tuple inputs, tuple outputs, bint elementwise, bint scalars=False) except -1:
     """Refuse calls on which C would write read-only memory or write into a
     buffer that another argument reads (MLI does not model aliasing)."""
-    cdef CTensor t, o
+    cdef Py_ssize_t n_in = len(inputs), n = n_in + len(outputs), i
+    cdef PyObject *all_[16]
+    if n > 16:
+        raise ValueError("_prep: at most 16 tensors")
+    for i in range(n_in):
+        all_[i] = <PyObject *>inputs[i]
+    for i in range(n - n_in):
+        all_[n_in + i] = <PyObject *>outputs[i]
+    return _prep_a(names, all_, n_in, n, elementwise, scalars)
+
+
+cdef inline bint _value_p(PyObject *p) noexcept:
+    """A rank-0 value tensor (p: a borrowed CTensor or None)."""
+    return p != <PyObject *>None and (<CTensor>p).data_is_value
+
+
+cdef inline bint _live_p(PyObject *p) noexcept:
+    """_live of a borrowed CTensor or None."""
+    return p != <PyObject *>None and not (<CTensor>p).is_null and (<CTensor>p).t.data != NULL and \
+        not (<CTensor>p).data_is_value
+
+
+cdef int _prep_a(tuple names, PyObject **all_, Py_ssize_t n_in, Py_ssize_t n, bint elementwise,
+                 bint scalars) except -1:
+    """_prep over `n` tensors (CTensors or None, borrowed), the first `n_in` of them inputs."""
     cdef Py_ssize_t i, j
     cdef intptr_t a0, a1, b0, b1
-    cdef tuple all_ = inputs + outputs
-    for i in range(len(all_)):
-        t = <CTensor>all_[i]   # callers pass CTensors or None (check_call checks)
-        if t is not None and t.data_is_value and not scalars:
+    for i in range(n):   # callers pass CTensors or None (check_call checks)
+        if _value_p(all_[i]) and not scalars:
             raise BridgeError(names[i], "a rank-0 value tensor is only accepted by eltwise kernels")
-        if t is not None and t.data_is_value and t.t.rank != 0:
+        if _value_p(all_[i]) and (<CTensor>all_[i]).t.rank != 0:
             raise BridgeError(names[i], "a tensor whose data field holds a value must have rank 0")
-    for i in range(len(outputs)):
-        o = <CTensor>outputs[i]
-        if not _live(o):
+    for i in range(n_in, n):
+        if not _live_p(all_[i]):
             continue
-        if not o.writable:
-            raise BridgeError(names[len(inputs) + i], "the output buffer is read-only")
-        a0 = <intptr_t>o.t.data
-        a1 = a0 + o.t.capacity
-        for j in range(len(all_)):
-            t = <CTensor>all_[j]
-            if j == len(inputs) + i or not _live(t):
+        if not (<CTensor>all_[i]).writable:
+            raise BridgeError(names[i], "the output buffer is read-only")
+        a0 = <intptr_t>(<CTensor>all_[i]).t.data
+        a1 = a0 + (<CTensor>all_[i]).t.capacity
+        for j in range(n):
+            if j == i or not _live_p(all_[j]):
                 continue
-            b0 = <intptr_t>t.t.data
-            b1 = b0 + t.t.capacity
+            b0 = <intptr_t>(<CTensor>all_[j]).t.data
+            b1 = b0 + (<CTensor>all_[j]).t.capacity
             if a0 < b1 and b0 < a1:
-                if elementwise and j < len(inputs) and a0 == b0 and o.t.capacity == t.t.capacity:
+                if elementwise and j < n_in and a0 == b0 and \
+                        (<CTensor>all_[i]).t.capacity == (<CTensor>all_[j]).t.capacity:
                     continue  # in-place element-wise operation: allowed by MLI
-                raise BridgeError(names[len(inputs) + i],
-                                  f"the output buffer overlaps {names[j]}")
+                raise BridgeError(names[i], f"the output buffer overlaps {names[j]}")
     return 0
 
 
@@ -298,16 +323,27 @@ cdef unsigned long _calls = 0
 cdef unsigned long _claim(tuple names, tuple outputs) except? 0:
     """Reserve the outputs' buffers for this call (returns the number to
     pass to _release); BridgeError when another thread's call is writing into one."""
+    cdef PyObject *outs[8]
+    cdef Py_ssize_t i, n = len(outputs)
+    if n > 8:
+        raise ValueError("_claim: at most 8 outputs")
+    for i in range(n):
+        outs[i] = <PyObject *>outputs[i]
+    return _claim_a(names, outs, n)
+
+
+cdef unsigned long _claim_a(tuple names, PyObject **outs, Py_ssize_t n) except? 0:
+    """_claim over `n` outputs (CTensors or None, borrowed)."""
     global _in_flight, _n_in_flight, _room_in_flight, _calls
     cdef CTensor o
     cdef intptr_t a0, a1
-    cdef Py_ssize_t i, j, n = len(outputs)
-    cdef unsigned long ident = PyThread_get_thread_ident()
+    cdef Py_ssize_t i, j
+    cdef unsigned long ident
     cdef _Claim *grown
     for i in range(n):
-        o = <CTensor>outputs[i]
-        if not _live(o):
+        if not _live_p(outs[i]) or not _n_in_flight:
             continue
+        o = <CTensor>outs[i]
         a0 = <intptr_t>o.t.data
         a1 = a0 + (o.t.capacity if o.t.capacity else 1)
         for j in range(_n_in_flight):
@@ -323,9 +359,10 @@ cdef unsigned long _claim(tuple names, tuple outputs) except? 0:
         if grown == NULL:
             raise MemoryError()
         _in_flight, _room_in_flight = grown, _n_in_flight + n + 16
+    ident = PyThread_get_thread_ident()
     for i in range(n):
-        o = <CTensor>outputs[i]
-        if _live(o):
+        if _live_p(outs[i]):
+            o = <CTensor>outs[i]
             _in_flight[_n_in_flight].a0 = <intptr_t>o.t.data
             _in_flight[_n_in_flight].a1 = _in_flight[_n_in_flight].a0 + (o.t.capacity if o.t.capacity else 1)
             _in_flight[_n_in_flight].ident = ident
@@ -389,6 +426,86 @@ cdef int _reraise(mli_status st) except -1:
     return 0
 
 
+# Per-thread private tensors: the cell a kernel updates when the caller's
+# cell must stay as it is, and the cfg.ir of a call whose cfg.ir is None.
+# Reused across calls (a call that finds them in use, e.g. from a signal
+# handler, makes its own).
+cdef class _Scratch:
+    cdef CTensor ir, cell
+    cdef bint busy
+
+    def __cinit__(self):
+        self.ir = CTensor()
+        self.cell = CTensor()
+
+
+cdef class _PerThread:
+    """What the kernel calls of one thread keep between calls: the
+    workspaces (most recently used first) and the scratch tensors."""
+    cdef list workspaces
+    cdef _Scratch scratch
+
+    def __cinit__(self):
+        self.workspaces = []
+        self.scratch = _Scratch()
+
+    def __dealloc__(self):
+        global _per_thread_freed
+        _per_thread_freed += 1     # every thread's cached pointer is checked again
+
+
+cdef unsigned long long _per_thread_freed = 0   # _PerThread objects freed so far (GIL held)
+
+
+cdef extern from *:
+    """
+    #if defined(_MSC_VER)
+    #define MLIPY_PY_TLS __declspec(thread)
+    #else
+    #define MLIPY_PY_TLS _Thread_local
+    #endif
+    /* this thread's _tls.state (borrowed: _tls keeps it) and the Python
+       thread state it belongs to (a thread state id is never reused) */
+    static MLIPY_PY_TLS PyObject *mlipy_py_thread_obj = NULL;
+    static MLIPY_PY_TLS unsigned long long mlipy_py_thread_id = 0;
+    static MLIPY_PY_TLS void *mlipy_py_thread_interp = NULL;
+    static MLIPY_PY_TLS unsigned long long mlipy_py_thread_freed = 0;
+    """
+    PyObject *mlipy_py_thread_obj
+    unsigned long long mlipy_py_thread_id
+    void *mlipy_py_thread_interp
+    unsigned long long mlipy_py_thread_freed
+
+
+cdef extern from "Python.h":
+    ctypedef struct PyThreadState
+    PyThreadState *PyThreadState_Get()
+    unsigned long long PyThreadState_GetID(PyThreadState *)
+    void *PyThreadState_GetInterpreter(PyThreadState *)
+
+
+cdef _PerThread _this_thread():
+    """This thread's _PerThread (kept in _tls.state; found through a C
+    thread-local pointer checked against the Python thread state, so that a
+    thread state made anew on the same OS thread gets its own, and against
+    the count of _PerThread objects freed, so that it never outlives its object)."""
+    global mlipy_py_thread_obj, mlipy_py_thread_id, mlipy_py_thread_interp, mlipy_py_thread_freed
+    cdef PyThreadState *ts = PyThreadState_Get()
+    cdef unsigned long long ident = PyThreadState_GetID(ts)
+    cdef void *interp = PyThreadState_GetInterpreter(ts)
+    if mlipy_py_thread_obj != NULL and mlipy_py_thread_id == ident and mlipy_py_thread_interp == interp and \
+            mlipy_py_thread_freed == _per_thread_freed:
+        return <_PerThread>mlipy_py_thread_obj
+    mlipy_py_thread_obj = NULL
+    p = getattr(_tls, "state", None)
+    if p is None:
+        p = _PerThread()
+        _tls.state = p
+    mlipy_py_thread_obj = <PyObject *>p
+    mlipy_py_thread_id, mlipy_py_thread_interp, mlipy_py_thread_freed = ident, interp, _per_thread_freed
+    return <_PerThread>p
+
+
 cdef class _Workspace:
     """A per-thread scratch buffer for the recurrent kernels, which pack their
     weights into it, and a copy of the weights it was last handed with: a
@@ -411,14 +528,11 @@ cdef _Workspace _workspace(CTensor weights, size_t n):
     """The workspace for a call with these weights (most recently used
     first); `reuse` says whether C may keep what it packed last time.  The
     caller keeps the object (and _ws_done) around the C call."""
-    cdef list pool = getattr(_tls, "workspaces", None)
+    cdef list pool = _this_thread().workspaces
     cdef _Workspace w = None, cand
     cdef const void *data = weights.t.data
     cdef uint32_t cap = weights.t.capacity
     cdef Py_ssize_t i
-    if pool is None:
-        pool = []
-        _tls.workspaces = pool
     for i in range(len(pool)):
         cand = <_Workspace>pool[i]
         if cand.w == data and cand.wlen == cap and not cand.busy:
@@ -459,10 +573,15 @@ cdef size_t _ws_size(CTensor weights, CTensor prev_out, int rows_per_state):
     usable; the kernel then checks and runs its plain path)."""
     if weights is None or prev_out is None or weights.is_null or prev_out.is_null:
         return 0
-    if weights.t.rank < 1 or weights.t.rank > 4 or prev_out.t.rank != 1:
+    return _ws_size_s(&weights.t, &prev_out.t, rows_per_state)
+
+
+cdef size_t _ws_size_s(const mli_tensor *w, const mli_tensor *prev_out, int rows_per_state) noexcept:
+    """_ws_size of the structs."""
+    if w.rank < 1 or w.rank > 4 or prev_out.rank != 1:
         return 0
-    cdef long long S = prev_out.t.shape[0]
-    cdef long long cols = weights.t.shape[weights.t.rank - 1]
+    cdef long long S = prev_out.shape[0]
+    cdef long long cols = w.shape[w.rank - 1]
     cdef long long K = rows_per_state * S
     if S <= 0 or cols <= S or K * cols > (1 << 28):
         return 0
@@ -560,6 +679,13 @@ def fully_connected(int variant, CTensor inp, CTensor weights, CTensor bias, CTe
     return _fc_run(variant, inp, weights, bias, out)
 
 
+# argument names of the recurrent kernels (inputs, then outputs), for the bridge's messages
+cdef tuple _RNN_NAMES = ("in", "prev_out", "weights", "bias", "cfg.ir_tsr", "out")
+cdef tuple _RNN_OUTS = ("cfg.ir_tsr", "out")
+cdef tuple _LSTM_NAMES = ("in", "prev_out", "weights", "bias", "cfg.ir_tsr", "cell", "out")
+cdef tuple _LSTM_OUTS = ("cfg.ir_tsr", "cell", "out")
+
+
 cdef inline void _cfg(mli_rnn_cell_cfg *cfg, int mode, int act, CTensor ir):
     cfg.mode = <mli_rnn_mode>mode
     cfg.act = <mli_rnn_out_activation>act
@@ -568,22 +694,34 @@ cdef inline void _cfg(mli_rnn_cell_cfg *cfg, int mode, int act, CTensor ir):
 
 cdef int _rnn_run(int variant, CTensor inp, CTensor prev_out, CTensor weights, CTensor bias,
                   int mode, int act, CTensor ir, CTensor out) except -1:
-    cdef rnn_fn f = RNN[_variant(variant, 3)]
+    _variant(variant, 3)
     cdef mli_rnn_cell_cfg cfg
-    cdef mli_status st
+    cdef PyObject *a[6]
+    a[0], a[1], a[2], a[3] = <PyObject *>inp, <PyObject *>prev_out, <PyObject *>weights, <PyObject *>bias
+    a[4], a[5] = <PyObject *>ir, <PyObject *>out
     _cfg(&cfg, mode, act, ir)
-    _prep(("in", "prev_out", "weights", "bias", "cfg.ir_tsr", "out"),
-          (inp, prev_out, weights, bias), (ir, out), False)
+    _prep_a(_RNN_NAMES, a, 4, 6, False, False)
     cdef size_t nws = _ws_size(weights, prev_out, (bias.t.shape[0] if bias is not None and bias.t.rank == 2 else 1))
+    cdef unsigned long keys = _claim_a(_RNN_OUTS, a + 4, 2)
+    try:
+        return _rec_call(False, variant, tp(inp), tp(prev_out), weights, tp(bias), &cfg, NULL, tp(out), nws)
+    finally:
+        _release(keys)
+
+
+cdef int _rec_call(bint lstm, int variant, mli_tensor *inp, mli_tensor *prev_out, CTensor weights, mli_tensor *bias,
+                   mli_rnn_cell_cfg *cfg, mli_tensor *cell, mli_tensor *out, size_t nws) except -1:
+    """The C call of a recurrent kernel (variant checked by the caller): with
+    the GIL released, the thread's workspace of `nws` bytes (whose packing of
+    the weights C reuses when they are byte for byte as last packed) and the
+    Ctrl-C poll.  Returns the status (raises what interrupted the call)."""
+    cdef lstm_fn fl = LSTM[variant]
+    cdef rnn_fn fr = RNN[variant]
+    cdef mli_status st
+    cdef mli_tensor *p_weights = tp(weights)
     cdef _Workspace wsp = None
     cdef unsigned char *ws = NULL
     cdef bint reuse = False
-    cdef mli_tensor *p_inp = tp(inp)
-    cdef mli_tensor *p_prev_out = tp(prev_out)
-    cdef mli_tensor *p_weights = tp(weights)
-    cdef mli_tensor *p_bias = tp(bias)
-    cdef mli_tensor *p_out = tp(out)
-    cdef unsigned long keys = _claim(("cfg.ir_tsr", "out"), (ir, out))
     try:
         if nws:
             wsp = _workspace(weights, nws)
@@ -594,11 +732,13 @@ cdef int _rnn_run(int variant, CTensor inp, CTensor prev_out, CTensor weights, C
             else:
                 mlipy_set_workspace(ws, nws)
             mlipy_set_poll(_poll)
-            st = f(p_inp, p_prev_out, p_weights, p_bias, &cfg, p_out)
+            if lstm:
+                st = fl(inp, prev_out, p_weights, bias, cfg, cell, out)
+            else:
+                st = fr(inp, prev_out, p_weights, bias, cfg, out)
             mlipy_set_poll(NULL)
             mlipy_set_workspace(NULL, 0)
     finally:
-        _release(keys)
         if wsp is not None:
             wsp.busy = False
     _reraise(st)
@@ -612,43 +752,20 @@ def basic_rnn_cell(int variant, CTensor inp, CTensor prev_out, CTensor weights, 
 
 cdef int _lstm_run(int variant, CTensor inp, CTensor prev_out, CTensor weights, CTensor bias,
                    int mode, int act, CTensor ir, CTensor cell, CTensor out, bint cfg_null=False) except -1:
-    cdef lstm_fn f = LSTM[_variant(variant, 3)]
+    _variant(variant, 3)
     cdef mli_rnn_cell_cfg cfg
     cdef mli_rnn_cell_cfg *pcfg = NULL if cfg_null else &cfg
-    cdef mli_status st
+    cdef PyObject *a[7]
+    a[0], a[1], a[2], a[3] = <PyObject *>inp, <PyObject *>prev_out, <PyObject *>weights, <PyObject *>bias
+    a[4], a[5], a[6] = <PyObject *>ir, <PyObject *>cell, <PyObject *>out
     _cfg(&cfg, mode, act, ir)
-    _prep(("in", "prev_out", "weights", "bias", "cfg.ir_tsr", "cell", "out"),
-          (inp, prev_out, weights, bias), (ir, cell, out), False)
+    _prep_a(_LSTM_NAMES, a, 4, 7, False, False)
     cdef size_t nws = _ws_size(weights, prev_out, 4)
-    cdef _Workspace wsp = None
-    cdef unsigned char *ws = NULL
-    cdef bint reuse = False
-    cdef mli_tensor *p_inp = tp(inp)
-    cdef mli_tensor *p_prev_out = tp(prev_out)
-    cdef mli_tensor *p_weights = tp(weights)
-    cdef mli_tensor *p_bias = tp(bias)
-    cdef mli_tensor *p_cell = tp(cell)
-    cdef mli_tensor *p_out = tp(out)
-    cdef unsigned long keys = _claim(("cfg.ir_tsr", "cell", "out"), (ir, cell, out))
+    cdef unsigned long keys = _claim_a(_LSTM_OUTS, a + 4, 3)
     try:
-        if nws:
-            wsp = _workspace(weights, nws)
-            ws, reuse = <unsigned char *>PyByteArray_AS_STRING(wsp.buf), wsp.reuse
-        with nogil:
-            if reuse:
-                mlipy_set_workspace_reuse(ws, nws)
-            else:
-                mlipy_set_workspace(ws, nws)
-            mlipy_set_poll(_poll)
-            st = f(p_inp, p_prev_out, p_weights, p_bias, pcfg, p_cell, p_out)
-            mlipy_set_poll(NULL)
-            mlipy_set_workspace(NULL, 0)
+        return _rec_call(True, variant, tp(inp), tp(prev_out), weights, tp(bias), pcfg, tp(cell), tp(out), nws)
     finally:
         _release(keys)
-        if wsp is not None:
-            wsp.busy = False
-    _reraise(st)
-    return <int>st
 
 
 def lstm_cell(int variant, CTensor inp, CTensor prev_out, CTensor weights, CTensor bias,
@@ -804,20 +921,22 @@ cdef CTensor _new_tensor(u64 count, int variant, u64 capacity):
     return t
 
 
-cdef CTensor _out_arg(str fname, object out, u64 count, int variant, tuple names, tuple inputs,
+cdef CTensor _out_arg(str fname, object out, u64 count, int variant, tuple names, PyObject **a, Py_ssize_t n_in,
                       bint elementwise=False, bint scalars=False):
     """A new output tensor of `count` elements, or the caller's, checked
     against aliasing the inputs: nothing of the caller's is touched before
     every check has passed.  NULL data and a short capacity reach C, which
-    answers with MLI's status in MLI's order."""
+    answers with MLI's status in MLI's order.  `a` holds the `n_in` inputs
+    and room for the output after them."""
     cdef CTensor y
     if out is None:
         return _new_tensor(count, variant, count * (1 if variant == 0 else 2))
     y = _arg(fname, "out", out)
-    if getattr(out, "_strided_copy", False):  # the caller's memory, not mli.Tensor's copy of a strided view
+    if y._strided_copy:  # the caller's memory, not mli.Tensor's copy of a strided view
         raise ValueError(f"{fname}: out wraps a copy of a non-contiguous array, so the results would not "
                          f"reach the caller's array: pass np.ascontiguousarray(...) and read the tensor")
-    _prep(names, inputs, (y,), elementwise, scalars)
+    a[n_in] = <PyObject *>y
+    _prep_a(names, a, n_in, n_in + 1, elementwise, scalars)
     return y
 
 
@@ -843,31 +962,15 @@ cdef inline void _frac_back(CTensor out, uint8_t old) noexcept:
     out.generation += 1
 
 
-# Per-thread private tensors: the cell a kernel updates when the caller's
-# cell must stay as it is, and the cfg.ir of a call whose cfg.ir is None.
-# Reused across calls (a call that finds them in use, e.g. from a signal
-# handler, makes its own).
-cdef class _Scratch:
-    cdef CTensor ir, cell
-    cdef bint busy
-
-    def __cinit__(self):
-        self.ir = CTensor()
-        self.cell = CTensor()
-
-
 cdef size_t _SCRATCH_KEEP = 1 << 16   # bytes; larger scratch is made per call
 
 
 cdef _Scratch _take_scratch():
-    s = getattr(_tls, "scratch", None)
-    if s is None:
-        s = _Scratch()
-        _tls.scratch = s
-    if (<_Scratch>s).busy:
+    cdef _Scratch s = _this_thread().scratch
+    if s.busy:
         return None
-    (<_Scratch>s).busy = True
-    return <_Scratch>s
+    s.busy = True
+    return s
 
 
 cdef inline void _give_back(_Scratch s) noexcept:
@@ -921,6 +1024,10 @@ cdef CTensor _cell_copy(_Scratch s, CTensor cell):
 
 def lstm_api(int variant, str fname, x, prev_out, weights, bias, cfg, cell, out, cell_out):
     """mli.lstm_cell_<kind>(x, prev_out, weights, bias, cfg, cell, out=out, cell_out=cell_out)."""
+    return _lstm_api(variant, fname, x, prev_out, weights, bias, cfg, cell, out, cell_out)
+
+
+cdef object _lstm_api(int variant, str fname, x, prev_out, weights, bias, cfg, cell, out, cell_out):
     cdef CTensor tx = _arg(fname, "in", x)
     cdef CTensor th = _arg(fname, "prev_out", prev_out)
     cdef CTensor tw = _arg(fname, "weights", weights)
@@ -928,16 +1035,21 @@ def lstm_api(int variant, str fname, x, prev_out, weights, bias, cfg, cell, out,
     cdef CTensor tc = _arg(fname, "cell", cell)
     cdef CTensor tco = None, c, ir
     cdef _Scratch s = None
+    cdef PyObject *a[7]
     if not isinstance(cfg, _Config):
         raise TypeError(f"{fname}: cfg must be an mli.RnnCellConfig")
+    mode = cfg.mode
     cdef u64 M = _fits(_count(th), th)
-    cdef CTensor y = _out_arg(fname, out, _fits(_mul(M, _batch(tx, cfg.mode)), th, tx), variant,
-                              ("prev_out", "weights", "bias", "cell", "in", "out"), (th, tw, tb, tc, tx))
+    a[0], a[1], a[2], a[3], a[4] = <PyObject *>th, <PyObject *>tw, <PyObject *>tb, <PyObject *>tc, <PyObject *>tx
+    cdef CTensor y = _out_arg(fname, out, _fits(_mul(M, _batch(tx, mode)), th, tx), variant,
+                              ("prev_out", "weights", "bias", "cell", "in", "out"), a, 5)
     cdef bint apart = cell_out is not None and cell_out is not cell   # nothing is copied into an alias
     if apart:
         tco = _arg(fname, "cell_out", cell_out)
-        _prep(("in", "prev_out", "weights", "bias", "cell", "out", "cell_out"), (tx, th, tw, tb, tc, y), (tco,),
-              False)
+        a[0], a[1], a[2], a[3], a[4], a[5] = <PyObject *>tx, <PyObject *>th, <PyObject *>tw, <PyObject *>tb, \
+            <PyObject *>tc, <PyObject *>y
+        a[6] = <PyObject *>tco
+        _prep_a(("in", "prev_out", "weights", "bias", "cell", "out", "cell_out"), a, 6, 7, False, False)
     # the kernel updates its cell in place: a private copy, unless the
     # caller passed its cell as cell_out (C writes nothing when it fails)
     ir_obj = cfg.ir
@@ -947,7 +1059,7 @@ def lstm_api(int variant, str fname, x, prev_out, weights, bias, cfg, cell, out,
         c = tc if cell_out is cell or (tc.t.data == NULL and not tc.data_is_value) else \
             _cell_copy(s if apart else None, tc)
         ir = _zero_ir(s, 4 * M, variant) if ir_obj is None else _ir_arg(ir_obj)
-        _status(_lstm_run(variant, tx, th, tw, tb, _c_int(cfg.mode), _c_int(cfg.act), ir, c, y), fname)
+        _status(_lstm_run(variant, tx, th, tw, tb, _c_int(mode), _c_int(cfg.act), ir, c, y), fname)
         if apart:
             tco._copy_from(c)
             return y, cell_out
@@ -958,6 +1070,10 @@ def lstm_api(int variant, str fname, x, prev_out, weights, bias, cfg, cell, out,
 
 def rnn_api(int variant, str fname, x, prev_out, weights, bias, cfg, out, out_frac_bits):
     """mli.basic_rnn_cell_<kind>(x, prev_out, weights, bias, cfg, out=out, out_frac_bits=out_frac_bits)."""
+    return _rnn_api(variant, fname, x, prev_out, weights, bias, cfg, out, out_frac_bits)
+
+
+cdef object _rnn_api(int variant, str fname, x, prev_out, weights, bias, cfg, out, out_frac_bits):
     cdef CTensor tx = _arg(fname, "in", x)
     cdef CTensor th = _arg(fname, "prev_out", prev_out)
     cdef CTensor tw = _arg(fname, "weights", weights)
@@ -966,28 +1082,32 @@ def rnn_api(int variant, str fname, x, prev_out, weights, bias, cfg, out, out_fr
     cdef _Scratch s = None
     if not isinstance(cfg, _Config):
         raise TypeError(f"{fname}: cfg must be an mli.RnnCellConfig")
+    mode = cfg.mode
     cdef u64 K = _fits(_count(tb), tb)
-    cdef u64 count = _fits(_mul(K, _batch(tx, cfg.mode)), tb, tx)
+    cdef u64 count = _fits(_mul(K, _batch(tx, mode)), tb, tx)
     frac = th.t.el_params.fx.frac_bits if out_frac_bits is None else out_frac_bits
-    cdef CTensor y = _out_arg(fname, out, count, variant, ("prev_out", "weights", "bias", "in", "out"),
-                              (th, tw, tb, tx))
+    cdef PyObject *a[5]
+    a[0], a[1], a[2], a[3] = <PyObject *>th, <PyObject *>tw, <PyObject *>tb, <PyObject *>tx
+    cdef CTensor y = _out_arg(fname, out, count, variant, ("prev_out", "weights", "bias", "in", "out"), a, 4)
     cdef uint8_t old = y.t.el_params.fx.frac_bits
     cdef bint set_frac
     cdef const mlipy_error_detail *d
     ir_obj = cfg.ir
-    if ir_obj is None and cfg.mode == _B2L:
+    cdef bint b2l = ir_obj is None and mode == _B2L
+    if b2l:
         s = _take_scratch()
     try:
         if ir_obj is None:
-            if cfg.mode == _B2L:
+            if b2l:
                 ir = _zero_ir(s, K, variant)
         else:
             ir = _ir_arg(ir_obj)
-        set_frac = cfg.act == _ACT_NONE   # the format the caller asks for, for this call
+        act = cfg.act
+        set_frac = act == _ACT_NONE   # the format the caller asks for, for this call
         if set_frac:
             _frac_for(y, frac)
         try:
-            _status(_rnn_run(variant, tx, th, tw, tb, _c_int(cfg.mode), _c_int(cfg.act), ir, y), fname)
+            _status(_rnn_run(variant, tx, th, tw, tb, _c_int(mode), _c_int(act), ir, y), fname)
             # a basic RNN whose out is too short for its steps: MLI 1.1 returns OK
             # and writes past out's end; the C core writes nothing and flags it
             d = mlipy_last_error()
@@ -1005,12 +1125,18 @@ def rnn_api(int variant, str fname, x, prev_out, weights, bias, cfg, out, out_fr
 
 def fc_api(int variant, str fname, x, weights, bias, out, out_frac_bits):
     """mli.fully_connected_<kind>(x, weights, bias, out=out, out_frac_bits=out_frac_bits)."""
+    return _fc_api(variant, fname, x, weights, bias, out, out_frac_bits)
+
+
+cdef object _fc_api(int variant, str fname, x, weights, bias, out, out_frac_bits):
     cdef CTensor tx = _arg(fname, "in", x)
     cdef CTensor tw = _arg(fname, "weights", weights)
     cdef CTensor tb = _arg(fname, "bias", bias)
     cdef u64 K = _fits(tw.t.shape[0] if 1 <= tw.t.rank <= 4 else 0, tw)
     frac = tx.t.el_params.fx.frac_bits if out_frac_bits is None else out_frac_bits
-    cdef CTensor y = _out_arg(fname, out, K, variant, ("weights", "bias", "in", "out"), (tw, tb, tx))
+    cdef PyObject *a[4]
+    a[0], a[1], a[2] = <PyObject *>tw, <PyObject *>tb, <PyObject *>tx
+    cdef CTensor y = _out_arg(fname, out, K, variant, ("weights", "bias", "in", "out"), a, 3)
     cdef uint8_t old = y.t.el_params.fx.frac_bits
     _frac_for(y, frac)
     try:
@@ -1023,8 +1149,14 @@ def fc_api(int variant, str fname, x, weights, bias, out, out_frac_bits):
 
 def unary_api(int op, int variant, str fname, x, out, relu_type=None):
     """mli.tanh_<kind> (op 0), sigm_<kind> (op 1) or relu_<kind> (op 2; relu_type already checked)."""
+    return _unary_api(op, variant, fname, x, out, relu_type)
+
+
+cdef object _unary_api(int op, int variant, str fname, x, out, relu_type=None):
     cdef CTensor tx = _arg(fname, "in", x)
-    cdef CTensor y = _out_arg(fname, out, _fits(_count(tx), tx), variant, ("in", "out"), (tx,), True)
+    cdef PyObject *a[2]
+    a[0] = <PyObject *>tx
+    cdef CTensor y = _out_arg(fname, out, _fits(_count(tx), tx), variant, ("in", "out"), a, 1, True)
     if op == 2:
         _status(_relu_run(variant, tx, relu_type, y), fname)
     elif op == 1:
@@ -1036,12 +1168,18 @@ def unary_api(int op, int variant, str fname, x, out, relu_type=None):
 
 def eltwise_api(int op, int variant, str fname, in1, in2, out, out_frac_bits):
     """mli.eltwise_<op>_<kind>(in1, in2, out=out, out_frac_bits=out_frac_bits); op indexes ELTWISE_OPS."""
+    return _eltwise_api(op, variant, fname, in1, in2, out, out_frac_bits)
+
+
+cdef object _eltwise_api(int op, int variant, str fname, in1, in2, out, out_frac_bits):
     cdef CTensor a = _arg(fname, "in1", in1)
     cdef CTensor b = _arg(fname, "in2", in2)
     cdef u64 na = _fits(_count(a), a) if a.t.rank else 1
     cdef u64 nb = _fits(_count(b), b) if b.t.rank else 1
     frac = a.t.el_params.fx.frac_bits if out_frac_bits is None else out_frac_bits
-    cdef CTensor y = _out_arg(fname, out, na if na > nb else nb, variant, ("in1", "in2", "out"), (a, b), True, True)
+    cdef PyObject *args[3]
+    args[0], args[1] = <PyObject *>a, <PyObject *>b
+    cdef CTensor y = _out_arg(fname, out, na if na > nb else nb, variant, ("in1", "in2", "out"), args, 2, True, True)
     cdef uint8_t old = y.t.el_params.fx.frac_bits
     _frac_for(y, frac)
     try:
@@ -1050,6 +1188,335 @@ def eltwise_api(int op, int variant, str fname, in1, in2, out, out_frac_bits):
         _frac_back(y, old)
         raise
     return y
+
+
+# ----------------------------------------- fused TensorIterator (mli.graph)
+# A TensorIterator over a KernelBody whose port map is a recurrence runs one
+# batch-to-batch call per row (mli/graph/kernel_body.py).  FusedSeq does that
+# for C-contiguous arrays of the body's dtype, y concatenated (if at all) on
+# the axis x is sliced on, in either direction: straight from the caller's
+# arrays into the outputs, with no tensor wrappers; a row whose sequence is
+# contiguous (x [..., L, N] sliced forward) is read in place and its y written
+# in place in the concatenated output, others go through one scratch.  Any
+# other input, a kernel function that is not the package's own (a test's spy)
+# or a changed body returns None: the TensorIterator then takes its Python
+# paths, which do the checks and raise the errors of stepping.
+
+cdef enum:
+    _OUT_Y_CONCAT = 0     # ConcatOutput of y on the sliced axis, part 1
+    _OUT_Y_LAST = 1       # LastIterationOutput of y
+    _OUT_H_LAST = 2       # LastIterationOutput of h_out
+    _OUT_C_LAST = 3       # LastIterationOutput of c_out
+
+
+cdef inline void _fill(mli_tensor *t, char *data, uint32_t d0, uint32_t d1, uint32_t rank, Py_ssize_t es,
+                       int el_type, int frac) noexcept:
+    """A dense rank-1 ([d0]) or rank-2 ([d0, d1]) tensor, every field as bind() sets it."""
+    memset(t, 0, sizeof(mli_tensor))
+    t.data = data
+    t.shape[0] = d0
+    t.shape[1] = d1 if rank == 2 else 0
+    t.rank = rank
+    t.capacity = d0 * (d1 if rank == 2 else 1) * es
+    t.el_type = <mli_element_type>el_type
+    t.el_params.fx.frac_bits = <uint8_t>frac
+
+
+cdef inline bint _frac_ok(object v):
+    return type(v) is int and 0 <= v <= 255
+
+
+cdef inline bint _dense(Py_buffer *b, char code, Py_ssize_t es) noexcept:
+    """A C-contiguous buffer of native `code` ('b' int8, 'h' int16) items."""
+    return b.format != NULL and b.format[0] == code and b.format[1] == 0 and b.itemsize == es and \
+        PyBuffer_IsContiguous(b, b'C')
+
+
+cdef class FusedSeq:
+    """The fused run of one TensorIterator over one KernelBody (see above);
+    made once per TensorIterator from its port map (KernelBody's _FusedPlan)."""
+    cdef object body, kernels, kernel, xp, np_empty, ndarray, b2b, act_none
+    cdef str fname
+    cdef bint lstm
+    cdef int variant
+    cdef Py_ssize_t x_ext, h_ext, c_ext, n_ext, n_out
+    cdef long long xp_axis, n_fixed
+    cdef list kinds                 # per external output: (kind, concat axis, concat stride sign)
+    cdef bint eligible
+    cdef Py_ssize_t plan_L          # the last axis length planned and its plan
+    cdef long long plan_n, plan_first, plan_step
+
+    def __init__(self, body, kernels, str fname, bint lstm, int variant, Py_ssize_t x_ext, Py_ssize_t h_ext,
+                 Py_ssize_t c_ext, Py_ssize_t n_ext, xp, long long xp_axis, n_fixed, list kinds, bint eligible,
+                 np_empty, ndarray, b2b, act_none):
+        self.body, self.kernels, self.fname, self.kernel = body, kernels, fname, kernels._OWN[fname]
+        self.lstm, self.variant = lstm, _variant(variant, 3)
+        self.x_ext, self.h_ext, self.c_ext, self.n_ext = x_ext, h_ext, c_ext, n_ext
+        self.xp, self.xp_axis = xp, xp_axis
+        self.n_fixed = -1 if n_fixed is None else n_fixed
+        self.kinds, self.n_out, self.eligible = kinds, len(kinds), eligible
+        self.np_empty, self.ndarray, self.b2b, self.act_none = np_empty, ndarray, b2b, act_none
+        self.plan_L = -1
+
+    def run(self, ti, tuple inputs):
+        """The TensorIterator's outputs for `inputs`, or None: take the general paths."""
+        if not self.eligible or len(inputs) != self.n_ext:
+            return None
+        body = self.body
+        if ti.body is not body or not body.fuse or getattr(self.kernels, self.fname) is not self.kernel:
+            return None
+        x, h0 = inputs[self.x_ext], inputs[self.h_ext]
+        c0 = inputs[self.c_ext] if self.lstm else None
+        if type(x) is not self.ndarray or type(h0) is not self.ndarray or \
+                (self.lstm and type(c0) is not self.ndarray):
+            return None
+        cdef Py_buffer bx, bh, bc
+        cdef bint hx = False, hh = False, hc = False
+        try:
+            try:
+                PyObject_GetBuffer(x, &bx, PyBUF_RECORDS_RO)
+                hx = True
+                PyObject_GetBuffer(h0, &bh, PyBUF_RECORDS_RO)
+                hh = True
+                if self.lstm:
+                    PyObject_GetBuffer(c0, &bc, PyBUF_RECORDS_RO)
+                    hc = True
+            except (BufferError, ValueError, TypeError):
+                return None
+            return self._run(body, x, h0, c0, &bx, &bh, &bc if hc else NULL)
+        finally:
+            if hc:
+                PyBuffer_Release(&bc)
+            if hh:
+                PyBuffer_Release(&bh)
+            if hx:
+                PyBuffer_Release(&bx)
+
+    cdef object _run(self, body, x, h0, c0, Py_buffer *bx, Py_buffer *bh, Py_buffer *bc):
+        cdef int variant = self.variant
+        cdef Py_ssize_t es = 1 if variant == 0 else 2
+        cdef char code = b'b' if variant == 0 else b'h'
+        cdef int el = MLI_EL_FX_8 if variant == 0 else MLI_EL_FX_16
+        cdef int nd = bx.ndim, i
+        cdef Py_ssize_t N, M, L, B, P, Q, r, p, q, kind, sign, row_x, row_y
+        cdef long long axis, n, first, step, ca, t, dst
+        # the inputs: the body's dtype, C-contiguous; x [pre..., L, post..., N] sliced on L; h and c
+        # [..., M] with the B = P*Q rows of x (P, Q: the elements of pre and post), in that order
+        if not _dense(bx, code, es) or not _dense(bh, code, es) or nd < 2 or bh.ndim < 1:
+            return None
+        if bc != NULL:
+            if not _dense(bc, code, es) or bc.ndim != bh.ndim:
+                return None
+            for i in range(bh.ndim):
+                if bc.shape[i] != bh.shape[i]:
+                    return None
+        weights, bias = body.weights, body.bias
+        if not isinstance(weights, _Tensor) or not isinstance(bias, _Tensor) or \
+                not _live(<CTensor>weights) or not _live(<CTensor>bias):
+            return None
+        cdef CTensor tw = <CTensor>weights, tb = <CTensor>bias
+        if tw.t.rank < 2 or tw.t.rank > 4:
+            return None
+        M = tw.t.shape[tw.t.rank - 2]
+        N = <Py_ssize_t>tw.t.shape[tw.t.rank - 1] - M
+        if M < 1 or N < 1 or bx.shape[nd - 1] != N or bh.shape[bh.ndim - 1] != M:
+            return None
+        if body.input_size != N or body.state_size != M:
+            return None
+        axis = self.xp_axis + nd if self.xp_axis < 0 else self.xp_axis
+        if not 0 <= axis < nd - 1:
+            return None
+        L = bx.shape[axis]
+        if L != self.plan_L:
+            try:
+                n, first, step = self.xp.plan(L)
+            except ValueError:
+                return None
+            self.plan_L, self.plan_n, self.plan_first, self.plan_step = L, n, first, step
+        else:
+            n, first, step = self.plan_n, self.plan_first, self.plan_step
+        if n < 1 or (step != 1 and step != -1) or (self.n_fixed >= 0 and n != self.n_fixed):
+            return None
+        P = Q = 1
+        for i in range(axis):
+            P *= bx.shape[i]
+        for i in range(axis + 1, nd - 1):
+            Q *= bx.shape[i]
+        B = P * Q
+        if B < 1 or bh.len != B * M * es or n * (N if N > M else M) * es > 0xFFFFFFFF:
+            return None
+        # the body's formats and configuration, read per call as the Python paths read them
+        cfg = getattr(body, "_seq", None)       # its batch-to-batch cfg (anything else: the Python paths)
+        in_frac, state_frac = body.in_frac, body.state_frac
+        cell_frac = body.cell_frac if self.lstm else 0
+        if not isinstance(cfg, _Config) or not _frac_ok(in_frac) or not _frac_ok(state_frac) or \
+                not _frac_ok(cell_frac):
+            return None
+        mode = cfg.mode
+        if cfg.ir is not None or not (mode is self.b2b or mode == self.b2b):
+            return None
+        act_obj = cfg.act
+        if not isinstance(act_obj, int) or not -2 ** 31 <= act_obj < 2 ** 31:
+            return None
+        cdef int act = act_obj
+        cdef int out_frac = 0
+        if not self.lstm:      # out's frac bits: body.out_frac passed for act NONE, else prev_out's; set for act NONE
+            frac = body.out_frac if body.act == self.act_none else state_frac
+            if act_obj == self.act_none:
+                if not _frac_ok(frac):
+                    return None
+                out_frac = frac
+        # the outputs: y concatenated on the sliced axis (iteration order, or reversed), the last steps
+        cdef list kinds = self.kinds
+        shape = tuple([bx.shape[i] for i in range(nd - 1)])
+        y = None
+        sign = 1
+        for i in range(self.n_out):
+            kind, ca, t = kinds[i]
+            if kind == _OUT_Y_CONCAT:
+                ca = ca + nd if ca < 0 else ca
+                if ca != axis:
+                    return None
+                y = self.np_empty(shape[:axis] + (n,) + shape[axis + 1:] + (M,), x.dtype)
+                sign = t
+        # x rows gathered (a strided or reversed sequence) and y rows scattered (strided or reversed)
+        # through one scratch of this call; else each row is read and written in place
+        cdef bint gather = Q > 1 or step < 0
+        cdef bint direct = y is not None and Q == 1 and sign > 0
+        cdef Py_ssize_t x_room = n * N * es if gather else 0
+        cdef Py_ssize_t y_room = 0 if direct else n * M * es
+        tmp = PyByteArray_FromStringAndSize(NULL, x_room + y_room + B * M * es)
+        cdef char *xt = PyByteArray_AS_STRING(tmp)
+        cdef char *yt = xt + x_room
+        cdef char *last = yt + y_room        # each row's last step
+        cdef Py_buffer by, bcell
+        cdef bint hy = False, hcell = False
+        cdef _Scratch s = None
+        cdef CTensor ir
+        cdef mli_tensor tx, th, tc, ty
+        cdef mli_rnn_cell_cfg ccfg
+        cdef char *xp = <char *>bx.buf
+        cdef char *xrow
+        cdef char *yrow
+        cdef char *yp = NULL
+        cdef char *cp = NULL
+        cdef size_t nws
+        cdef const mlipy_error_detail *d
+        cdef uint32_t rows_per_state = 4 if self.lstm else (tb.t.shape[0] if tb.t.rank == 2 else 1)
+        c = self.np_empty(h0.shape, x.dtype) if self.lstm else None
+        try:
+            if y is not None:
+                PyObject_GetBuffer(y, &by, PyBUF_SIMPLE | PyBUF_WRITABLE)
+                hy = True
+                yp = <char *>by.buf
+            if self.lstm:
+                PyObject_GetBuffer(c, &bcell, PyBUF_SIMPLE | PyBUF_WRITABLE)
+                hcell = True
+                cp = <char *>bcell.buf
+                memcpy(cp, bc.buf, B * M * es)
+                s = _take_scratch()
+            for r in range(B):
+                if r:
+                    PyErr_CheckSignals()
+                p, q = r // Q, r % Q
+                if gather:
+                    for t in range(n):
+                        memcpy(xt + t * N * es, xp + ((p * L + first + t * step) * Q + q) * N * es, N * es)
+                    xrow = xt
+                else:
+                    xrow = xp + (p * L + first) * N * es
+                yrow = yp + r * n * M * es if direct else yt
+                _fill(&tx, xrow, <uint32_t>n, <uint32_t>N, 2, es, el, in_frac)
+                _fill(&th, <char *>bh.buf + r * M * es, <uint32_t>M, 0, 1, es, el, state_frac)
+                _fill(&ty, yrow, <uint32_t>n, <uint32_t>M, 2, es, el, out_frac)
+                nws = _ws_size_s(&tw.t, &th, rows_per_state)
+                if self.lstm:
+                    _fill(&tc, cp + r * M * es, <uint32_t>M, 0, 1, es, el, cell_frac)
+                    ir = _zero_ir(s, 4 * M, variant)
+                    _cfg(&ccfg, 1, act, ir)
+                    _status(_rec_call(True, variant, &tx, &th, tw, &tb.t, &ccfg, &tc, &ty, nws), self.fname)
+                else:
+                    _cfg(&ccfg, 1, act, None)
+                    _status(_rec_call(False, variant, &tx, &th, tw, &tb.t, &ccfg, NULL, &ty, nws), self.fname)
+                    d = mlipy_last_error()
+                    if d.status == MLI_STATUS_OK and d.mlipy_safety:
+                        raise _error(5, "mli_krn_" + self.fname, d.argument.decode(), d.field.decode(),
+                                     d.reason.decode(), mlipy_safety=True)
+                memcpy(last + r * M * es, yrow + (n - 1) * M * es, M * es)
+                if y is not None and not direct:
+                    for t in range(n):
+                        dst = t if sign > 0 else n - 1 - t
+                        memcpy(yp + ((p * n + dst) * Q + q) * M * es, yt + t * M * es, M * es)
+            result = [None] * self.n_out
+            y_last = h_last = None
+            for i in range(self.n_out):
+                kind, ca, t = kinds[i]
+                if kind == _OUT_Y_CONCAT:
+                    v = y
+                elif kind == _OUT_C_LAST:
+                    v = c
+                else:
+                    v = y_last if kind == _OUT_Y_LAST else h_last
+                    if v is None:    # y of one iteration [pre..., 1, post..., M], h_out shaped like h
+                        v = self.np_empty(shape[:axis] + (1,) + shape[axis + 1:] + (M,) if kind == _OUT_Y_LAST
+                                          else h0.shape, x.dtype)
+                        _copy_to(v, last, B * M * es)
+                        if kind == _OUT_Y_LAST:
+                            y_last = v
+                        else:
+                            h_last = v
+                result[i] = v
+            return tuple(result)
+        finally:
+            _give_back(s)
+            if hcell:
+                PyBuffer_Release(&bcell)
+            if hy:
+                PyBuffer_Release(&by)
+
+
+cdef int _copy_to(object dst, const char *src, Py_ssize_t nbytes) except -1:
+    """The first `nbytes` of dst (a new C-contiguous array) = src."""
+    cdef Py_buffer b
+    PyObject_GetBuffer(dst, &b, PyBUF_SIMPLE | PyBUF_WRITABLE)
+    try:
+        memcpy(b.buf, src, nbytes)
+    finally:
+        PyBuffer_Release(&b)
+    return 0
+
+
+# The kernel functions of mli.kernels (named, documented and exported there):
+# closures over the variant and the name, so that a call is one call into the
+# bridge, which runs every check of the API.
+def lstm_kernel(int variant, str fname):
+    def fn(x, prev_out, weights, bias, cfg, cell, *, out=None, cell_out=None):
+        return _lstm_api(variant, fname, x, prev_out, weights, bias, cfg, cell, out, cell_out)
+    return fn
+
+
+def rnn_kernel(int variant, str fname):
+    def fn(x, prev_out, weights, bias, cfg, *, out=None, out_frac_bits=None):
+        return _rnn_api(variant, fname, x, prev_out, weights, bias, cfg, out, out_frac_bits)
+    return fn
+
+
+def fc_kernel(int variant, str fname):
+    def fn(x, weights, bias, *, out=None, out_frac_bits=None):
+        return _fc_api(variant, fname, x, weights, bias, out, out_frac_bits)
+    return fn
+
+
+def unary_kernel(int op, int variant, str fname):
+    def fn(x, *, out=None):
+        return _unary_api(op, variant, fname, x, out, None)
+    return fn
+
+
+def eltwise_kernel(int op, int variant, str fname):
+    def fn(in1, in2, *, out=None, out_frac_bits=None):
+        return _eltwise_api(op, variant, fname, in1, in2, out, out_frac_bits)
+    return fn
 
 
 def bind(CTensor t, arr, int frac):

@@ -107,17 +107,22 @@ def _not_a_strided_copy(name, out, fname):
 # output's type, contiguity and aliasing, then C's checks) and marshals once.
 _core.register(Tensor, RnnCellConfig, error, raise_for_status, np.zeros, np.dtype(np.int8), np.dtype(np.int16),
                RnnMode.BATCH_TO_BATCH, RnnMode.BATCH_TO_LAST, RnnActivation.NONE)
-_lstm, _rnn, _fc, _unary, _eltwise = _core.lstm_api, _core.rnn_api, _core.fc_api, _core.unary_api, _core.eltwise_api
+_unary = _core.unary_api
+
+
+def _named(fn, name):
+    """A kernel function of the bridge (a closure over its variant and name: one
+    call per kernel call, no Python layer) named as this module's function."""
+    fn.__name__ = fn.__qualname__ = name
+    fn.__module__ = __name__
+    return fn
 
 
 def _make_rnn(kind):
     variant = VARIANT[kind]
     fname = f"basic_rnn_cell_{kind}"
 
-    def fn(x, prev_out, weights, bias, cfg, *, out=None, out_frac_bits=None):
-        return _rnn(variant, fname, x, prev_out, weights, bias, cfg, out, out_frac_bits)
-
-    fn.__name__ = fn.__qualname__ = fname
+    fn = _named(_core.rnn_kernel(variant, fname), fname)
     fn.__doc__ = f"""``mli_krn_basic_rnn_cell_{kind}(in, prev_out, weights, bias, cfg, out)``.
 
     Parameters
@@ -153,10 +158,7 @@ def _make_lstm(kind):
     variant = VARIANT[kind]
     fname = f"lstm_cell_{kind}"
 
-    def fn(x, prev_out, weights, bias, cfg, cell, *, out=None, cell_out=None):
-        return _lstm(variant, fname, x, prev_out, weights, bias, cfg, cell, out, cell_out)
-
-    fn.__name__ = fn.__qualname__ = fname
+    fn = _named(_core.lstm_kernel(variant, fname), fname)
     fn.__doc__ = f"""``mli_krn_lstm_cell_{kind}(in, prev_out, weights, bias, cfg, cell, out)``.
 
     Weights [4, M, N+M] and bias [4, M] in MLI's gate order i, g, f, o.
@@ -181,10 +183,7 @@ def _make_fc(kind):
     variant = VARIANT[kind]
     fname = f"fully_connected_{kind}"
 
-    def fn(x, weights, bias, *, out=None, out_frac_bits=None):
-        return _fc(variant, fname, x, weights, bias, out, out_frac_bits)
-
-    fn.__name__ = fn.__qualname__ = fname
+    fn = _named(_core.fc_kernel(variant, fname), fname)
     fn.__doc__ = f"""``mli_krn_fully_connected_{kind}(in, weights, bias, out)``: y = W x + b.
 
     ``out_frac_bits`` (default: in's) is the output format the caller asks for.
@@ -197,10 +196,7 @@ def _make_unary(op, kind):
     fname = f"{op}_{kind}"
     code = ("tanh", "sigm").index(op)
 
-    def fn(x, *, out=None):
-        return _unary(code, variant, fname, x, out)
-
-    fn.__name__ = fn.__qualname__ = fname
+    fn = _named(_core.unary_kernel(code, variant, fname), fname)
     fn.__doc__ = f"""``mli_krn_{op}_{kind}(in, out)``: {op} by MLI's Q15 lookup table with
     linear interpolation; output frac bits {15 if kind == 'fx16' else 7}.  ``out`` may be ``x`` (in place)."""
     return fn
@@ -236,18 +232,18 @@ def _make_eltwise(op, kind):
     fname = f"eltwise_{op}_{kind}"
     code = _core.ELTWISE_OPS.index(op)
 
-    def fn(in1, in2, *, out=None, out_frac_bits=None):
-        return _eltwise(code, variant, fname, in1, in2, out, out_frac_bits)
-
-    fn.__name__ = fn.__qualname__ = fname
+    fn = _named(_core.eltwise_kernel(code, variant, fname), fname)
     fn.__doc__ = (f"``mli_krn_eltwise_{op}_{kind}(in1, in2, out)``; a one-element (or rank-0) operand "
                   "is broadcast." + (" ``out_frac_bits`` (default in1's) sets the product's format."
                                      if op == "mul" else " Both inputs need the same frac bits."))
     return fn
 
 
+_OWN = {}   # name -> the function defined here (mli.graph's fused run calls the bridge only for these)
+
+
 def _export(fn):
-    globals()[fn.__name__] = fn
+    globals()[fn.__name__] = _OWN[fn.__name__] = fn
     __all__.append(fn.__name__)
     return fn
 

@@ -123,8 +123,6 @@ class Tensor(_core.CTensor):
         et = element_type(el_type)
         return cls(np.zeros(shape, _DTYPES[et]), frac_bits)
 
-    _strided_copy = False
-
     @classmethod
     def from_float(cls, x, el_type, frac_bits, *, saturate=False):
         """Quantize float values as MLI's example helper mli_hlp_float_to_fx_tensor

@@ -253,6 +253,106 @@ def test_errors_are_the_same_fused_and_stepped():
             recurrence(body)(x, h, c[:, :3])
 
 
+def _ti_on_axis(body, lead, post, outs, in_stride=1):
+    """x [*lead, T, *post, N] sliced on its time axis (len(lead)); outs names each output:
+    'y' (y concatenated on the time axis), 'y-' (the same axis counted from the end), 'y_rev'
+    (reverse concatenation), 'y_last', 'h_last', 'c_last'."""
+    ax = len(lead)
+    rank = len(lead) + len(post) + 2
+    ports = {"y": lambda e: ConcatOutput(0, e, ax), "y-": lambda e: ConcatOutput(0, e, ax - rank),
+             "y_rev": lambda e: ConcatOutput(0, e, ax, stride=-1, **whole(-1)),
+             "y_last": lambda e: LastIterationOutput(0, e), "h_last": lambda e: LastIterationOutput(1, e),
+             "c_last": lambda e: LastIterationOutput(2, e)}
+    inputs, edges = [SlicedInput(0, 0, ax, stride=in_stride, **whole(in_stride)), MergedInput(1, 1)], [BackEdge(1, 1)]
+    if body.cell == "lstm":
+        inputs.append(MergedInput(2, 2))
+        edges.append(BackEdge(2, 2))
+    return TensorIterator(body, inputs, [ports[o](e) for e, o in enumerate(outs)], edges)
+
+
+@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("cell", CELLS)
+def test_bridge_run_equals_stepping(cell, kind):
+    """From its second call on, a fused TI over C-contiguous arrays runs in the bridge
+    (KernelBody's kernel functions not replaced), batch-major or time-major, forward or
+    reverse: same outputs as stepping, separate arrays, inputs untouched."""
+    fused, stepped = make_body(cell, kind), make_body(cell, kind, fuse=False)
+    rng = np.random.default_rng(11)
+    lstm = cell == "lstm"
+    c_last = ["c_last"] if lstm else []
+    for lead, post in [((), ()), ((1,), ()), ((B,), ()), ((2, B), ()), ((), (B,)), ((2,), (B,))]:
+        for outs, in_stride in [(["y", "h_last"] + c_last, 1), (["h_last"] + c_last + ["y_last", "y-"], 1),
+                                (c_last + ["y_last", "h_last", "h_last"], 1), (["y_rev", "h_last"], 1),
+                                (["y", "h_last"] + c_last, -1), (["y_rev", "y_last"] + c_last, -1)]:
+            rows = lead + post
+            args = [fused.quantize(rng.uniform(-2, 2, (np.prod(rows, dtype=int) * T, N)), "x")
+                    .reshape(lead + (T,) + post + (N,)),
+                    fused.quantize(rng.uniform(-.9, .9, rows + (M,)), "h")]
+            if lstm:
+                args.append(fused.quantize(rng.uniform(-1.5, 1.5, rows + (M,)), "c"))
+            before = [a.copy() for a in args]
+            ti = _ti_on_axis(fused, lead, post, outs, in_stride)
+            want = _ti_on_axis(stepped, lead, post, outs, in_stride)(*args)
+            first, second = ti(*args), ti(*args)
+            bridge = ti._kernel_plan[1].fast.run(ti, tuple(args))
+            assert bridge is not None, (lead, post, outs, in_stride)
+            for got in (first, second, bridge):
+                assert_same(got, want)
+                for i, u in enumerate(got):
+                    assert all(not np.shares_memory(u, v) for v in list(got[i + 1:]) + args if v is not u)
+            assert_same(args, before)
+
+
+def test_other_outputs_take_the_python_paths():
+    """h_out concatenated (parts of B rows): the fused Python run, same values as stepping."""
+    fused, stepped = make_body("lstm", "fx16"), make_body("lstm", "fx16", fuse=False)
+    args = data(fused)
+    ti = recurrence(fused)
+    want = recurrence(stepped)(*args)
+    assert_same(ti(*args), want)
+    assert_same(ti(*args), want)
+    assert ti._kernel_plan[1] and ti._kernel_plan[1].fast.run(ti, tuple(args)) is None
+
+
+def test_a_replaced_kernel_function_is_called(calls, monkeypatch):
+    """The bridge's run is only for the package's own kernel functions: a spy put
+    in place before or after the TI's first call sees one call per row."""
+    body = make_body("lstm", "fx16")
+    args = data(body)
+    ti = recurrence(body)
+    want = ti(*args)                       # plan made under the spy
+    assert len(calls) == B
+    assert_same(ti(*args), want)
+    assert len(calls) == 2 * B
+    monkeypatch.undo()                     # the package's own functions again: the bridge's run
+    calls.clear()
+    ti = TensorIterator(body, [SlicedInput(0, 0, 1), MergedInput(1, 1), MergedInput(2, 2)],
+                        [ConcatOutput(0, 0, 1), LastIterationOutput(2, 1)], [BackEdge(1, 1), BackEdge(2, 2)])
+    y, c = ti(*args)
+    assert ti._kernel_plan[1].fast.run(ti, tuple(args)) is not None
+    np.testing.assert_array_equal(y, want[0])
+    np.testing.assert_array_equal(c, want[4])
+    log = []
+    fn = kernels.lstm_cell_fx16
+    monkeypatch.setattr(kernels, "lstm_cell_fx16", lambda *a, **kw: log.append(a[4].mode) or fn(*a, **kw))
+    y, c = ti(*args)                       # spy put in place after the plan was made
+    assert log == [mli.RNN_BATCH_TO_BATCH] * B
+    np.testing.assert_array_equal(y, want[0])
+
+
+def test_a_used_fused_tensor_iterator_pickles_and_copies():
+    import copy
+    import pickle
+    body = make_body("lstm", "fx16")
+    args = data(body)
+    ti = recurrence(body)
+    want = ti(*args)
+    assert_same(ti(*args), want)                           # the plan and the bridge's run are made
+    for dup in (copy.deepcopy(ti), pickle.loads(pickle.dumps(ti)), copy.copy(ti)):
+        assert_same(dup(*args), want)
+        assert_same(dup(*args), want)
+
+
 def test_loop_over_a_kernel_body_steps_it():
     body = make_body("lstm", "fx8w16d")
     x, h, c = data(body)

@@ -39,7 +39,11 @@ or taking any output's last iteration -- the driver calls
 ONE batch-to-batch MLI call (for stride -1 the sequence is fed in iteration
 order, i.e. reversed, and the driver assembles the outputs in its usual
 order).  The result is bit-identical to stepping the body; any other port map
-(or ``fuse=False``) steps it.
+(or ``fuse=False``) steps it.  The port map is checked once per TensorIterator;
+from its second call on, C-contiguous arrays of the body's dtype (``y``
+concatenated, if at all, on the axis ``x`` is sliced on) run in the bridge
+(``mli._core.FusedSeq``) straight from the caller's arrays into the outputs,
+with no tensor wrappers.
 
 Examples
 --------
@@ -68,7 +72,7 @@ import numpy as np
 
 from .. import _core, kernels
 from .. import rows as rows_api
-from ..enums import KINDS, ElementType, RnnActivation, RnnMode
+from ..enums import KINDS, VARIANT, ElementType, RnnActivation, RnnMode
 from ..kernels import RnnCellConfig
 from ..tensor import Tensor, frac_bits_for
 from .body import Body
@@ -420,6 +424,7 @@ class KernelBody(Body):
         if plan is None or plan[0] is not self:    # the port map is checked once per TI
             plan = (self, self.fusable(ti) and _FusedPlan(self, ti))
             ti._kernel_plan = plan
+            ti._fused_call = plan[1].fast.run if plan[1] else None
         if not plan[1]:
             return None
         out = plan[1].run(arrays)
@@ -490,6 +495,21 @@ class _FusedPlan:
                               f"{p.label}: {body.describe_output(p.internal)}") for p in ti.outputs)
         self.n_out = len(self.outputs)
         self.pool = []     # [x, h, c, out, cell_out] tensor wrappers; list.pop/append: one call each
+        # the run in the bridge (TensorIterator.__call__ tries it first): each output's kind,
+        # concatenation axis and direction, by external position; a y concatenated with parts
+        # of more than 1, or twice, or a concatenated h_out, leaves every call to the paths here
+        kinds, eligible, concats = [None] * self.n_out, True, 0
+        for ext, j, is_concat, p, _ in self.outputs:
+            if is_concat:
+                concats += 1
+                eligible &= j == 0 and p.part_size == 1 and concats == 1
+                kinds[ext] = (0, p.axis, 1 if p.stride > 0 else -1)
+            else:
+                kinds[ext] = (1 + j, 0, 1)       # the last y, h_out or c_out
+        self.fast = _core.FusedSeq(body, kernels, body._fname, self.lstm, VARIANT[body.kind], self.xp.external,
+                                   self.h_ext, self.c_ext if self.lstm else -1, ti.num_external_inputs, self.xp,
+                                   self.xp.axis, self.n_fixed, kinds, eligible, np.empty, np.ndarray,
+                                   RnnMode.BATCH_TO_BATCH, RnnActivation.NONE)
 
     def run(self, arrays):
         body, xp, lstm = self.body, self.xp, self.lstm

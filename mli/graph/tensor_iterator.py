@@ -273,6 +273,7 @@ class TensorIterator(_SubGraphOp):
     """
 
     _kind = "TensorIterator"
+    _fused_call = None
 
     def __init__(self, body, inputs: Sequence = (), outputs: Sequence = (),
                  back_edges: Sequence = (), *, num_iterations: int | None = None,
@@ -285,6 +286,14 @@ class TensorIterator(_SubGraphOp):
         if num_iterations is None and not self._sliced:
             raise self._err("no SlicedInput: num_iterations must be given")
         self.num_iterations = num_iterations
+
+    def __getstate__(self):
+        """Pickling and copying leave out the fused run's caches (KernelBody's plan
+        and the bridge's runner), which the copy's first call makes again."""
+        state = dict(self.__dict__)
+        state.pop("_kernel_plan", None)
+        state.pop("_fused_call", None)
+        return state
 
     def iterations(self, *inputs) -> int:
         """Number of iterations these external inputs give."""
@@ -314,6 +323,9 @@ class TensorIterator(_SubGraphOp):
         tuple of numpy.ndarray
             External outputs, in port order.
         """
+        fast = self._fused_call     # KernelBody's fused run of the common layout, set by its first call
+        if fast is not None and (out := fast(self, inputs)) is not None:
+            return out
         arrays = self._as_arrays(inputs)
         fused = getattr(self.body, "run_tensor_iterator", None)  # KernelBody's fast path
         if fused is not None and (out := fused(self, arrays)) is not None:
