@@ -49,7 +49,7 @@ def extreme(rng, shape, dt, mode):
 @pytest.mark.parametrize("kind", ["fx8", "fx16", "fx8w16d"])
 @pytest.mark.parametrize("mode", ["min", "max", "edges", "random", "trained", "spike_in", "spike_st"])
 @pytest.mark.parametrize("shape", [(1, 1, 3), (33, 17, 5), (300, 100, 3), (9, 257, 2), (37, 45, 1), (5, 30, 1),
-                                   (40, 24, 75)])
+                                   (40, 24, 75), (20, 32, 40), (3, 48, 2)])  # M % 16 == 0: the fused LSTM step
 @pytest.mark.parametrize("rounding", ["convergent", "up"])
 def test_paths_agree(kind, mode, shape, rounding):
     N, M, T = shape

@@ -147,24 +147,26 @@ mli_status MLI_CAT(mli_krn_lstm_cell_, KRN_SFX)(const mli_tensor *in, const mli_
 
     mli_dense_plan plan;
     MLI_CAT(mli_prv_dense_plan_, KRN_SFX)(&plan, W, N + M, 4 * M, N, M, b, sh, batch);
-#if KRN_BITS == 16 && defined(MLIPY_X86_TARGETS)
-    /* 16-bit data: the fused step where it applies (same integers) */
+#ifdef MLIPY_X86_TARGETS
+    /* the fused step where it applies (same integers) */
     lstm16_fused fz;
     const int fused = lstm16_fused_ok(&plan, M, N, batch, mode == RNN_BATCH_TO_BATCH ? batch : 1, sh, ir_shift,
-                                      mshift, x, gates, c, y);
-    if (fused) lstm16_fused_init(&fz, &plan, M, sh, ir_shift, mshift, act, f_ir, f_c);
+                                      mshift, x, gates, c, y, sizeof(KRN_IO_T));
+    if (fused) lstm16_fused_init(&fz, &plan, M, sh, ir_shift, mshift, act, f_ir, f_c, sizeof(KRN_W_T) == 1,
+                                  KRN_BITS == 8);
 #endif
     for (long t = 0; t < batch; t++) {
         if (t > 0 && mlipy_poll_now(t - 1)) return MLIPY_STATUS_INTERRUPTED;
         KRN_IO_T *h_out = mode == RNN_BATCH_TO_BATCH ? y + t * M : y;
         const int64_t *ready = MLI_CAT(mli_prv_dense_ready_, KRN_SFX)(&plan, x, N, t, batch);
-#if KRN_BITS == 16 && defined(MLIPY_X86_TARGETS)
+#ifdef MLIPY_X86_TARGETS
         if (fused) {
             if (!ready) { /* a single step: its input sums as a block of one */
                 MLI_CAT(mli_prv_dense_hoist_, KRN_SFX)(&plan, x + t * N, N, 1);
                 ready = plan.s_all;
             }
-            if (sizeof(KRN_W_T) == 2) lstm16_fused_step(&fz, ready, h, gates, c, h_out);
+            if (KRN_BITS == 8) lstm8_fused_step(&fz, ready, h, gates, c, h_out);
+            else if (sizeof(KRN_W_T) == 2) lstm16_fused_step(&fz, ready, h, gates, c, h_out);
             else lstm16w8_fused_step(&fz, ready, h, gates, c, h_out);
             h = h_out;
             continue;
