@@ -64,6 +64,10 @@ static void lstm16_fused_init(lstm16_fused *fz, const mli_dense_plan *plan, int 
     lut_prepare(&mli_prv_tanh_lut, f_ir, &fz->tanh_);
     lut_prepare(act == RNN_ACT_TANH ? &mli_prv_tanh_lut : &mli_prv_sigm_lut, f_c, &fz->out);
     fz->i32 = w8 && lstm16_i32_ok(plan, 4 * M, fz->its, fz->os, d8 ? 128 : 32768);
+    /* fx16 with its <= 0: the bias terms shifted left once per call, into
+     * plan->s_st (the fused step has its state sums in registers) */
+    if (!w8 && fz->its <= 0)
+        for (int k = 0; k < 4 * M; k++) plan->s_st[k] = plan->bias_term[k] * ((int64_t)1 << -fz->its);
 #ifdef MLIPY_X86_TARGETS
     if (d8) {
         mli_prv_lut8_table(&mli_prv_sigm_lut, f_ir, fz->t8[0]);
@@ -177,8 +181,7 @@ __attribute__((always_inline)) LSTM16_TARGET static inline void lstm16_fused_bod
     /* dense: recurrent sums per group of 16 rows, then the read-out of dense_out */
     const __m128i lsh = _mm_cvtsi32_si128(fz->its < 0 ? -fz->its : 0), rsh = _mm_cvtsi32_si128(fz->its > 0 ? fz->its : 0);
     const __m128i osh = _mm_cvtsi32_si128(fz->os);
-    const __m512i lo40 = _mm512_set1_epi64(w8 ? INT32_MIN : -((int64_t)1 << 39));
-    const __m512i hi40 = _mm512_set1_epi64(w8 ? INT32_MAX : ((int64_t)1 << 39) - 1);
+    const __m512i lo32 = _mm512_set1_epi64(INT32_MIN), hi32 = _mm512_set1_epi64(INT32_MAX); /* w8's 32-bit register */
     const __m512i ibias = _mm512_set1_epi64(fz->its > 0 ? ((int64_t)1 << (fz->its - 1)) - 1 : 0);
     const __m512i ohalf = _mm512_set1_epi64((int64_t)1 << (fz->os - 1)), one64 = _mm512_set1_epi64(1);
     const __m512i omask = _mm512_set1_epi64(((int64_t)1 << fz->os) - 1);
@@ -216,7 +219,8 @@ __attribute__((always_inline)) LSTM16_TARGET static inline void lstm16_fused_bod
             else _mm256_storeu_si256((__m256i *)(gates + k0), _mm512_cvtsepi32_epi16(q));
             continue;
         }
-        __m512i s[2] = {_mm512_setzero_si512(), _mm512_setzero_si512()};
+        /* fx16: the sums start at the read-out's rounding offset 2^(os-1) */
+        __m512i s[2] = {w8 ? _mm512_setzero_si512() : ohalf, w8 ? _mm512_setzero_si512() : ohalf};
         int p = 0;
         for (int k = 1; k <= ch[0]; k++) {
             const int pend = ch[k];
@@ -234,21 +238,35 @@ __attribute__((always_inline)) LSTM16_TARGET static inline void lstm16_fused_bod
             s[1] = _mm512_add_epi64(s[1], _mm512_cvtepi32_epi64(_mm512_extracti64x4_epi64(a, 1)));
         }
         __m512i q2[2];
-        for (int hf = 0; hf < 2; hf++) {
+        for (int hf = 0; hf < 2 && !w8; hf++) {
+            /* fx16 (plan->unclamped): neither 40-bit clamp can act, so the
+             * state part's start is a floor shift of bias term + input sum,
+             * or for its <= 0 the sum of the two shifted left (bt_st, from
+             * lstm16_fused_init: exact, each below 2^62) */
+            const int k0 = g * MLI_DOT_GROUP + 8 * hf;
+            const __m512i sv = _mm512_loadu_si512((const void *)(si + k0));
+            const __m512i acc = fz->its > 0
+                                    ? _mm512_sra_epi64(_mm512_add_epi64(_mm512_loadu_si512((const void *)(pl->bias_term + k0)), sv), rsh)
+                                    : _mm512_add_epi64(_mm512_loadu_si512((const void *)(pl->s_st + k0)), _mm512_sll_epi64(sv, lsh));
+            const __m512i t = _mm512_add_epi64(acc, s[hf]); /* + 2^(os-1) */
+            const __m512i q = _mm512_sra_epi64(t, osh);
+            q2[hf] = _mm512_mask_andnot_epi64(q, _mm512_testn_epi64_mask(t, omask) & ties, one64, q);
+        }
+        for (int hf = 0; hf < 2 && w8; hf++) {
             const int k0 = g * MLI_DOT_GROUP + 8 * hf;
             __m512i acc = _mm512_add_epi64(_mm512_loadu_si512((const void *)(pl->bias_term + k0)),
                                            _mm512_loadu_si512((const void *)(si + k0)));
-            if (w8) acc = _mm512_min_epi64(_mm512_max_epi64(acc, lo40), hi40);
-            /* the state part's start: saturating left shift, or a floor (fx16) or rounding right shift */
-            if (!w8 || fz->its <= 0) {
+            acc = _mm512_min_epi64(_mm512_max_epi64(acc, lo32), hi32);
+            /* the state part's start: saturating left shift or rounding right shift */
+            if (fz->its <= 0) {
                 acc = _mm512_sra_epi64(_mm512_sll_epi64(acc, lsh), rsh);
             } else {
                 const __m512i o = _mm512_or_si512(up64, _mm512_and_si512(_mm512_sra_epi64(acc, rsh), one64));
                 acc = _mm512_sra_epi64(_mm512_add_epi64(_mm512_add_epi64(acc, ibias), o), rsh);
             }
-            acc = _mm512_min_epi64(_mm512_max_epi64(acc, lo40), hi40);
+            acc = _mm512_min_epi64(_mm512_max_epi64(acc, lo32), hi32);
             acc = _mm512_add_epi64(acc, s[hf]);
-            if (w8) acc = _mm512_min_epi64(_mm512_max_epi64(acc, lo40), hi40);
+            acc = _mm512_min_epi64(_mm512_max_epi64(acc, lo32), hi32);
             /* (acc + 2^(os-1)) >> os, and on a tie (those low bits zero) the
              * convergent mode takes the even neighbour */
             const __m512i t = _mm512_add_epi64(acc, ohalf);
@@ -285,34 +303,53 @@ __attribute__((always_inline)) LSTM16_TARGET static inline void lstm16_fused_bod
     const __m128i ssh = _mm_cvtsi32_si128(fz->ir_shift), q15 = _mm_cvtsi32_si128(15), q7 = _mm_cvtsi32_si128(7);
     const __m512i sbias = _mm512_set1_epi32((1 << (fz->ir_shift - 1)) - 1), one32 = _mm512_set1_epi32(1);
     const __m512i bias7 = _mm512_set1_epi32(63);
-    for (int m = 0; m < M; m += 16) {
-        const __m512i u = lstm16_round32(_mm512_mullo_epi32(lstm16_ld(g_i, m, d8), lstm16_ld(g_g, m, d8)), ssh, sbias, up32);
-        const __m512i v = _mm512_add_epi32(u, _mm512_mullo_epi32(lstm16_ld(g_f, m, d8), lstm16_ld(c, m, d8)));
-        if (d8) { /* |v| < 2^15 */
-            lstm16_st(c, m, lstm16_round32(v, q7, bias7, up32), 1);
-            continue;
-        }
-        /* v >> 15 rounded, as floor plus the carry of the low 15 bits (no overflow) */
-        const __m512i fl = _mm512_srai_epi32(v, 15);
-        const __m512i odd = _mm512_or_si512(up32, _mm512_and_si512(fl, one32));
-        const __m512i inc = _mm512_srl_epi32(
-            _mm512_add_epi32(_mm512_add_epi32(_mm512_and_si512(v, _mm512_set1_epi32(0x7FFF)), _mm512_set1_epi32(0x3FFF)), odd), q15);
-        lstm16_st(c, m, _mm512_add_epi32(fl, inc), 0);
-    }
-
-    /* hidden output: out(p * o), p = c or its activation (evaluated into h_out first) */
-    const void *pv = c;
-    if (fz->act) {
-        memcpy(h_out, c, (size_t)M * el);
-        if (d8) lstm8_lut(fz->t8[2], (int8_t *)h_out, M);
-        else lstm16_lut(fz->act == 1 ? &th : &sg, &fz->out, (int16_t *)h_out, M);
-        pv = h_out;
-    }
     const __m128i msh = _mm_cvtsi32_si128(fz->mshift);
     const __m512i mbias = _mm512_set1_epi32((1 << (fz->mshift - 1)) - 1);
-    for (int m = 0; m < M; m += 16) {
-        const __m512i v = _mm512_mullo_epi32(lstm16_ld(pv, m, d8), lstm16_ld(g_o, m, d8));
-        lstm16_st(h_out, m, lstm16_round32(v, msh, mbias, up32), d8);
+    if (!d8) {
+        /* 32 lanes at a time: the new cell values, their activation in
+         * registers, and the hidden output out(p * o) */
+        const lut_regs *ar = fz->act == 1 ? &th : &sg;
+        for (int m = 0; m < M; m += 32) {
+            const int n16 = M - m >= 32 ? 2 : 1; /* M is a multiple of 16 */
+            __m256i cn[2] = {_mm256_setzero_si256(), _mm256_setzero_si256()};
+            for (int hf = 0; hf < n16; hf++) {
+                const int j = m + 16 * hf;
+                const __m512i u = lstm16_round32(_mm512_mullo_epi32(lstm16_ld(g_i, j, 0), lstm16_ld(g_g, j, 0)), ssh, sbias, up32);
+                const __m512i v = _mm512_add_epi32(u, _mm512_mullo_epi32(lstm16_ld(g_f, j, 0), lstm16_ld(c, j, 0)));
+                /* v >> 15 rounded, as floor plus the carry of the low 15 bits (no overflow) */
+                const __m512i fl = _mm512_srai_epi32(v, 15);
+                const __m512i odd = _mm512_or_si512(up32, _mm512_and_si512(fl, one32));
+                const __m512i inc = _mm512_srl_epi32(
+                    _mm512_add_epi32(_mm512_add_epi32(_mm512_and_si512(v, _mm512_set1_epi32(0x7FFF)), _mm512_set1_epi32(0x3FFF)), odd), q15);
+                cn[hf] = _mm512_cvtsepi32_epi16(_mm512_add_epi32(fl, inc));
+                _mm256_storeu_si256((__m256i *)((int16_t *)c + j), cn[hf]);
+            }
+            __m512i pv = _mm512_inserti64x4(_mm512_castsi256_si512(cn[0]), cn[1], 1);
+            if (fz->act) pv = lut32_avx512(ar, &fz->out, pv); /* lanes past M are not stored */
+            for (int hf = 0; hf < n16; hf++) {
+                const int j = m + 16 * hf;
+                const __m512i p32 = _mm512_cvtepi16_epi32(hf ? _mm512_extracti64x4_epi64(pv, 1) : _mm512_castsi512_si256(pv));
+                const __m512i v = _mm512_mullo_epi32(p32, lstm16_ld(g_o, j, 0));
+                lstm16_st(h_out, j, lstm16_round32(v, msh, mbias, up32), 0);
+            }
+        }
+    } else {
+        for (int m = 0; m < M; m += 16) {
+            const __m512i u = lstm16_round32(_mm512_mullo_epi32(lstm16_ld(g_i, m, 1), lstm16_ld(g_g, m, 1)), ssh, sbias, up32);
+            const __m512i v = _mm512_add_epi32(u, _mm512_mullo_epi32(lstm16_ld(g_f, m, 1), lstm16_ld(c, m, 1)));
+            lstm16_st(c, m, lstm16_round32(v, q7, bias7, up32), 1); /* |v| < 2^15 */
+        }
+        /* hidden output: out(p * o), p = c or its activation (evaluated into h_out first) */
+        const void *pv = c;
+        if (fz->act) {
+            memcpy(h_out, c, (size_t)M);
+            lstm8_lut(fz->t8[2], (int8_t *)h_out, M);
+            pv = h_out;
+        }
+        for (int m = 0; m < M; m += 16) {
+            const __m512i v = _mm512_mullo_epi32(lstm16_ld(pv, m, 1), lstm16_ld(g_o, m, 1));
+            lstm16_st(h_out, m, lstm16_round32(v, msh, mbias, up32), 1);
+        }
     }
 #undef LSTM16_W
 }
