@@ -157,14 +157,61 @@ __attribute__((always_inline)) LSTM16_TARGET static inline void lstm16_st(void *
     else _mm256_storeu_si256((__m256i *)((int16_t *)p + i), _mm512_cvtsepi32_epi16(v));
 }
 
+/* The input sums of one step, x . W[k][0:N] for the 4M rows (groups * 16
+ * int64 into out): the direct form over plan->chunk_in, the integers of
+ * mli_prv_dense_hoist_* (the fused step computes the next step's sums
+ * this way, work the processor can overlap with the step's own chain). */
+__attribute__((always_inline)) LSTM16_TARGET static inline void lstm16_in_sums(const mli_dense_plan *pl, const void *xin,
+                                                                             int N, int64_t *out, const int w8,
+                                                                             const int d8) {
+    const int groups = pl->groups, pairs = pl->n_pairs;
+    int32_t *x = pl->x_in;
+    int16_t *x16 = (int16_t *)x; /* 2 * pairs >= N int16 */
+    if (d8) {
+        for (int j = 0; j < N; j++) x16[j] = ((const int8_t *)xin)[j];
+    } else {
+        memcpy(x16, xin, (size_t)N * sizeof(int16_t));
+    }
+    if (N % 2) x16[N] = 0;
+    for (int g = 0; g < groups; g++) {
+        const int32_t *ch = pl->chunk_in + (size_t)g * ((size_t)pairs + 1);
+        const int16_t *wg = pl->w_in + (size_t)g * (size_t)pairs * 2 * MLI_DOT_GROUP;
+        const int8_t *wg8 = (const int8_t *)pl->w_in + (size_t)g * (size_t)pairs * 2 * MLI_DOT_GROUP;
+#define LSTM16_WI(p) (w8 ? _mm512_cvtepi8_epi16(_mm256_loadu_si256((const __m256i *)(wg8 + (size_t)(p) * 32))) \
+                         : _mm512_loadu_si512((const void *)(wg + (size_t)(p) * 32)))
+        __m512i s0 = _mm512_setzero_si512(), s1 = _mm512_setzero_si512();
+        int p = 0;
+        for (int k = 1; k <= ch[0]; k++) {
+            const int pend = ch[k];
+            __m512i a = _mm512_setzero_si512(), b = _mm512_setzero_si512();
+            __m512i d = _mm512_setzero_si512(), e = _mm512_setzero_si512();
+            for (; p + 3 < pend; p += 4) {
+                a = _mm512_dpwssd_epi32(a, _mm512_set1_epi32(x[p]), LSTM16_WI(p));
+                b = _mm512_dpwssd_epi32(b, _mm512_set1_epi32(x[p + 1]), LSTM16_WI(p + 1));
+                d = _mm512_dpwssd_epi32(d, _mm512_set1_epi32(x[p + 2]), LSTM16_WI(p + 2));
+                e = _mm512_dpwssd_epi32(e, _mm512_set1_epi32(x[p + 3]), LSTM16_WI(p + 3));
+            }
+            for (; p < pend; p++) a = _mm512_dpwssd_epi32(a, _mm512_set1_epi32(x[p]), LSTM16_WI(p));
+            a = _mm512_add_epi32(_mm512_add_epi32(a, b), _mm512_add_epi32(d, e)); /* modular: exact per chunk */
+            s0 = _mm512_add_epi64(s0, _mm512_cvtepi32_epi64(_mm512_castsi512_si256(a)));
+            s1 = _mm512_add_epi64(s1, _mm512_cvtepi32_epi64(_mm512_extracti64x4_epi64(a, 1)));
+        }
+        _mm512_storeu_si512((void *)(out + g * MLI_DOT_GROUP), s0);
+        _mm512_storeu_si512((void *)(out + g * MLI_DOT_GROUP + 8), s1);
+#undef LSTM16_WI
+    }
+}
+
 /* w8 (fx8w16d, fx8): int8 packed weights and the 32-bit accumulator with
  * rounding shifts, every clamp kept; else (fx16) the 40-bit one with a floor
  * shift.  d8 (fx8): int8 data (the state widened to int16 pairs, the gates,
  * cell and output int8, the 8-bit tables, the cell's Q7 rescale). */
 __attribute__((always_inline)) LSTM16_TARGET static inline void lstm16_fused_body(const lstm16_fused *fz, const int64_t *si,
                                                                                 const void *h, void *gates_,
-                                                                                void *c, void *h_out, const int w8,
-                                                                                const int d8, const int i32) {
+                                                                                void *c, void *h_out, const void *xn,
+                                                                                int64_t *sn, const int w8,
+                                                                                const int d8, const int i32,
+                                                                                const int nxt) {
     const mli_dense_plan *pl = fz->plan;
     const int M = fz->M, groups = 4 * M / MLI_DOT_GROUP, pairs = M / 2;
     int32_t *x = pl->x_st;
@@ -351,21 +398,30 @@ __attribute__((always_inline)) LSTM16_TARGET static inline void lstm16_fused_bod
             lstm16_st(h_out, m, lstm16_round32(v, msh, mbias, up32), 1);
         }
     }
+    if (nxt && xn) lstm16_in_sums(pl, xn, pl->N, sn, w8, d8); /* the next step's input sums */
 #undef LSTM16_W
 }
-LSTM16_TARGET static void lstm16_fused_step(const lstm16_fused *fz, const int64_t *si, const void *h, void *gates,
-                                            void *c, void *h_out) {
-    lstm16_fused_body(fz, si, h, gates, c, h_out, 0, 0, 0);
-}
-LSTM16_TARGET static void lstm16w8_fused_step(const lstm16_fused *fz, const int64_t *si, const void *h, void *gates,
-                                              void *c, void *h_out) {
-    if (fz->i32) lstm16_fused_body(fz, si, h, gates, c, h_out, 1, 0, 1);
-    else lstm16_fused_body(fz, si, h, gates, c, h_out, 1, 0, 0);
-}
-LSTM16_TARGET static void lstm8_fused_step(const lstm16_fused *fz, const int64_t *si, const void *h, void *gates,
-                                           void *c, void *h_out) {
-    if (fz->i32) lstm16_fused_body(fz, si, h, gates, c, h_out, 1, 1, 1);
-    else lstm16_fused_body(fz, si, h, gates, c, h_out, 1, 1, 0);
+/* One step (and the input sums of the next into sn when xn is not NULL);
+ * lstm16_first_sums: those of the first step. */
+#define LSTM16_STEP_PARAMS \
+    const lstm16_fused *fz, const int64_t *si, const void *h, void *gates, void *c, void *h_out, const void *xn, int64_t *sn
+/* (nxt: a version with the next step's sums, one without, each compiled for its use) */
+#define LSTM16_STEP_DEF(name, w8, d8)                                                              \
+    LSTM16_TARGET static void name(LSTM16_STEP_PARAMS) {                                          \
+        if (w8 && fz->i32) lstm16_fused_body(fz, si, h, gates, c, h_out, xn, sn, w8, d8, 1, 0);    \
+        else lstm16_fused_body(fz, si, h, gates, c, h_out, xn, sn, w8, d8, 0, 0);                  \
+    }                                                                                              \
+    LSTM16_TARGET static void name##_n(LSTM16_STEP_PARAMS) {                                      \
+        if (w8 && fz->i32) lstm16_fused_body(fz, si, h, gates, c, h_out, xn, sn, w8, d8, 1, 1);    \
+        else lstm16_fused_body(fz, si, h, gates, c, h_out, xn, sn, w8, d8, 0, 1);                  \
+    }
+LSTM16_STEP_DEF(lstm16_fused_step, 0, 0)
+LSTM16_STEP_DEF(lstm16w8_fused_step, 1, 0)
+LSTM16_STEP_DEF(lstm8_fused_step, 1, 1)
+LSTM16_TARGET static void lstm16_first_sums(const lstm16_fused *fz, const void *x, int64_t *out, int w8, int d8) {
+    if (d8) lstm16_in_sums(fz->plan, x, fz->plan->N, out, 1, 1);
+    else if (w8) lstm16_in_sums(fz->plan, x, fz->plan->N, out, 1, 0);
+    else lstm16_in_sums(fz->plan, x, fz->plan->N, out, 0, 0);
 }
 #endif
 
