@@ -173,8 +173,22 @@ __attribute__((always_inline)) LSTM16_TARGET static inline void lstm16_in_sums(c
         memcpy(x16, xin, (size_t)N * sizeof(int16_t));
     }
     if (N % 2) x16[N] = 0;
+    /* int16 weights: where max|x| * (the group's bound on a row's sum |w|)
+     * < 2^31, the whole row is one chunk (its modular int32 sum is exact) */
+    int32_t mx = 0;
+    if (!w8) {
+        int32_t lo = 0, hi = 0;
+        for (int j = 0; j < N; j++) {
+            lo = x16[j] < lo ? x16[j] : lo;
+            hi = x16[j] > hi ? x16[j] : hi;
+        }
+        mx = -lo > hi ? -lo : hi;
+    }
+    const int32_t one_chunk[2] = {1, pairs};
     for (int g = 0; g < groups; g++) {
-        const int32_t *ch = pl->chunk_in + (size_t)g * ((size_t)pairs + 1);
+        const int32_t *ch = !w8 && (int64_t)mx * pl->l1_in[g] < ((int64_t)1 << 31)
+                                ? one_chunk
+                                : pl->chunk_in + (size_t)g * ((size_t)pairs + 1);
         const int16_t *wg = pl->w_in + (size_t)g * (size_t)pairs * 2 * MLI_DOT_GROUP;
         const int8_t *wg8 = (const int8_t *)pl->w_in + (size_t)g * (size_t)pairs * 2 * MLI_DOT_GROUP;
 #define LSTM16_WI(p) (w8 ? _mm512_cvtepi8_epi16(_mm256_loadu_si256((const __m256i *)(wg8 + (size_t)(p) * 32))) \
