@@ -6,17 +6,19 @@
 #include "../private/mli_prv_dotprod.h"
 #include "../private/mli_prv_lut_simd.h"
 
-/* ---- One fused fx16 time step on AVX-512 VNNI ----------------------------
+/* ---- One fused LSTM time step on AVX-512 VNNI (fx16, fx8w16d, fx8) -------
  * The same integers as the step-by-step path (dense_step, lstm_gates_,
  * lstm_cell_update_, lstm_hidden_) with every stage kept in registers or
  * L1: the recurrent sums of a group of 16 rows go straight into the
  * read-out, the tables stay in registers, and the cell update and hidden
- * output run on 16 int32 lanes.  Used only where its preconditions hold
- * (lstm16_fused_ok): 16-bit data, the direct form on both parts (always
- * with 8-bit weights), the branch-free read-out, no partial sum able to
- * reach the 40-bit limit (plan->unclamped; with fx16 the read-out's clamps
- * of the two parts then never act and are left out), M a multiple of 16 (each gate a whole number of groups),
- * 0 < ir_shift, mshift < 31. */
+ * output run on int32 lanes.  Used only where its preconditions hold
+ * (lstm16_fused_ok): the direct form on both parts (always with 8-bit
+ * weights), the branch-free read-out, no partial sum able to reach the
+ * 40-bit limit (plan->unclamped; with fx16 the read-out's clamps then never
+ * act and are left out), M a multiple of 16 (each gate a whole number of
+ * groups), 0 < ir_shift, mshift < 31, disjoint outputs.  8-bit weights
+ * take a read-out on int32 lanes where lstm16_i32_ok shows it exact; small
+ * steps compute the next step's input sums (lstm16_in_sums). */
 typedef struct {
     const mli_dense_plan *plan;
     int M, its, os, ir_shift, mshift, act; /* act: 0 none (p = c), 1 tanh, 2 sigm */
