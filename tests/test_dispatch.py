@@ -49,7 +49,7 @@ def extreme(rng, shape, dt, mode):
 @pytest.mark.parametrize("kind", ["fx8", "fx16", "fx8w16d"])
 @pytest.mark.parametrize("mode", ["min", "max", "edges", "random", "trained", "spike_in", "spike_st"])
 @pytest.mark.parametrize("shape", [(1, 1, 3), (33, 17, 5), (300, 100, 3), (9, 257, 2), (37, 45, 1), (5, 30, 1),
-                                   (40, 24, 75)])
+                                   (40, 24, 75), (20, 32, 40), (3, 48, 2)])  # M % 16 == 0: the fused LSTM step
 @pytest.mark.parametrize("rounding", ["convergent", "up"])
 def test_paths_agree(kind, mode, shape, rounding):
     N, M, T = shape
@@ -120,3 +120,36 @@ def test_prepared_reuse_agrees(kind, mode):
                 call()
                 np.testing.assert_array_equal(y.numpy(), wy, err_msg=isa)
                 np.testing.assert_array_equal(c.numpy(), wc, err_msg=isa)
+
+
+@pytest.mark.skipif(len(PATHS) < 2, reason="this CPU has only the scalar path")
+@pytest.mark.parametrize("kind", ["fx8", "fx16", "fx8w16d"])
+def test_fused_lstm_step_agrees(kind):
+    # trained-like weights, biases and formats with M % 16 == 0, where the fused
+    # AVX-512 LSTM step's preconditions hold (no partial sum near the 40-bit
+    # limit; 8-bit weights: often the int32 read-out), across hoisting blocks
+    dt = np.int8 if kind == "fx8" else np.int16
+    wt = np.int16 if kind == "fx16" else np.int8
+    q = 7 if kind == "fx8" else 15
+    wi, di = np.iinfo(wt), np.iinfo(dt)
+    for i in range(40):
+        rng = np.random.default_rng([17, i, q, wi.bits])
+        N, M, T = int(rng.choice([1, 3, 16, 31, 64])), int(rng.choice([16, 32, 48, 64])), int(rng.choice([1, 5, 33, 40]))
+        sc = float(rng.choice([0.05, 0.15, 0.5, 1.0]))
+        w = np.clip(rng.normal(0, sc * wi.max / np.sqrt(N + M), (4, M, N + M)), wi.min, wi.max).astype(wt)
+        b = np.clip(rng.normal(0, wi.max / 8, (4, M)), wi.min, wi.max).astype(wt)
+        x = rng.integers(di.min, di.max, (T, N), endpoint=True).astype(dt)
+        h0, c0 = rng.integers(di.min, di.max, M, endpoint=True).astype(dt), rng.integers(di.min, di.max, M).astype(dt)
+        fi, fh, fw = int(rng.integers(q - 7, q + 1)), int(rng.integers(q - 5, q + 1)), int(rng.integers(q - 5, q + 1))
+        fb, fc = max(0, fw - int(rng.integers(0, 3))), int(rng.integers(q - 6, q + 1))
+        act, mode = int(rng.integers(0, 3)), int(rng.choice([1, 2]))
+        rounding = str(rng.choice(["convergent", "up"]))
+        got = {}
+        for isa in PATHS:
+            with mli.use_isa(isa), mli.rounding(rounding):
+                y, c = mli.lstm_cell(mli.Tensor(x, fi), mli.Tensor(h0, fh), mli.Tensor(w, fw), mli.Tensor(b, fb),
+                                     mli.RnnCellConfig(mode=mode, act=act), mli.Tensor(c0, fc))
+                got[isa] = (y.numpy().copy(), c.numpy().copy())
+        for isa in PATHS[1:]:
+            for a, bb in zip(got["scalar"], got[isa]):
+                np.testing.assert_array_equal(a, bb, err_msg=f"case {i}: {isa} differs from scalar")

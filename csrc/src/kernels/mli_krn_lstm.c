@@ -6,26 +6,54 @@
 #include "../private/mli_prv_dotprod.h"
 #include "../private/mli_prv_lut_simd.h"
 
-/* ---- One fused fx16 time step on AVX-512 VNNI ----------------------------
+/* ---- One fused LSTM time step on AVX-512 VNNI (fx16, fx8w16d, fx8) -------
  * The same integers as the step-by-step path (dense_step, lstm_gates_,
  * lstm_cell_update_, lstm_hidden_) with every stage kept in registers or
  * L1: the recurrent sums of a group of 16 rows go straight into the
  * read-out, the tables stay in registers, and the cell update and hidden
- * output run on 16 int32 lanes.  Used only where its preconditions hold
- * (lstm16_fused_ok): 16-bit data, the direct form on both parts (always
- * with 8-bit weights), the branch-free read-out, no partial sum able to
- * reach the 40-bit limit (plan->unclamped; with fx16 the read-out's clamps
- * of the two parts then never act and are left out), M a multiple of 16 (each gate a whole number of groups),
- * 0 < ir_shift, mshift < 31. */
+ * output run on int32 lanes.  Used only where its preconditions hold
+ * (lstm16_fused_ok): the direct form on both parts (always with 8-bit
+ * weights), the branch-free read-out, no partial sum able to reach the
+ * 40-bit limit (plan->unclamped; with fx16 the read-out's clamps then never
+ * act and are left out), M a multiple of 16 (each gate a whole number of
+ * groups), 0 < ir_shift, mshift < 31, disjoint outputs.  8-bit weights
+ * take a read-out on int32 lanes where lstm16_i32_ok shows it exact; small
+ * steps compute the next step's input sums (lstm16_in_sums). */
 typedef struct {
     const mli_dense_plan *plan;
     int M, its, os, ir_shift, mshift, act; /* act: 0 none (p = c), 1 tanh, 2 sigm */
+    int i32; /* 8-bit weights: every accumulator value provably inside int32 (lstm16_i32_ok) */
     int32_t up;
     lut_setup sigm, tanh_, out; /* gates (frac f_ir) and the output activation (frac f_c) */
+    int16_t t8[3][256]; /* 8-bit data: the same three as tables of mli_prv_lut_vec8's results */
 } lstm16_fused;
 
+/* 8-bit weights (32-bit accumulator): whether, for any data, no clamp of
+ * the read-out can act and every value of it, rounding offsets included,
+ * stays inside int32, so that it runs on 16 int32 lanes with the same
+ * results.  Bounds: |bias term| <= top, |a part's sum| <= io * (the part's
+ * sum of |w|, plan->l1_in / l1_st, here L * 128). */
+static int lstm16_i32_ok(const mli_dense_plan *plan, int K, int its, int os, int64_t io) {
+    const int64_t lim = (int64_t)1 << 31;
+    int64_t top = 0, l1i = 0, l1s = 0;
+    for (int k = 0; k < K; k++) {
+        const int64_t a = plan->bias_term[k] < 0 ? -plan->bias_term[k] : plan->bias_term[k];
+        top = a > top ? a : top;
+    }
+    for (int g = 0; g < plan->groups; g++) {
+        l1i = plan->l1_in[g] > l1i ? plan->l1_in[g] : l1i;
+        l1s = plan->l1_st[g] > l1s ? plan->l1_st[g] : l1s;
+    }
+    if (os <= 0 || os > 30 || its > 30 || its < -23 || l1i >= lim || l1s >= lim) return 0;
+    const int64_t b1 = top + io * l1i; /* |bias term + input sum| (top < 2^31, io <= 2^15: no overflow) */
+    if (b1 + (its > 0 ? (int64_t)1 << (its - 1) : 0) >= lim) return 0;
+    const int64_t ba = its > 0 ? (b1 >> its) + 1 : b1 * ((int64_t)1 << -its); /* the state part's start */
+    const int64_t b2 = ba + io * l1s;                                          /* the full sum */
+    return b2 + ((int64_t)1 << (os - 1)) < lim;
+}
+
 static void lstm16_fused_init(lstm16_fused *fz, const mli_dense_plan *plan, int M, mli_dense_shifts sh, int ir_shift,
-                              int mshift, mli_rnn_out_activation act, int f_ir, int f_c) {
+                              int mshift, mli_rnn_out_activation act, int f_ir, int f_c, int w8, int d8) {
     fz->plan = plan;
     fz->M = M;
     fz->its = sh.in_to_state;
@@ -37,6 +65,20 @@ static void lstm16_fused_init(lstm16_fused *fz, const mli_dense_plan *plan, int 
     lut_prepare(&mli_prv_sigm_lut, f_ir, &fz->sigm);
     lut_prepare(&mli_prv_tanh_lut, f_ir, &fz->tanh_);
     lut_prepare(act == RNN_ACT_TANH ? &mli_prv_tanh_lut : &mli_prv_sigm_lut, f_c, &fz->out);
+    fz->i32 = w8 && lstm16_i32_ok(plan, 4 * M, fz->its, fz->os, d8 ? 128 : 32768);
+    /* fx16 with its <= 0: the bias terms shifted left once per call, into
+     * plan->s_st (the fused step has its state sums in registers) */
+    if (!w8 && fz->its <= 0)
+        for (int k = 0; k < 4 * M; k++) plan->s_st[k] = plan->bias_term[k] * ((int64_t)1 << -fz->its);
+#ifdef MLIPY_X86_TARGETS
+    if (d8) {
+        mli_prv_lut8_table(&mli_prv_sigm_lut, f_ir, fz->t8[0]);
+        mli_prv_lut8_table(&mli_prv_tanh_lut, f_ir, fz->t8[1]);
+        mli_prv_lut8_table(act == RNN_ACT_TANH ? &mli_prv_tanh_lut : &mli_prv_sigm_lut, f_c, fz->t8[2]);
+    }
+#else
+    (void)d8;
+#endif
 }
 
 static int lstm16_disjoint(const void *a, size_t na, const void *b, size_t nb) {
@@ -47,7 +89,8 @@ static int lstm16_disjoint(const void *a, size_t na, const void *b, size_t nb) {
  * c and out, must not overlap each other or the input: the state is copied
  * before anything is written, so it may overlap anything). */
 static int lstm16_fused_ok(const mli_dense_plan *plan, int M, int N, long batch, long out_rows, mli_dense_shifts sh,
-                           int ir_shift, int mshift, const void *x, const void *gates, const void *c, const void *y) {
+                           int ir_shift, int mshift, const void *x, const void *gates, const void *c, const void *y,
+                           size_t el) {
     (void)sh;
 #ifdef MLIPY_X86_TARGETS
     if (mlipy_get_isa() != MLIPY_ISA_AVX512_VNNI) return 0;
@@ -56,12 +99,13 @@ static int lstm16_fused_ok(const mli_dense_plan *plan, int M, int N, long batch,
         return 0;
     if (M <= 0 || M % MLI_DOT_GROUP || ir_shift <= 0 || ir_shift >= 31 || mshift <= 0 || mshift >= 31) return 0;
     /* M > 0 here; batch, out_rows and N are the call's checked, non-negative sizes */
-    const size_t m = (size_t)M, ng = 8 * m, nc = 2 * m, ny = (size_t)out_rows * m * 2, nx = (size_t)batch * (size_t)N * 2;
+    const size_t m = (size_t)M, ng = 4 * m * el, nc = m * el, ny = (size_t)out_rows * m * el;
+    const size_t nx = (size_t)batch * (size_t)N * el;
     return lstm16_disjoint(gates, ng, c, nc) && lstm16_disjoint(gates, ng, y, ny) && lstm16_disjoint(c, nc, y, ny) &&
            lstm16_disjoint(x, nx, gates, ng) && lstm16_disjoint(x, nx, c, nc) && lstm16_disjoint(x, nx, y, ny);
 #else
     (void)plan, (void)M, (void)N, (void)batch, (void)out_rows, (void)ir_shift, (void)mshift;
-    (void)x, (void)gates, (void)c, (void)y;
+    (void)x, (void)gates, (void)c, (void)y, (void)el;
     return 0;
 #endif
 }
@@ -84,33 +128,162 @@ LSTM16_TARGET static inline void lstm16_lut(const lut_regs *r, const lut_setup *
     }
 }
 
-/* w8 (fx8w16d): int8 packed weights and the 32-bit accumulator with rounding
- * shifts, every clamp kept; else (fx16) the 40-bit one with a floor shift. */
+/* 8-bit data: the tabulated results (t[x + 128], within int8) over n int8 in
+ * place, 32 lanes at a time with four vpermt2w (n a multiple of 16). */
+LSTM16_TARGET static inline void lstm8_lut(const int16_t *t, int8_t *v, int n) {
+    __m512i r[8];
+    for (int k = 0; k < 8; k++) r[k] = _mm512_loadu_si512((const void *)(t + 32 * k));
+    for (int i = 0; i < n; i += 32) {
+        const __mmask32 m = n - i >= 32 ? 0xFFFFFFFFu : 0xFFFFu;
+        const __m512i idx = _mm512_add_epi16(_mm512_cvtepi8_epi16(_mm256_maskz_loadu_epi8(m, (const void *)(v + i))),
+                                             _mm512_set1_epi16(128));
+        const __m512i a = _mm512_permutex2var_epi16(r[0], idx, r[1]);
+        const __m512i b = _mm512_permutex2var_epi16(r[2], idx, r[3]);
+        const __m512i c = _mm512_permutex2var_epi16(r[4], idx, r[5]);
+        const __m512i d = _mm512_permutex2var_epi16(r[6], idx, r[7]);
+        const __mmask32 b6 = _mm512_test_epi16_mask(idx, _mm512_set1_epi16(64));
+        const __mmask32 b7 = _mm512_test_epi16_mask(idx, _mm512_set1_epi16(128));
+        const __m512i y = _mm512_mask_blend_epi16(b7, _mm512_mask_blend_epi16(b6, a, b), _mm512_mask_blend_epi16(b6, c, d));
+        _mm256_mask_storeu_epi8((void *)(v + i), m, _mm512_cvtepi16_epi8(y));
+    }
+}
+
+/* 16 elements from i on as int32 lanes, and 16 int32 lanes stored saturated:
+ * int8 (d8) or int16 data */
+__attribute__((always_inline)) LSTM16_TARGET static inline __m512i lstm16_ld(const void *p, int i, const int d8) {
+    if (d8) return _mm512_cvtepi8_epi32(_mm_loadu_si128((const __m128i *)((const int8_t *)p + i)));
+    return _mm512_cvtepi16_epi32(_mm256_loadu_si256((const __m256i *)((const int16_t *)p + i)));
+}
+__attribute__((always_inline)) LSTM16_TARGET static inline void lstm16_st(void *p, int i, __m512i v, const int d8) {
+    if (d8) _mm_storeu_si128((__m128i *)((int8_t *)p + i), _mm512_cvtsepi32_epi8(v));
+    else _mm256_storeu_si256((__m256i *)((int16_t *)p + i), _mm512_cvtsepi32_epi16(v));
+}
+
+/* The input sums of one step, x . W[k][0:N] for the 4M rows (groups * 16
+ * int64 into out): the direct form over plan->chunk_in, the integers of
+ * mli_prv_dense_hoist_* (the fused step computes the next step's sums
+ * this way, work the processor can overlap with the step's own chain). */
+__attribute__((always_inline)) LSTM16_TARGET static inline void lstm16_in_sums(const mli_dense_plan *pl, const void *xin,
+                                                                             int N, int64_t *out, const int w8,
+                                                                             const int d8) {
+    const int groups = pl->groups, pairs = pl->n_pairs;
+    int32_t *x = pl->x_in;
+    int16_t *x16 = (int16_t *)x; /* 2 * pairs >= N int16 */
+    if (d8) {
+        for (int j = 0; j < N; j++) x16[j] = ((const int8_t *)xin)[j];
+    } else {
+        memcpy(x16, xin, (size_t)N * sizeof(int16_t));
+    }
+    if (N % 2) x16[N] = 0;
+    /* int16 weights: where max|x| * (the group's bound on a row's sum |w|)
+     * < 2^31, the whole row is one chunk (its modular int32 sum is exact) */
+    int32_t mx = 0;
+    if (!w8) {
+        int32_t lo = 0, hi = 0;
+        for (int j = 0; j < N; j++) {
+            lo = x16[j] < lo ? x16[j] : lo;
+            hi = x16[j] > hi ? x16[j] : hi;
+        }
+        mx = -lo > hi ? -lo : hi;
+    }
+    const int32_t one_chunk[2] = {1, pairs};
+    for (int g = 0; g < groups; g++) {
+        const int32_t *ch = !w8 && (int64_t)mx * pl->l1_in[g] < ((int64_t)1 << 31)
+                                ? one_chunk
+                                : pl->chunk_in + (size_t)g * ((size_t)pairs + 1);
+        const int16_t *wg = pl->w_in + (size_t)g * (size_t)pairs * 2 * MLI_DOT_GROUP;
+        const int8_t *wg8 = (const int8_t *)pl->w_in + (size_t)g * (size_t)pairs * 2 * MLI_DOT_GROUP;
+#define LSTM16_WI(p) (w8 ? _mm512_cvtepi8_epi16(_mm256_loadu_si256((const __m256i *)(wg8 + (size_t)(p) * 32))) \
+                         : _mm512_loadu_si512((const void *)(wg + (size_t)(p) * 32)))
+        __m512i s0 = _mm512_setzero_si512(), s1 = _mm512_setzero_si512();
+        int p = 0;
+        for (int k = 1; k <= ch[0]; k++) {
+            const int pend = ch[k];
+            __m512i a = _mm512_setzero_si512(), b = _mm512_setzero_si512();
+            __m512i d = _mm512_setzero_si512(), e = _mm512_setzero_si512();
+            for (; p + 3 < pend; p += 4) {
+                a = _mm512_dpwssd_epi32(a, _mm512_set1_epi32(x[p]), LSTM16_WI(p));
+                b = _mm512_dpwssd_epi32(b, _mm512_set1_epi32(x[p + 1]), LSTM16_WI(p + 1));
+                d = _mm512_dpwssd_epi32(d, _mm512_set1_epi32(x[p + 2]), LSTM16_WI(p + 2));
+                e = _mm512_dpwssd_epi32(e, _mm512_set1_epi32(x[p + 3]), LSTM16_WI(p + 3));
+            }
+            for (; p < pend; p++) a = _mm512_dpwssd_epi32(a, _mm512_set1_epi32(x[p]), LSTM16_WI(p));
+            a = _mm512_add_epi32(_mm512_add_epi32(a, b), _mm512_add_epi32(d, e)); /* modular: exact per chunk */
+            s0 = _mm512_add_epi64(s0, _mm512_cvtepi32_epi64(_mm512_castsi512_si256(a)));
+            s1 = _mm512_add_epi64(s1, _mm512_cvtepi32_epi64(_mm512_extracti64x4_epi64(a, 1)));
+        }
+        _mm512_storeu_si512((void *)(out + g * MLI_DOT_GROUP), s0);
+        _mm512_storeu_si512((void *)(out + g * MLI_DOT_GROUP + 8), s1);
+#undef LSTM16_WI
+    }
+}
+
+/* w8 (fx8w16d, fx8): int8 packed weights and the 32-bit accumulator with
+ * rounding shifts, every clamp kept; else (fx16) the 40-bit one with a floor
+ * shift.  d8 (fx8): int8 data (the state widened to int16 pairs, the gates,
+ * cell and output int8, the 8-bit tables, the cell's Q7 rescale). */
 __attribute__((always_inline)) LSTM16_TARGET static inline void lstm16_fused_body(const lstm16_fused *fz, const int64_t *si,
-                                                                                const int16_t *h, int16_t *gates,
-                                                                                int16_t *c, int16_t *h_out, const int w8) {
+                                                                                const void *h, void *gates_,
+                                                                                void *c, void *h_out, const void *xn,
+                                                                                int64_t *sn, const int w8,
+                                                                                const int d8, const int i32,
+                                                                                const int nxt) {
     const mli_dense_plan *pl = fz->plan;
     const int M = fz->M, groups = 4 * M / MLI_DOT_GROUP, pairs = M / 2;
     int32_t *x = pl->x_st;
-    memcpy(x, h, (size_t)M * sizeof(int16_t)); /* the state as int32 pairs (M is even) */
+    if (d8) { /* the state as int32 pairs of int16 (M is a multiple of 16) */
+        for (int m = 0; m < M; m += 16)
+            _mm256_storeu_si256((__m256i *)((int16_t *)x + m),
+                                _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)((const int8_t *)h + m))));
+    } else {
+        memcpy(x, h, (size_t)M * sizeof(int16_t)); /* the state as int32 pairs (M is even) */
+    }
+    int16_t *gates = (int16_t *)gates_;
+    int8_t *gates8 = (int8_t *)gates_;
 
     /* dense: recurrent sums per group of 16 rows, then the read-out of dense_out */
     const __m128i lsh = _mm_cvtsi32_si128(fz->its < 0 ? -fz->its : 0), rsh = _mm_cvtsi32_si128(fz->its > 0 ? fz->its : 0);
     const __m128i osh = _mm_cvtsi32_si128(fz->os);
-    const __m512i lo40 = _mm512_set1_epi64(w8 ? INT32_MIN : -((int64_t)1 << 39));
-    const __m512i hi40 = _mm512_set1_epi64(w8 ? INT32_MAX : ((int64_t)1 << 39) - 1);
+    const __m512i lo32 = _mm512_set1_epi64(INT32_MIN), hi32 = _mm512_set1_epi64(INT32_MAX); /* w8's 32-bit register */
     const __m512i ibias = _mm512_set1_epi64(fz->its > 0 ? ((int64_t)1 << (fz->its - 1)) - 1 : 0);
     const __m512i ohalf = _mm512_set1_epi64((int64_t)1 << (fz->os - 1)), one64 = _mm512_set1_epi64(1);
     const __m512i omask = _mm512_set1_epi64(((int64_t)1 << fz->os) - 1);
     const __mmask8 ties = fz->up ? 0 : 0xFF;
     const __m512i up64 = _mm512_set1_epi64(fz->up);
+    const __m512i up32 = _mm512_set1_epi32(fz->up);
+    const __m512i ibias32 = _mm512_set1_epi32(fz->its > 0 ? (1 << (fz->its - 1)) - 1 : 0);
+    const __m512i obias32 = _mm512_set1_epi32((1 << (fz->os - 1)) - 1);
     for (int g = 0; g < groups; g++) {
         const int32_t *ch = pl->chunk_st + (size_t)g * ((size_t)pairs + 1);
         const int16_t *wg = pl->w_st + (size_t)g * (size_t)pairs * 2 * MLI_DOT_GROUP;
         const int8_t *wg8 = (const int8_t *)pl->w_st + (size_t)g * (size_t)pairs * 2 * MLI_DOT_GROUP;
 #define LSTM16_W(p) (w8 ? _mm512_cvtepi8_epi16(_mm256_loadu_si256((const __m256i *)(wg8 + (size_t)(p) * 32))) \
                         : _mm512_loadu_si512((const void *)(wg + (size_t)(p) * 32)))
-        __m512i s[2] = {_mm512_setzero_si512(), _mm512_setzero_si512()};
+        if (i32) { /* lstm16_i32_ok: all in int32 lanes, the modular sums exact, no clamp acting */
+            __m512i a = _mm512_setzero_si512(), b = _mm512_setzero_si512();
+            __m512i d = _mm512_setzero_si512(), e = _mm512_setzero_si512();
+            for (int p = 0; p < pairs; p += 4) { /* pairs = M / 2, a multiple of 8 */
+                a = _mm512_dpwssd_epi32(a, _mm512_set1_epi32(x[p]), LSTM16_W(p));
+                b = _mm512_dpwssd_epi32(b, _mm512_set1_epi32(x[p + 1]), LSTM16_W(p + 1));
+                d = _mm512_dpwssd_epi32(d, _mm512_set1_epi32(x[p + 2]), LSTM16_W(p + 2));
+                e = _mm512_dpwssd_epi32(e, _mm512_set1_epi32(x[p + 3]), LSTM16_W(p + 3));
+            }
+            a = _mm512_add_epi32(_mm512_add_epi32(a, b), _mm512_add_epi32(d, e));
+            const int k0 = g * MLI_DOT_GROUP;
+            const __m512i v0 = _mm512_add_epi64(_mm512_loadu_si512((const void *)(pl->bias_term + k0)),
+                                                _mm512_loadu_si512((const void *)(si + k0)));
+            const __m512i v1 = _mm512_add_epi64(_mm512_loadu_si512((const void *)(pl->bias_term + k0 + 8)),
+                                                _mm512_loadu_si512((const void *)(si + k0 + 8)));
+            __m512i v = _mm512_inserti64x4(_mm512_castsi256_si512(_mm512_cvtepi64_epi32(v0)), _mm512_cvtepi64_epi32(v1), 1);
+            if (fz->its > 0) v = lstm16_round32(v, rsh, ibias32, up32);
+            else v = _mm512_sll_epi32(v, lsh);
+            const __m512i q = lstm16_round32(_mm512_add_epi32(v, a), osh, obias32, up32);
+            if (d8) _mm_storeu_si128((__m128i *)(gates8 + k0), _mm512_cvtsepi32_epi8(q));
+            else _mm256_storeu_si256((__m256i *)(gates + k0), _mm512_cvtsepi32_epi16(q));
+            continue;
+        }
+        /* fx16: the sums start at the read-out's rounding offset 2^(os-1) */
+        __m512i s[2] = {w8 ? _mm512_setzero_si512() : ohalf, w8 ? _mm512_setzero_si512() : ohalf};
         int p = 0;
         for (int k = 1; k <= ch[0]; k++) {
             const int pend = ch[k];
@@ -127,79 +300,144 @@ __attribute__((always_inline)) LSTM16_TARGET static inline void lstm16_fused_bod
             s[0] = _mm512_add_epi64(s[0], _mm512_cvtepi32_epi64(_mm512_castsi512_si256(a)));
             s[1] = _mm512_add_epi64(s[1], _mm512_cvtepi32_epi64(_mm512_extracti64x4_epi64(a, 1)));
         }
-        __m128i out[2];
-        for (int hf = 0; hf < 2; hf++) {
+        __m512i q2[2];
+        for (int hf = 0; hf < 2 && !w8; hf++) {
+            /* fx16 (plan->unclamped): neither 40-bit clamp can act, so the
+             * state part's start is a floor shift of bias term + input sum,
+             * or for its <= 0 the sum of the two shifted left (bt_st, from
+             * lstm16_fused_init: exact, each below 2^62) */
+            const int k0 = g * MLI_DOT_GROUP + 8 * hf;
+            const __m512i sv = _mm512_loadu_si512((const void *)(si + k0));
+            const __m512i acc = fz->its > 0
+                                    ? _mm512_sra_epi64(_mm512_add_epi64(_mm512_loadu_si512((const void *)(pl->bias_term + k0)), sv), rsh)
+                                    : _mm512_add_epi64(_mm512_loadu_si512((const void *)(pl->s_st + k0)), _mm512_sll_epi64(sv, lsh));
+            const __m512i t = _mm512_add_epi64(acc, s[hf]); /* + 2^(os-1) */
+            const __m512i q = _mm512_sra_epi64(t, osh);
+            q2[hf] = _mm512_mask_andnot_epi64(q, _mm512_testn_epi64_mask(t, omask) & ties, one64, q);
+        }
+        for (int hf = 0; hf < 2 && w8; hf++) {
             const int k0 = g * MLI_DOT_GROUP + 8 * hf;
             __m512i acc = _mm512_add_epi64(_mm512_loadu_si512((const void *)(pl->bias_term + k0)),
                                            _mm512_loadu_si512((const void *)(si + k0)));
-            if (w8) acc = _mm512_min_epi64(_mm512_max_epi64(acc, lo40), hi40);
-            /* the state part's start: saturating left shift, or a floor (fx16) or rounding right shift */
-            if (!w8 || fz->its <= 0) {
+            acc = _mm512_min_epi64(_mm512_max_epi64(acc, lo32), hi32);
+            /* the state part's start: saturating left shift or rounding right shift */
+            if (fz->its <= 0) {
                 acc = _mm512_sra_epi64(_mm512_sll_epi64(acc, lsh), rsh);
             } else {
                 const __m512i o = _mm512_or_si512(up64, _mm512_and_si512(_mm512_sra_epi64(acc, rsh), one64));
                 acc = _mm512_sra_epi64(_mm512_add_epi64(_mm512_add_epi64(acc, ibias), o), rsh);
             }
-            acc = _mm512_min_epi64(_mm512_max_epi64(acc, lo40), hi40);
+            acc = _mm512_min_epi64(_mm512_max_epi64(acc, lo32), hi32);
             acc = _mm512_add_epi64(acc, s[hf]);
-            if (w8) acc = _mm512_min_epi64(_mm512_max_epi64(acc, lo40), hi40);
+            acc = _mm512_min_epi64(_mm512_max_epi64(acc, lo32), hi32);
             /* (acc + 2^(os-1)) >> os, and on a tie (those low bits zero) the
              * convergent mode takes the even neighbour */
             const __m512i t = _mm512_add_epi64(acc, ohalf);
             __m512i q = _mm512_sra_epi64(t, osh);
-            q = _mm512_mask_andnot_epi64(q, _mm512_testn_epi64_mask(t, omask) & ties, one64, q);
-            out[hf] = _mm512_cvtsepi64_epi16(q);
+            q2[hf] = _mm512_mask_andnot_epi64(q, _mm512_testn_epi64_mask(t, omask) & ties, one64, q);
         }
-        _mm256_storeu_si256((__m256i *)(gates + g * MLI_DOT_GROUP), _mm256_set_m128i(out[1], out[0]));
+        if (d8) {
+            _mm_storeu_si128((__m128i *)(gates8 + g * MLI_DOT_GROUP),
+                             _mm_unpacklo_epi64(_mm512_cvtsepi64_epi8(q2[0]), _mm512_cvtsepi64_epi8(q2[1])));
+        } else {
+            _mm256_storeu_si256((__m256i *)(gates + g * MLI_DOT_GROUP),
+                                _mm256_set_m128i(_mm512_cvtsepi64_epi16(q2[1]), _mm512_cvtsepi64_epi16(q2[0])));
+        }
     }
 
     /* gate activations: i, g, f, o */
     lut_regs sg, th;
-    lut_load_regs(&mli_prv_sigm_lut, &sg);
-    lut_load_regs(&mli_prv_tanh_lut, &th);
-    lstm16_lut(&sg, &fz->sigm, gates, M);
-    lstm16_lut(&th, &fz->tanh_, gates + M, M);
-    lstm16_lut(&sg, &fz->sigm, gates + 2 * M, 2 * M);
+    if (d8) {
+        lstm8_lut(fz->t8[0], gates8, M);
+        lstm8_lut(fz->t8[1], gates8 + M, M);
+        lstm8_lut(fz->t8[0], gates8 + 2 * M, 2 * M);
+    } else {
+        lut_load_regs(&mli_prv_sigm_lut, &sg);
+        lut_load_regs(&mli_prv_tanh_lut, &th);
+        lstm16_lut(&sg, &fz->sigm, gates, M);
+        lstm16_lut(&th, &fz->tanh_, gates + M, M);
+        lstm16_lut(&sg, &fz->sigm, gates + 2 * M, 2 * M);
+    }
+    const size_t el = d8 ? 1 : 2;
+    const char *gb = (const char *)gates_;
+    const void *g_i = gb, *g_g = gb + (size_t)M * el, *g_f = gb + 2 * (size_t)M * el, *g_o = gb + 3 * (size_t)M * el;
 
-    /* cell update (the sum wraps at 32 bits, as in MLI) */
-    const __m512i up32 = _mm512_set1_epi32(fz->up);
-    const __m128i ssh = _mm_cvtsi32_si128(fz->ir_shift), q15 = _mm_cvtsi32_si128(15);
+    /* cell update (the sum wraps at 32 bits, as in MLI; with 8-bit data it stays below 2^15) */
+    const __m128i ssh = _mm_cvtsi32_si128(fz->ir_shift), q15 = _mm_cvtsi32_si128(15), q7 = _mm_cvtsi32_si128(7);
     const __m512i sbias = _mm512_set1_epi32((1 << (fz->ir_shift - 1)) - 1), one32 = _mm512_set1_epi32(1);
-    for (int m = 0; m < M; m += 16) {
-#define LD16(ptr) _mm512_cvtepi16_epi32(_mm256_loadu_si256((const __m256i *)(ptr)))
-        const __m512i u = lstm16_round32(_mm512_mullo_epi32(LD16(gates + m), LD16(gates + M + m)), ssh, sbias, up32);
-        const __m512i v = _mm512_add_epi32(u, _mm512_mullo_epi32(LD16(gates + 2 * M + m), LD16(c + m)));
-        /* v >> 15 rounded, as floor plus the carry of the low 15 bits (no overflow) */
-        const __m512i fl = _mm512_srai_epi32(v, 15);
-        const __m512i odd = _mm512_or_si512(up32, _mm512_and_si512(fl, one32));
-        const __m512i inc = _mm512_srl_epi32(
-            _mm512_add_epi32(_mm512_add_epi32(_mm512_and_si512(v, _mm512_set1_epi32(0x7FFF)), _mm512_set1_epi32(0x3FFF)), odd), q15);
-        _mm256_storeu_si256((__m256i *)(c + m), _mm512_cvtsepi32_epi16(_mm512_add_epi32(fl, inc)));
-    }
-
-    /* hidden output: out(p * o), p = c or its activation (evaluated into h_out first) */
-    const int16_t *pv = c;
-    if (fz->act) {
-        memcpy(h_out, c, (size_t)M * sizeof(int16_t));
-        lstm16_lut(fz->act == 1 ? &th : &sg, &fz->out, h_out, M);
-        pv = h_out;
-    }
+    const __m512i bias7 = _mm512_set1_epi32(63);
     const __m128i msh = _mm_cvtsi32_si128(fz->mshift);
     const __m512i mbias = _mm512_set1_epi32((1 << (fz->mshift - 1)) - 1);
-    for (int m = 0; m < M; m += 16) {
-        const __m512i v = _mm512_mullo_epi32(LD16(pv + m), LD16(gates + 3 * M + m));
-        _mm256_storeu_si256((__m256i *)(h_out + m), _mm512_cvtsepi32_epi16(lstm16_round32(v, msh, mbias, up32)));
+    if (!d8) {
+        /* 32 lanes at a time: the new cell values, their activation in
+         * registers, and the hidden output out(p * o) */
+        const lut_regs *ar = fz->act == 1 ? &th : &sg;
+        for (int m = 0; m < M; m += 32) {
+            const int n16 = M - m >= 32 ? 2 : 1; /* M is a multiple of 16 */
+            __m256i cn[2] = {_mm256_setzero_si256(), _mm256_setzero_si256()};
+            for (int hf = 0; hf < n16; hf++) {
+                const int j = m + 16 * hf;
+                const __m512i u = lstm16_round32(_mm512_mullo_epi32(lstm16_ld(g_i, j, 0), lstm16_ld(g_g, j, 0)), ssh, sbias, up32);
+                const __m512i v = _mm512_add_epi32(u, _mm512_mullo_epi32(lstm16_ld(g_f, j, 0), lstm16_ld(c, j, 0)));
+                /* v >> 15 rounded, as floor plus the carry of the low 15 bits (no overflow) */
+                const __m512i fl = _mm512_srai_epi32(v, 15);
+                const __m512i odd = _mm512_or_si512(up32, _mm512_and_si512(fl, one32));
+                const __m512i inc = _mm512_srl_epi32(
+                    _mm512_add_epi32(_mm512_add_epi32(_mm512_and_si512(v, _mm512_set1_epi32(0x7FFF)), _mm512_set1_epi32(0x3FFF)), odd), q15);
+                cn[hf] = _mm512_cvtsepi32_epi16(_mm512_add_epi32(fl, inc));
+                _mm256_storeu_si256((__m256i *)((int16_t *)c + j), cn[hf]);
+            }
+            __m512i pv = _mm512_inserti64x4(_mm512_castsi256_si512(cn[0]), cn[1], 1);
+            if (fz->act) pv = lut32_avx512(ar, &fz->out, pv); /* lanes past M are not stored */
+            for (int hf = 0; hf < n16; hf++) {
+                const int j = m + 16 * hf;
+                const __m512i p32 = _mm512_cvtepi16_epi32(hf ? _mm512_extracti64x4_epi64(pv, 1) : _mm512_castsi512_si256(pv));
+                const __m512i v = _mm512_mullo_epi32(p32, lstm16_ld(g_o, j, 0));
+                lstm16_st(h_out, j, lstm16_round32(v, msh, mbias, up32), 0);
+            }
+        }
+    } else {
+        for (int m = 0; m < M; m += 16) {
+            const __m512i u = lstm16_round32(_mm512_mullo_epi32(lstm16_ld(g_i, m, 1), lstm16_ld(g_g, m, 1)), ssh, sbias, up32);
+            const __m512i v = _mm512_add_epi32(u, _mm512_mullo_epi32(lstm16_ld(g_f, m, 1), lstm16_ld(c, m, 1)));
+            lstm16_st(c, m, lstm16_round32(v, q7, bias7, up32), 1); /* |v| < 2^15 */
+        }
+        /* hidden output: out(p * o), p = c or its activation (evaluated into h_out first) */
+        const void *pv = c;
+        if (fz->act) {
+            memcpy(h_out, c, (size_t)M);
+            lstm8_lut(fz->t8[2], (int8_t *)h_out, M);
+            pv = h_out;
+        }
+        for (int m = 0; m < M; m += 16) {
+            const __m512i v = _mm512_mullo_epi32(lstm16_ld(pv, m, 1), lstm16_ld(g_o, m, 1));
+            lstm16_st(h_out, m, lstm16_round32(v, msh, mbias, up32), 1);
+        }
     }
-#undef LD16
+    if (nxt && xn) lstm16_in_sums(pl, xn, pl->N, sn, w8, d8); /* the next step's input sums */
 #undef LSTM16_W
 }
-LSTM16_TARGET static void lstm16_fused_step(const lstm16_fused *fz, const int64_t *si, const int16_t *h,
-                                            int16_t *gates, int16_t *c, int16_t *h_out) {
-    lstm16_fused_body(fz, si, h, gates, c, h_out, 0);
-}
-LSTM16_TARGET static void lstm16w8_fused_step(const lstm16_fused *fz, const int64_t *si, const int16_t *h,
-                                              int16_t *gates, int16_t *c, int16_t *h_out) {
-    lstm16_fused_body(fz, si, h, gates, c, h_out, 1);
+/* One step (and the input sums of the next into sn when xn is not NULL);
+ * lstm16_first_sums: those of the first step. */
+#define LSTM16_STEP_PARAMS \
+    const lstm16_fused *fz, const int64_t *si, const void *h, void *gates, void *c, void *h_out, const void *xn, int64_t *sn
+/* (nxt: a version with the next step's sums, one without, each compiled for its use) */
+#define LSTM16_STEP_DEF(name, w8, d8)                                                              \
+    LSTM16_TARGET static void name(LSTM16_STEP_PARAMS) {                                          \
+        if (w8 && fz->i32) lstm16_fused_body(fz, si, h, gates, c, h_out, xn, sn, w8, d8, 1, 0);    \
+        else lstm16_fused_body(fz, si, h, gates, c, h_out, xn, sn, w8, d8, 0, 0);                  \
+    }                                                                                              \
+    LSTM16_TARGET static void name##_n(LSTM16_STEP_PARAMS) {                                      \
+        if (w8 && fz->i32) lstm16_fused_body(fz, si, h, gates, c, h_out, xn, sn, w8, d8, 1, 1);    \
+        else lstm16_fused_body(fz, si, h, gates, c, h_out, xn, sn, w8, d8, 0, 1);                  \
+    }
+LSTM16_STEP_DEF(lstm16_fused_step, 0, 0)
+LSTM16_STEP_DEF(lstm16w8_fused_step, 1, 0)
+LSTM16_STEP_DEF(lstm8_fused_step, 1, 1)
+LSTM16_TARGET static void lstm16_first_sums(const lstm16_fused *fz, const void *x, int64_t *out, int w8, int d8) {
+    if (d8) lstm16_in_sums(fz->plan, x, fz->plan->N, out, 1, 1);
+    else if (w8) lstm16_in_sums(fz->plan, x, fz->plan->N, out, 1, 0);
+    else lstm16_in_sums(fz->plan, x, fz->plan->N, out, 0, 0);
 }
 #endif
 

@@ -146,30 +146,50 @@ mli_status MLI_CAT(mli_krn_lstm_cell_, KRN_SFX)(const mli_tensor *in, const mli_
     KRN_IO_T *gates = (KRN_IO_T *)ir->data, *c = (KRN_IO_T *)cell->data, *y = (KRN_IO_T *)out->data;
 
     mli_dense_plan plan;
+    int batch_done = 0; /* the fused steps ran the sequence */
     MLI_CAT(mli_prv_dense_plan_, KRN_SFX)(&plan, W, N + M, 4 * M, N, M, b, sh, batch);
-#if KRN_BITS == 16 && defined(MLIPY_X86_TARGETS)
-    /* 16-bit data: the fused step where it applies (same integers) */
+#ifdef MLIPY_X86_TARGETS
+    /* the fused step where it applies (same integers) */
     lstm16_fused fz;
     const int fused = lstm16_fused_ok(&plan, M, N, batch, mode == RNN_BATCH_TO_BATCH ? batch : 1, sh, ir_shift,
-                                      mshift, x, gates, c, y);
-    if (fused) lstm16_fused_init(&fz, &plan, M, sh, ir_shift, mshift, act, f_ir, f_c);
+                                      mshift, x, gates, c, y, sizeof(KRN_IO_T));
+    if (fused) lstm16_fused_init(&fz, &plan, M, sh, ir_shift, mshift, act, f_ir, f_c, sizeof(KRN_W_T) == 1,
+                                  KRN_BITS == 8);
 #endif
-    for (long t = 0; t < batch; t++) {
+#ifdef MLIPY_X86_TARGETS
+    if (fused) {
+        /* small steps (their chain of latencies leaves the processor idle):
+         * each step computes the next one's input sums (two slots of
+         * s_all); larger ones: the hoisted sums of blocks of steps */
+        const int per_step = (long)4 * M * N <= 4096;
+        const long gs = (long)plan.groups * MLI_DOT_GROUP;
+        if (per_step) lstm16_first_sums(&fz, x, plan.s_all, sizeof(KRN_W_T) == 1, KRN_BITS == 8);
+        for (long t = 0; t < batch; t++) {
+            if (t > 0 && mlipy_poll_now(t - 1)) return MLIPY_STATUS_INTERRUPTED;
+            KRN_IO_T *h_out = mode == RNN_BATCH_TO_BATCH ? y + t * M : y;
+            const int64_t *si = plan.s_all + (t & 1) * gs;
+            int64_t *sn = plan.s_all + ((t + 1) & 1) * gs;
+            const KRN_IO_T *xn = per_step && t + 1 < batch ? x + (t + 1) * N : NULL;
+            if (!per_step) {
+                si = MLI_CAT(mli_prv_dense_ready_, KRN_SFX)(&plan, x, N, t, batch);
+                if (!si) { /* a single step: its input sums as a block of one */
+                    MLI_CAT(mli_prv_dense_hoist_, KRN_SFX)(&plan, x + t * N, N, 1);
+                    si = plan.s_all;
+                }
+            }
+            if (KRN_BITS == 8) (per_step ? lstm8_fused_step_n : lstm8_fused_step)(&fz, si, h, gates, c, h_out, xn, sn);
+            else if (sizeof(KRN_W_T) == 2)
+                (per_step ? lstm16_fused_step_n : lstm16_fused_step)(&fz, si, h, gates, c, h_out, xn, sn);
+            else (per_step ? lstm16w8_fused_step_n : lstm16w8_fused_step)(&fz, si, h, gates, c, h_out, xn, sn);
+            h = h_out;
+        }
+        batch_done = 1;
+    }
+#endif
+    for (long t = 0; t < batch && !batch_done; t++) {
         if (t > 0 && mlipy_poll_now(t - 1)) return MLIPY_STATUS_INTERRUPTED;
         KRN_IO_T *h_out = mode == RNN_BATCH_TO_BATCH ? y + t * M : y;
         const int64_t *ready = MLI_CAT(mli_prv_dense_ready_, KRN_SFX)(&plan, x, N, t, batch);
-#if KRN_BITS == 16 && defined(MLIPY_X86_TARGETS)
-        if (fused) {
-            if (!ready) { /* a single step: its input sums as a block of one */
-                MLI_CAT(mli_prv_dense_hoist_, KRN_SFX)(&plan, x + t * N, N, 1);
-                ready = plan.s_all;
-            }
-            if (sizeof(KRN_W_T) == 2) lstm16_fused_step(&fz, ready, h, gates, c, h_out);
-            else lstm16w8_fused_step(&fz, ready, h, gates, c, h_out);
-            h = h_out;
-            continue;
-        }
-#endif
         MLI_CAT(mli_prv_dense_step_, KRN_SFX)(&plan, x + t * N, N, h, M, W, N + M, b, 4 * M, sh, ready, gates);
         MLI_CAT(lstm_gates_, KRN_SFX)(gates, M, f_ir);
         MLI_CAT(lstm_cell_update_, KRN_SFX)(gates, M, c, ir_shift);

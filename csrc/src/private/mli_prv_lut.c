@@ -115,6 +115,7 @@ const mli_lut mli_prv_sigm_lut = {sigm_data, sigm_data32, sigm_pad192, 180, 90, 
  * gathers from the int32 tables; the rounding
  * of diff*frac is READ16's, written (p + 2^(s-1) - 1 + (up | bit s of p)) >> s.
  * Every lane computes the integers of lut_one, the scalar definition. */
+#include <string.h>
 #include "mli_prv_isa.h"
 #include "mli_prv_lut_simd.h"
 
@@ -236,6 +237,11 @@ static const lut8_table *lut8_table_for(const mli_lut *lut, const lut_setup *c, 
     return t;
 }
 
+void mli_prv_lut8_table(const mli_lut *lut, int frac_in, int16_t out[256]) {
+    lut_setup c;
+    lut_prepare(lut, frac_in, &c);
+    memcpy(out, lut8_table_for(lut, &c, frac_in)->r, 256 * sizeof(int16_t));
+}
 /* 32 lookups a step: four vpermt2w cover the 256 entries. */
 __attribute__((target("avx512f,avx512bw"))) static long lut8_tab_avx512(const lut8_table *t, const int8_t *x, long n,
                                                                        int8_t *y) {

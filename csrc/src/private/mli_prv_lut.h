@@ -23,4 +23,10 @@ extern const mli_lut mli_prv_sigm_lut;
 void mli_prv_lut_vec16(const mli_lut *lut, const int16_t *x, long n, int frac_in, int16_t *y);
 void mli_prv_lut_vec8(const mli_lut *lut, const int8_t *x, long n, int frac_in, int8_t *y);
 
+/* The results of mli_prv_lut_vec8 for this table and frac_in under the
+ * current rounding mode, for every input x at out[x + 128] (a copy: the
+ * per-thread tables behind it may be replaced by later calls).  x86 SIMD
+ * builds only (MLIPY_X86_TARGETS). */
+void mli_prv_lut8_table(const mli_lut *lut, int frac_in, int16_t out[256]);
+
 #endif /* MLI_PRV_LUT_H */
