@@ -3,9 +3,12 @@ with shared weights, in one C call (an mli-py extension beyond MLI 1.1).
 
 ``lstm_cell_rows_fx16(x, prev_out, weights, bias, cfg, cell)`` gives, row
 for row, what ``lstm_cell_fx16(x[r], prev_out[r], weights, bias, cfg,
-cell[r])`` gives, bit for bit (every mode, rounding mode and ISA path), but
-advances all rows one step at a time so that each step's dense part reads the
-weights once for all rows: per-row throughput several times a loop of calls.
+cell[r])`` gives, bit for bit (every mode, rounding mode and ISA path), in one
+C call with the GIL released: all rows advance one step at a time so that each
+step's dense part reads the weights once for all rows.  An LSTM whose M is a
+multiple of 16, over 8 steps or more, on the AVX-512 VNNI path instead runs
+its rows one after another through the kernel's fused time step (weights
+packed once), which is faster there than the shared-weights engine.
 
 Tensors with a leading row axis (B rows):
 

@@ -3,13 +3,17 @@
  * (each its own input sequence, state, cell and outputs) through one cell
  * with shared weights, bias and cfg, all rows advancing one step at a time,
  * so that each step's dense part is one matrix x matrix product over the
- * rows.  Results are those of B separate MLI calls (see mlipy_ext.h). */
+ * rows (an LSTM where the kernel's fused step runs goes row after row through
+ * the kernel: rows_lstm_per_row).  Results are those of B separate MLI calls
+ * (see mlipy_ext.h). */
 #include <stdlib.h>
 #include <string.h>
 #include "mli_krn_common.h"
 
 /* Rows advanced together: their sums and gates stay in L2 (64 x 128 int64). */
 #define ROWS_BLOCK 64
+/* Steps from which an LSTM row runs through the kernel's fused step (rows_lstm_per_row). */
+#define ROWS_PER_ROW_MIN_STEPS 8
 
 /* A byte range a call reads or writes, for the aliasing test. */
 typedef struct {
@@ -122,6 +126,16 @@ static mli_status rows_shared(int rows, const mli_tensor *in, const mli_tensor *
     st = rows_no_alias(sp, ns, failed_row);
     free(sp);
     return st;
+}
+
+/* Whether an LSTM rows call runs its rows one after another through the
+ * kernel itself: where the kernel's fused AVX-512 VNNI time step can run (M a
+ * multiple of 16) a row's sequence costs less alone than as part of the
+ * shared-weights engine below, whose dense part, LUTs and cell update go
+ * through memory between stages; a sequence of a few steps still gains from
+ * sharing the weights' packing. */
+static int rows_lstm_per_row(int M, long T) {
+    return mlipy_get_isa() == MLIPY_ISA_AVX512_VNNI && M % MLI_DOT_GROUP == 0 && T >= ROWS_PER_ROW_MIN_STEPS;
 }
 
 /* The call's state that the rows functions change and put back: the

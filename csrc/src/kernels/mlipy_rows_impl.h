@@ -134,6 +134,25 @@ mli_status MLI_CAT(mlipy_lstm_cell_rows_, KRN_SFX)(int rows, const mli_tensor *i
     const int b2b = mode == RNN_BATCH_TO_BATCH;
     const long T = mode == RNN_ONE_TO_ONE ? 1 : (long)in[0].shape[0];
     const int M = (int)mli_prv_count(&prev_out[0], 0), K = 4 * M;
+    if (rows_lstm_per_row(M, T)) {
+        /* the kernel's fused time step outruns the shared-weights engine here:
+         * the rows one after another, each a whole kernel call (its results by
+         * definition) packing the weights once into one workspace for all; a
+         * row's only failures now are memory and Ctrl-C */
+        const int N1 = (int)(mode == RNN_ONE_TO_ONE ? mli_prv_count(&in[0], 0) : mli_prv_count(&in[0], 1));
+        const size_t ws = mli_prv_dense_workspace_size(K, N1, M);
+        void *buf = malloc(ws);
+        if (!buf) return mlipy_err(MLI_STATUS_NOT_ENGH_MEM, "rows", "", "no memory for the rows' scratch");
+        for (int r = 0; r < rows && st == MLI_STATUS_OK; r++) {
+            if (r == 0) mlipy_set_workspace(buf, ws);
+            else mlipy_set_workspace_reuse(buf, ws); /* the same weights, packed by row 0 */
+            st = MLI_CAT(mli_krn_lstm_cell_, KRN_SFX)(&in[r], &prev_out[r], weights, bias, cfg, &cell[r], &out[r]);
+            if (st != MLI_STATUS_OK) *failed_row = r;
+        }
+        mlipy_set_workspace(NULL, 0);
+        free(buf);
+        return st;
+    }
     const int N = (int)(mode == RNN_ONE_TO_ONE ? mli_prv_count(&in[0], 0) : mli_prv_count(&in[0], 1));
     const int q = KRN_BITS - 1, f_ir = q - 3;
     const int f_in = in[0].el_params.fx.frac_bits, f_h = prev_out[0].el_params.fx.frac_bits;
