@@ -589,6 +589,93 @@ def _sequence_inputs(xs, lstm):
     return x, states, lens
 
 
+_F32 = np.dtype(np.float32)
+
+
+class _FastSequence:
+    """An LSTM/RNN sequence op's common call, with little Python around the MLI calls:
+    float32 X, H (and C) of the expected shapes, finite, every row of full length
+    (``run`` returns None for anything else: the general path then computes it, or
+    raises its errors).  Per direction X, H and C are quantized with the float32 steps
+    of :func:`_quantize` (into arrays made here; X read backwards for the reverse
+    direction), all rows go through one :meth:`KernelBody._run_rows_into` and the
+    outputs are dequantized as :func:`_dequantize` does, straight into the results: the
+    same values as the general path."""
+
+    def __init__(self, lstm, dirs, bodies):
+        self.lstm = lstm
+        self.D = len(dirs)
+        b0 = bodies[0]
+        self.N, self.M = b0.input_size, b0.state_size
+        self.ok = all(b.input_size == self.N and b.state_size == self.M for b in bodies)
+        self.dirs = []
+        for reverse, body in zip(dirs, bodies):
+            f = body.fracs
+            fr = (f["x"], f["h"], f["c"] if lstm else 0)
+            if max(fr) > 127:                # 2^frac is no float32 (see _quantize)
+                self.ok = False
+            lo, hi = _INT_RANGE[body.dtype]
+            self.dirs.append((reverse, body, body.dtype, np.float32(lo), np.float32(hi),
+                              *(np.float32(2.0 ** v) for v in fr),
+                              np.float32(2.0 ** -f["h"]), np.float32(2.0 ** -fr[2])))
+
+    @staticmethod
+    def _quantize_into(src, scale, lo, hi, tmp, sign, out):
+        """out = _quantize's integers of float32 ``src``: float32(2^f) * x, plus 0.5 with
+        the sign of x, saturated, truncated toward zero."""
+        np.multiply(src, scale, out=tmp)
+        np.copysign(np.float32(0.5), src, out=sign)
+        np.add(tmp, sign, out=tmp)
+        np.maximum(tmp, lo, out=tmp)
+        np.minimum(tmp, hi, out=tmp)
+        np.copyto(out, tmp, casting="unsafe")
+
+    def run(self, xs):
+        lstm = self.lstm
+        if not self.ok or len(xs) < (4 if lstm else 3):
+            return None
+        x, h = xs[0], xs[1]
+        c = xs[2] if lstm else None
+        lens = xs[3 if lstm else 2]
+        nd = np.ndarray
+        if type(x) is not nd or type(h) is not nd or type(lens) is not nd or \
+                x.dtype != _F32 or h.dtype != _F32 or x.ndim != 3:
+            return None
+        B, T, N = x.shape
+        D, M = self.D, self.M
+        if B == 0 or T == 0 or N != self.N or h.shape != (B, D, M) or lens.size != B or \
+                lens.dtype.kind not in "iu":
+            return None
+        if lstm and (type(c) is not nd or c.dtype != _F32 or c.shape != h.shape):
+            return None
+        # every row of full length; finite inputs (a sum is finite only then, and an
+        # overflowing one only sends the call to the general path)
+        add = np.add.reduce
+        if not (lens == T).all() or not math.isfinite(add(x, None)) or \
+                not math.isfinite(add(h, None)) or (lstm and not math.isfinite(add(c, None))):
+            return None
+        y = np.empty((B, D, T, M), _F32)
+        h_last = np.empty((B, D, M), _F32)
+        c_last = np.empty((B, D, M), _F32) if lstm else None
+        xf, xs_ = np.empty((B, T, N), _F32), np.empty((B, T, N), _F32)
+        sf, ss = np.empty((B, M), _F32), np.empty((B, M), _F32)
+        for d, (reverse, body, dt, lo, hi, sx, sh, sc, dh, dc) in enumerate(self.dirs):
+            xq, hq = np.empty((B, T, N), dt), np.empty((B, M), dt)
+            cq = np.empty((B, M), dt) if lstm else None
+            self._quantize_into(x[:, ::-1] if reverse else x, sx, lo, hi, xf, xs_, xq)
+            self._quantize_into(h[:, d], sh, lo, hi, sf, ss, hq)
+            if lstm:
+                self._quantize_into(c[:, d], sc, lo, hi, sf, ss, cq)
+            yq = np.empty((B, T, M), dt)
+            body._run_rows_into(xq, hq, cq, yq)
+            yd = y[:, d]
+            np.multiply(yq[:, ::-1] if reverse else yq, dh, out=yd)
+            h_last[:, d] = yd[:, 0 if reverse else T - 1]
+            if lstm:
+                np.multiply(cq, dc, out=c_last[:, d])
+        return (y, h_last, c_last) if lstm else (y, h_last)
+
+
 def _quantized_sequence(layer, qcells):
     """The sequence op on the MLI kernels: per direction, X, H (and C) quantized once
     for all rows; the rows of one length together as ONE batch-to-batch batched-rows
@@ -598,8 +685,14 @@ def _quantized_sequence(layer, qcells):
     GRU directions step :class:`mli.gru.GruCell`, the rows of one length together."""
     lstm = layer.type == "LSTMSequence"
     dirs = _directions(layer)
+    fast = None if any(isinstance(q.body, GruCell) for q in qcells) else \
+        _FastSequence(lstm, dirs, [q.body for q in qcells])
 
     def fn(*xs):
+        if fast is not None:
+            out = fast.run(xs)
+            if out is not None:
+                return out
         x, states, lens = _sequence_inputs(xs, lstm)
         B_, T = x.shape[:2]
         M = qcells[0].body.state_size
