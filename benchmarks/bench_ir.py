@@ -43,6 +43,7 @@ except ImportError:  # running from a checkout without PYTHONPATH=.
 import numpy as np  # noqa: E402
 
 import mli  # noqa: E402,F811
+import mli.rows  # noqa: E402
 from mli import kernels  # noqa: E402
 from mli.fixed_point import to_fixed_point  # noqa: E402
 from mli.ir import read_model  # noqa: E402
@@ -63,6 +64,7 @@ OV_FACTOR = 1.5
 KERNEL_FACTOR = 2.0
 _KERNEL_PREFIXES = ("lstm_cell_", "basic_rnn_cell_", "fully_connected_", "eltwise_", "sigm_",
                     "tanh_")
+_KINDS = ("_fx8", "_fx16", "_fx8w16d")   # (the dispatchers without one call these)
 
 
 def find_cases(path=None):
@@ -95,24 +97,44 @@ def openvino_request(xml):
     return compiled.create_infer_request(), f"openvino {ov.__version__}"
 
 
-def record_kernel_calls(fn):
-    """The MLI kernel calls (function, args, kwargs) one ``fn()`` makes."""
-    calls = []
-    saved = {}
-    for name in dir(kernels):
-        f = getattr(kernels, name)
-        if name.startswith(_KERNEL_PREFIXES) and callable(f):
-            saved[name] = f
+def _snapshot(v, memo):
+    """A copy of a kernel argument as it is at the call: every Tensor (also in a list)
+    over its own copy of the data, with its fields; the same object twice stays one
+    object (``cell_out=cell``).  The callers may reuse their tensor wrappers, or update
+    them in place, after the call."""
+    if isinstance(v, (list, tuple)):
+        return type(v)(_snapshot(t, memo) for t in v)
+    if not isinstance(v, mli.Tensor) or v.data_null or v.scalar_value is not None:
+        return v
+    if id(v) not in memo:
+        t = mli.Tensor(v.numpy().copy(), v.frac_bits, el_type=v.el_type)
+        memo[id(v)] = (t, v)            # (v kept alive: its id stays unique meanwhile)
+    return memo[id(v)][0]
 
-            def wrapper(*a, _f=f, **kw):
-                calls.append((_f, a, kw))
-                return _f(*a, **kw)
-            setattr(kernels, name, wrapper)
+
+def record_kernel_calls(fn):
+    """The MLI kernel calls (function, args, kwargs) one ``fn()`` makes: the kernels of
+    :mod:`mli.kernels` and the batched-rows calls of :mod:`mli.rows` (KernelBody sends
+    two rows or more there), each with a snapshot of its arguments (see _snapshot)."""
+    calls = []
+    saved = []
+    for mod in (kernels, mli.rows):
+        for name in dir(mod):
+            f = getattr(mod, name)
+            if name.startswith(_KERNEL_PREFIXES) and name.endswith(_KINDS) and callable(f):
+                saved.append((mod, name, f))
+
+                def wrapper(*a, _f=f, **kw):
+                    memo = {}
+                    calls.append((_f, _snapshot(a, memo),
+                                  {k: _snapshot(v, memo) for k, v in kw.items()}))
+                    return _f(*a, **kw)
+                setattr(mod, name, wrapper)
     try:
         fn()
     finally:
-        for name, f in saved.items():
-            setattr(kernels, name, f)
+        for mod, name, f in saved:
+            setattr(mod, name, f)
     return calls
 
 
