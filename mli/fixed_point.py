@@ -590,17 +590,22 @@ def _sequence_inputs(xs, lstm):
 
 
 _F32 = np.dtype(np.float32)
+_HALF = np.float32(0.5)
+try:        # the clip ufunc itself (np.clip's Python wrapper costs more than the work here)
+    _clip_ufunc = np._core.umath.clip  # type: ignore[attr-defined]
+except AttributeError:                 # numpy 1.x
+    _clip_ufunc = np.core.umath.clip  # type: ignore[attr-defined]
 
 
 class _FastSequence:
     """An LSTM/RNN sequence op's common call, with little Python around the MLI calls:
     float32 X, H (and C) of the expected shapes, finite, every row of full length
     (``run`` returns None for anything else: the general path then computes it, or
-    raises its errors).  Per direction X, H and C are quantized with the float32 steps
-    of :func:`_quantize` (into arrays made here; X read backwards for the reverse
-    direction), all rows go through one :meth:`KernelBody._run_rows_into` and the
-    outputs are dequantized as :func:`_dequantize` does, straight into the results: the
-    same values as the general path."""
+    raises its errors).  Per direction X, and H with C, are quantized with the float32
+    steps of :func:`_quantize` (X read backwards for the reverse direction), all rows go
+    through one :meth:`KernelBody._run_rows_into` and the outputs are dequantized as
+    :func:`_dequantize` does, straight into the results: the same values as the general
+    path."""
 
     def __init__(self, lstm, dirs, bodies):
         self.lstm = lstm
@@ -618,17 +623,6 @@ class _FastSequence:
             self.dirs.append((reverse, body, body.dtype, np.float32(lo), np.float32(hi),
                               *(np.float32(2.0 ** v) for v in fr),
                               np.float32(2.0 ** -f["h"]), np.float32(2.0 ** -fr[2])))
-
-    @staticmethod
-    def _quantize_into(src, scale, lo, hi, tmp, sign, out):
-        """out = _quantize's integers of float32 ``src``: float32(2^f) * x, plus 0.5 with
-        the sign of x, saturated, truncated toward zero."""
-        np.multiply(src, scale, out=tmp)
-        np.copysign(np.float32(0.5), src, out=sign)
-        np.add(tmp, sign, out=tmp)
-        np.maximum(tmp, lo, out=tmp)
-        np.minimum(tmp, hi, out=tmp)
-        np.copyto(out, tmp, casting="unsafe")
 
     def run(self, xs):
         lstm = self.lstm
@@ -648,31 +642,49 @@ class _FastSequence:
             return None
         if lstm and (type(c) is not nd or c.dtype != _F32 or c.shape != h.shape):
             return None
-        # every row of full length; finite inputs (a sum is finite only then, and an
+        # every row of full length; finite inputs: a sum is finite only then (an
         # overflowing one only sends the call to the general path)
-        add = np.add.reduce
-        if not (lens == T).all() or not math.isfinite(add(x, None)) or \
-                not math.isfinite(add(h, None)) or (lstm and not math.isfinite(add(c, None))):
+        if not (lens.item() == T if B == 1 else (lens == T).all()):
             return None
+        if not math.isfinite(np.add.reduce(x, None)):
+            return None
+        # quantize every direction first (H and C together; their scaled values are
+        # finite only when they are), then run
+        mul, copysign, add, clip = np.multiply, np.copysign, np.add, _clip_ufunc
+        xf, sign = np.empty((B, T, N), _F32), np.empty((B, T, N), _F32)
+        S = 2 if lstm else 1
+        hcf, hcs = np.empty((S, B, M), _F32), np.empty((S, B, M), _F32)
+        work = []
+        for d, (reverse, body, dt, lo, hi, sx, sh, sc, dh, dc) in enumerate(self.dirs):
+            mul(h[:, d], sh, out=hcf[0])
+            if lstm:
+                mul(c[:, d], sc, out=hcf[1])
+            if not math.isfinite(add.reduce(hcf, None)):
+                return None
+            # _quantize's steps: float32(2^f) * v, plus 0.5 with the sign of v (that of
+            # the product: 2^f >= 1), saturated, truncated toward zero by the cast
+            copysign(_HALF, hcf, out=hcs)
+            add(hcf, hcs, out=hcf)
+            clip(hcf, lo, hi, out=hcf)
+            hcq = hcf.astype(dt)
+            src = x[:, ::-1] if reverse else x
+            mul(src, sx, out=xf)
+            copysign(_HALF, src, out=sign)
+            add(xf, sign, out=xf)
+            clip(xf, lo, hi, out=xf)
+            work.append((hcq, xf.astype(dt)))
         y = np.empty((B, D, T, M), _F32)
         h_last = np.empty((B, D, M), _F32)
         c_last = np.empty((B, D, M), _F32) if lstm else None
-        xf, xs_ = np.empty((B, T, N), _F32), np.empty((B, T, N), _F32)
-        sf, ss = np.empty((B, M), _F32), np.empty((B, M), _F32)
         for d, (reverse, body, dt, lo, hi, sx, sh, sc, dh, dc) in enumerate(self.dirs):
-            xq, hq = np.empty((B, T, N), dt), np.empty((B, M), dt)
-            cq = np.empty((B, M), dt) if lstm else None
-            self._quantize_into(x[:, ::-1] if reverse else x, sx, lo, hi, xf, xs_, xq)
-            self._quantize_into(h[:, d], sh, lo, hi, sf, ss, hq)
-            if lstm:
-                self._quantize_into(c[:, d], sc, lo, hi, sf, ss, cq)
+            hcq, xq = work[d]
             yq = np.empty((B, T, M), dt)
-            body._run_rows_into(xq, hq, cq, yq)
+            body._run_rows_into(xq, hcq[0], hcq[1] if lstm else None, yq)
             yd = y[:, d]
-            np.multiply(yq[:, ::-1] if reverse else yq, dh, out=yd)
+            mul(yq[:, ::-1] if reverse else yq, dh, out=yd)
             h_last[:, d] = yd[:, 0 if reverse else T - 1]
             if lstm:
-                np.multiply(cq, dc, out=c_last[:, d])
+                mul(hcq[1], dc, out=c_last[:, d])
         return (y, h_last, c_last) if lstm else (y, h_last)
 
 
