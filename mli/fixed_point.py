@@ -462,6 +462,10 @@ def _record(layer, float_fn, stats):
     return fn
 
 
+try:        # the clip ufunc itself (np.clip's Python wrapper costs more than the work here)
+    _clip_ufunc = np._core.umath.clip  # type: ignore[attr-defined]
+except AttributeError:                 # numpy 1.x
+    _clip_ufunc = np.core.umath.clip  # type: ignore[attr-defined]
 _INT_RANGE = {np.dtype(np.int8): (-128.0, 127.0), np.dtype(np.int16): (-32768.0, 32767.0)}
 
 
@@ -484,7 +488,7 @@ def _quantize(body, value, what):
     t = np.multiply(np.float32(2.0 ** frac), x)
     # at x == 0 the helper adds -0.5 and this +-0.5: both truncate to 0
     np.add(t, np.copysign(np.float32(0.5), x), out=t)
-    np.clip(t, lo, hi, out=t)
+    _clip_ufunc(t, lo, hi, out=t)         # np.clip's ufunc, without its wrapper
     return t.astype(body.dtype)
 
 
@@ -591,10 +595,6 @@ def _sequence_inputs(xs, lstm):
 
 _F32 = np.dtype(np.float32)
 _HALF = np.float32(0.5)
-try:        # the clip ufunc itself (np.clip's Python wrapper costs more than the work here)
-    _clip_ufunc = np._core.umath.clip  # type: ignore[attr-defined]
-except AttributeError:                 # numpy 1.x
-    _clip_ufunc = np.core.umath.clip  # type: ignore[attr-defined]
 
 
 class _FastSequence:
