@@ -694,7 +694,9 @@ def _quantized_sequence(layer, qcells):
     call over their valid steps (:meth:`KernelBody.run_sequence`; read backwards for
     the reverse direction); outputs past a row's length are 0 and
     its final state is that of its last valid step (its initial one for length 0).
-    GRU directions step :class:`mli.gru.GruCell`, the rows of one length together."""
+    GRU directions step :class:`mli.gru.GruCell`, the rows of one length together.
+    LSTM/RNN calls with float32 finite inputs and every row of full length take
+    :class:`_FastSequence` (the same values with less Python around the kernels)."""
     lstm = layer.type == "LSTMSequence"
     dirs = _directions(layer)
     fast = None if any(isinstance(q.body, GruCell) for q in qcells) else \
