@@ -14,8 +14,9 @@ Rows (issue 13):
     (goal: mli <= 1.5x OpenVINO on the 2-layer LSTM, T=128).  OpenVINO is optional:
     without it the row says so and gives mli's time alone.
   * fixed point: ``mli.fixed_point.to_fixed_point(model, inputs, "fx16")(inputs)``
-    vs the same MLI kernel calls alone (recorded during one model call, replayed
-    with the same arguments; goal: <= 2x).
+    vs the same MLI kernel calls alone (the calls of mli.kernels and mli.rows recorded
+    during one model call, replayed with copies of their arguments; goal: <= 2x on
+    the 2-layer LSTM; also that model on 64 rows, its inputs repeated).
 
 Times are best-of-many-short-repeats means, interleaved (benchmarks/_harness.py),
 plus best-of CPU times (time.process_time_ns) for a loaded machine; the goal verdict
@@ -43,6 +44,7 @@ except ImportError:  # running from a checkout without PYTHONPATH=.
 import numpy as np  # noqa: E402
 
 import mli  # noqa: E402,F811
+import mli.rows  # noqa: E402
 from mli import kernels  # noqa: E402
 from mli.fixed_point import to_fixed_point  # noqa: E402
 from mli.ir import read_model  # noqa: E402
@@ -55,14 +57,17 @@ FLOAT_CASES = [
     ("pt_har_lstm__torch_static_ti_fp16", "the same as TensorIterators over LSTMCell", False),
     ("pt_gru_uni_l2_bf__torch_fp32", "2-layer GRU 10->16, B=2, T=20, GRUSequence", False),
 ]
+# (case, what it is, goal applies, batch: the case's inputs repeated to that many rows or None)
 FIXED_CASES = [
-    ("pt_har_lstm__torch_fp16", "2-layer LSTM, T=128 (LSTMSequence)", True),
-    ("pt_gru_uni_l2_bf__torch_fp32", "2-layer GRU, B=2, T=20 (GRU from MLI kernels)", False),
+    ("pt_har_lstm__torch_fp16", "2-layer LSTM, T=128 (LSTMSequence)", True, None),
+    ("pt_har_lstm__torch_fp16", "the same, batch 64 (batched-rows calls)", False, 64),
+    ("pt_gru_uni_l2_bf__torch_fp32", "2-layer GRU, B=2, T=20 (GRU from MLI kernels)", False, None),
 ]
 OV_FACTOR = 1.5
 KERNEL_FACTOR = 2.0
 _KERNEL_PREFIXES = ("lstm_cell_", "basic_rnn_cell_", "fully_connected_", "eltwise_", "sigm_",
                     "tanh_")
+_KINDS = ("_fx8", "_fx16", "_fx8w16d")   # (the dispatchers without one call these)
 
 
 def find_cases(path=None):
@@ -95,24 +100,44 @@ def openvino_request(xml):
     return compiled.create_infer_request(), f"openvino {ov.__version__}"
 
 
-def record_kernel_calls(fn):
-    """The MLI kernel calls (function, args, kwargs) one ``fn()`` makes."""
-    calls = []
-    saved = {}
-    for name in dir(kernels):
-        f = getattr(kernels, name)
-        if name.startswith(_KERNEL_PREFIXES) and callable(f):
-            saved[name] = f
+def _snapshot(v, memo):
+    """A copy of a kernel argument as it is at the call: every Tensor (also in a list)
+    over its own copy of the data, with its fields; the same object twice stays one
+    object (``cell_out=cell``).  The callers may reuse their tensor wrappers, or update
+    them in place, after the call."""
+    if isinstance(v, (list, tuple)):
+        return type(v)(_snapshot(t, memo) for t in v)
+    if not isinstance(v, mli.Tensor) or v.data_null or v.scalar_value is not None:
+        return v
+    if id(v) not in memo:
+        t = mli.Tensor(v.numpy().copy(), v.frac_bits, el_type=v.el_type)
+        memo[id(v)] = (t, v)            # (v kept alive: its id stays unique meanwhile)
+    return memo[id(v)][0]
 
-            def wrapper(*a, _f=f, **kw):
-                calls.append((_f, a, kw))
-                return _f(*a, **kw)
-            setattr(kernels, name, wrapper)
+
+def record_kernel_calls(fn):
+    """The MLI kernel calls (function, args, kwargs) one ``fn()`` makes: the kernels of
+    :mod:`mli.kernels` and the batched-rows calls of :mod:`mli.rows` (KernelBody sends
+    two rows or more there), each with a snapshot of its arguments (see _snapshot)."""
+    calls = []
+    saved = []
+    for mod in (kernels, mli.rows):
+        for name in dir(mod):
+            f = getattr(mod, name)
+            if name.startswith(_KERNEL_PREFIXES) and name.endswith(_KINDS) and callable(f):
+                saved.append((mod, name, f))
+
+                def wrapper(*a, _f=f, **kw):
+                    memo = {}
+                    calls.append((_f, _snapshot(a, memo),
+                                  {k: _snapshot(v, memo) for k, v in kw.items()}))
+                    return _f(*a, **kw)
+                setattr(mod, name, wrapper)
     try:
         fn()
     finally:
-        for name, f in saved.items():
-            setattr(kernels, name, f)
+        for mod, name, f in saved:
+            setattr(mod, name, f)
     return calls
 
 
@@ -184,8 +209,10 @@ def run(log, *, quick=False, cases_dir=None) -> dict:
 
     log("\n## fixed point (to_fixed_point fx16) vs its MLI kernel calls alone\n")
     rows = []
-    for name, what, goal in FIXED_CASES:
+    for name, what, goal, batch in FIXED_CASES:
         named, _ = case_inputs(folder, name)
+        if batch:
+            named = {k: np.repeat(v, batch // v.shape[0], axis=0) for k, v in named.items()}
         fpm = to_fixed_point(read_model(folder / f"{name}.xml"), named, "fx16")
         calls = record_kernel_calls(functools.partial(fpm, named))
         t = H.measure_many({"model": (functools.partial(fpm, named), None),
@@ -201,7 +228,7 @@ def run(log, *, quick=False, cases_dir=None) -> dict:
         if goal:
             r["goal"] = f"<= {KERNEL_FACTOR}x the kernel calls"
             r["met"] = r["ratio"] <= KERNEL_FACTOR
-        out["fixed_point"][name] = r
+        out["fixed_point"][name + (f"@{batch}" if batch else "")] = r
         rows.append([what, str(len(calls)), H.fmt_us(r["model_us"]), H.fmt_us(r["kernels_us"]),
                      H.fmt_x(r["ratio"]), H.fmt_x(r["cpu_ratio"]),
                      ("met" if r["met"] else "MISSED") if goal else ""])

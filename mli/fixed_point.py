@@ -462,6 +462,10 @@ def _record(layer, float_fn, stats):
     return fn
 
 
+try:        # the clip ufunc itself (np.clip's Python wrapper costs more than the work here)
+    _clip_ufunc = np._core.umath.clip  # type: ignore[attr-defined]
+except AttributeError:                 # numpy 1.x
+    _clip_ufunc = np.core.umath.clip  # type: ignore[attr-defined]
 _INT_RANGE = {np.dtype(np.int8): (-128.0, 127.0), np.dtype(np.int16): (-32768.0, 32767.0)}
 
 
@@ -484,7 +488,7 @@ def _quantize(body, value, what):
     t = np.multiply(np.float32(2.0 ** frac), x)
     # at x == 0 the helper adds -0.5 and this +-0.5: both truncate to 0
     np.add(t, np.copysign(np.float32(0.5), x), out=t)
-    np.clip(t, lo, hi, out=t)
+    _clip_ufunc(t, lo, hi, out=t)         # np.clip's ufunc, without its wrapper
     return t.astype(body.dtype)
 
 
@@ -589,17 +593,120 @@ def _sequence_inputs(xs, lstm):
     return x, states, lens
 
 
+_F32 = np.dtype(np.float32)
+_HALF = np.float32(0.5)
+
+
+class _FastSequence:
+    """An LSTM/RNN sequence op's common call, with little Python around the MLI calls:
+    float32 X, H (and C) of the expected shapes, finite, every row of full length
+    (``run`` returns None for anything else: the general path then computes it, or
+    raises its errors).  Per direction X, and H with C, are quantized with the float32
+    steps of :func:`_quantize` (X read backwards for the reverse direction), all rows go
+    through one :meth:`KernelBody._run_rows_into` and the outputs are dequantized as
+    :func:`_dequantize` does, straight into the results: the same values as the general
+    path."""
+
+    def __init__(self, lstm, dirs, bodies):
+        self.lstm = lstm
+        self.D = len(dirs)
+        b0 = bodies[0]
+        self.N, self.M = b0.input_size, b0.state_size
+        self.ok = all(b.input_size == self.N and b.state_size == self.M for b in bodies)
+        self.dirs = []
+        for reverse, body in zip(dirs, bodies):
+            f = body.fracs
+            fr = (f["x"], f["h"], f["c"] if lstm else 0)
+            if max(fr) > 127:                # 2^frac is no float32 (see _quantize)
+                self.ok = False
+            lo, hi = _INT_RANGE[body.dtype]
+            self.dirs.append((reverse, body, body.dtype, np.float32(lo), np.float32(hi),
+                              *(np.float32(2.0 ** v) for v in fr),
+                              np.float32(2.0 ** -f["h"]), np.float32(2.0 ** -fr[2])))
+
+    def run(self, xs):
+        lstm = self.lstm
+        if not self.ok or len(xs) < (4 if lstm else 3):
+            return None
+        x, h = xs[0], xs[1]
+        c = xs[2] if lstm else None
+        lens = xs[3 if lstm else 2]
+        nd = np.ndarray
+        if type(x) is not nd or type(h) is not nd or type(lens) is not nd or \
+                x.dtype != _F32 or h.dtype != _F32 or x.ndim != 3:
+            return None
+        B, T, N = x.shape
+        D, M = self.D, self.M
+        if B == 0 or T == 0 or N != self.N or h.shape != (B, D, M) or lens.size != B or \
+                lens.dtype.kind not in "iu":
+            return None
+        if lstm and (type(c) is not nd or c.dtype != _F32 or c.shape != h.shape):
+            return None
+        # every row of full length; finite inputs: a sum is finite only then (an
+        # overflowing one only sends the call to the general path)
+        if not (lens.item() == T if B == 1 else (lens == T).all()):
+            return None
+        if not math.isfinite(np.add.reduce(x, None)):
+            return None
+        # quantize every direction first (H and C together; their scaled values are
+        # finite only when they are), then run
+        mul, copysign, add, clip = np.multiply, np.copysign, np.add, _clip_ufunc
+        xf, sign = np.empty((B, T, N), _F32), np.empty((B, T, N), _F32)
+        S = 2 if lstm else 1
+        hcf, hcs = np.empty((S, B, M), _F32), np.empty((S, B, M), _F32)
+        work = []
+        for d, (reverse, body, dt, lo, hi, sx, sh, sc, dh, dc) in enumerate(self.dirs):
+            mul(h[:, d], sh, out=hcf[0])
+            if lstm:
+                mul(c[:, d], sc, out=hcf[1])
+            if not math.isfinite(add.reduce(hcf, None)):
+                return None
+            # _quantize's steps: float32(2^f) * v, plus 0.5 with the sign of v (that of
+            # the product: 2^f >= 1), saturated, truncated toward zero by the cast
+            copysign(_HALF, hcf, out=hcs)
+            add(hcf, hcs, out=hcf)
+            clip(hcf, lo, hi, out=hcf)
+            hcq = hcf.astype(dt)
+            src = x[:, ::-1] if reverse else x
+            mul(src, sx, out=xf)
+            copysign(_HALF, src, out=sign)
+            add(xf, sign, out=xf)
+            clip(xf, lo, hi, out=xf)
+            work.append((hcq, xf.astype(dt)))
+        y = np.empty((B, D, T, M), _F32)
+        h_last = np.empty((B, D, M), _F32)
+        c_last = np.empty((B, D, M), _F32) if lstm else None
+        for d, (reverse, body, dt, lo, hi, sx, sh, sc, dh, dc) in enumerate(self.dirs):
+            hcq, xq = work[d]
+            yq = np.empty((B, T, M), dt)
+            body._run_rows_into(xq, hcq[0], hcq[1] if lstm else None, yq)
+            yd = y[:, d]
+            mul(yq[:, ::-1] if reverse else yq, dh, out=yd)
+            h_last[:, d] = yd[:, 0 if reverse else T - 1]
+            if lstm:
+                mul(hcq[1], dc, out=c_last[:, d])
+        return (y, h_last, c_last) if lstm else (y, h_last)
+
+
 def _quantized_sequence(layer, qcells):
     """The sequence op on the MLI kernels: per direction, X, H (and C) quantized once
     for all rows; the rows of one length together as ONE batch-to-batch batched-rows
     call over their valid steps (:meth:`KernelBody.run_sequence`; read backwards for
     the reverse direction); outputs past a row's length are 0 and
     its final state is that of its last valid step (its initial one for length 0).
-    GRU directions step :class:`mli.gru.GruCell`, the rows of one length together."""
+    GRU directions step :class:`mli.gru.GruCell`, the rows of one length together.
+    LSTM/RNN calls with float32 finite inputs and every row of full length take
+    :class:`_FastSequence` (the same values with less Python around the kernels)."""
     lstm = layer.type == "LSTMSequence"
     dirs = _directions(layer)
+    fast = None if any(isinstance(q.body, GruCell) for q in qcells) else \
+        _FastSequence(lstm, dirs, [q.body for q in qcells])
 
     def fn(*xs):
+        if fast is not None:
+            out = fast.run(xs)
+            if out is not None:
+                return out
         x, states, lens = _sequence_inputs(xs, lstm)
         B_, T = x.shape[:2]
         M = qcells[0].body.state_size

@@ -384,6 +384,18 @@ def test_gather_shape_of_range_reduce(tmp_path):
                  data={"batch_dims": "0"})
     with pytest.raises(IRError, match=r"Gather index out of range \[-4, 4\)"):
         m({"x": x})
+    # one (0-d) index: the axis goes; negative ones only from opset8
+    for ver, ax, idx, want in (("opset8", 1, -1, x[:, 3]), ("opset8", 0, -3, x[0]),
+                               ("opset8", 1, 2, x[:, 2]), ("opset1", 0, 2, x[2])):
+        m = op_model(tmp_path, "Gather", [("x", "f32", [3, 4]), ("i", "i64", []), np.int64(ax)],
+                     ("f32", [4 if ax == 0 else 3]), ver=ver)
+        got = m({"x": x, "i": np.int64(idx)})["y0"]
+        assert got.dtype == np.float32 and got.shape == want.shape
+        np.testing.assert_array_equal(got, want)
+        for bad in (x.shape[ax], -x.shape[ax] - 1) + ((-1,) if ver == "opset1" else ()):
+            lo = -x.shape[ax] if ver == "opset8" else 0
+            with pytest.raises(IRError, match=rf"Gather index out of range \[{lo}, {x.shape[ax]}\)"):
+                m({"x": x, "i": np.int64(bad)})
     m = op_model(tmp_path, "ShapeOf", [("x", "f32", [3, 4])], ("i32", [2]), ver="opset3",
                  data={"output_type": "i32"})
     np.testing.assert_array_equal(m({"x": x})["y0"], [3, 4])

@@ -189,6 +189,33 @@ def test_run_sequence_equals_run(cell):
     assert_same(empty[1:], args[1:])
 
 
+@pytest.mark.parametrize("rows_", [1, B])
+@pytest.mark.parametrize("act", ["tanh", "sigm", "none"])
+@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("cell", CELLS)
+def test_run_rows_into_equals_run_sequence(cell, kind, act, rows_, calls):
+    """The unchecked whole-sequence call mli.fixed_point uses: run_sequence's values,
+    one per-row kernel call for one row, one batched-rows call for more."""
+    body = make_body(cell, kind, seed=3)
+    a = {"tanh": mli.RnnActivation.TANH, "sigm": mli.RnnActivation.SIGM, "none": mli.RnnActivation.NONE}[act]
+    body = KernelBody(cell, body.weights, body.bias, in_frac=body.in_frac, cell_frac=body.cell_frac, kind=kind,
+                      act=a, state_frac=(4 if kind == "fx8" else 11) if act == "none" else None)
+    args = [v[:rows_] for v in data(body, seed=4, amp=4.0)]
+    want = body.run_sequence(np.moveaxis(args[0], 1, 0), *args[1:])
+    calls.clear()
+    for _ in range(2):                      # the second call reuses the tensor wrappers
+        x, h = args[0].copy(), args[1].copy()
+        c = args[2].copy() if cell == "lstm" else None
+        y = np.empty((rows_, T, M), body.dtype)
+        body._run_rows_into(x, h, c, y)
+        np.testing.assert_array_equal(y, np.moveaxis(want[0], 0, 1))
+        if c is not None:
+            np.testing.assert_array_equal(c, want[2])
+        assert_same([x, h], [args[0], args[1]])
+    name = body._fname if rows_ == 1 else body._rows_fname
+    assert calls == [(name, mli.RNN_BATCH_TO_BATCH)] * 2
+
+
 # --------------------------------------------------------------------------- not fusable
 def test_cell_sequence_output_is_stepped(calls):
     """Concatenating c_out needs every step's cell: stepped, same values."""

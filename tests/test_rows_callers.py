@@ -232,13 +232,14 @@ def old_sequence(layer, bodies, x, states, lens):
     return (np.stack(ys, axis=1), *finals)
 
 
-@pytest.mark.parametrize("lengths", ["full", "mixed", "one-row", "zeros"])
+@pytest.mark.parametrize("lengths", ["full", "mixed", "one-row", "one-full-row", "zeros"])
 @pytest.mark.parametrize("direction", ["forward", "reverse", "bidirectional"])
 @pytest.mark.parametrize("kind", KINDS)
 @pytest.mark.parametrize("cell", ["lstm", "rnn"])
 def test_fixed_point_sequence_groups_rows_by_length(cell, kind, direction, lengths):
     T = 8
-    lens = {"full": [T] * 5, "mixed": [T, 3, T, 0, 3, 1, T, 5], "one-row": [6], "zeros": [0, 0]}[lengths]
+    lens = {"full": [T] * 5, "mixed": [T, 3, T, 0, 3, 1, T, 5], "one-row": [6], "one-full-row": [T],
+            "zeros": [0, 0]}[lengths]
     B_ = len(lens)
     layer = seq_layer(cell, direction)
     dirs = 2 if direction == "bidirectional" else 1
@@ -254,6 +255,18 @@ def test_fixed_point_sequence_groups_rows_by_length(cell, kind, direction, lengt
     got = fn(x, *states, lens_a)
     same(got, old_sequence(layer, bodies, x, states, lens_a))
     same([x, *states], before)
+    # every row of full length: the fast path (fp._FastSequence) answers, with the same values
+    fast = fp._FastSequence(cell == "lstm", fp._directions(layer), bodies)
+    assert (fast.run((x, *states, lens_a)) is not None) == (lengths in ("full", "one-full-row"))
+    if lengths in ("full", "one-full-row"):
+        same(fast.run((x, *states, lens_a)), got)
+        x_nan = x.copy()
+        x_nan[-1, -1, -1] = np.nan                  # not finite: the general path (its error)
+        assert fast.run((x_nan, *states, lens_a)) is None
+        for k in range(len(states)):
+            bad = [v.copy() for v in states]
+            bad[k][0, -1, 0] = np.inf
+            assert fast.run((x, *bad, lens_a)) is None
 
 
 @pytest.mark.parametrize("B", [1, 7])

@@ -390,6 +390,46 @@ class KernelBody(Body):
         out = (y, h.reshape(h0a.shape))
         return out + (c.reshape(h0a.shape),) if lstm else out
 
+    def _run_rows_into(self, x, h, c, y):
+        """Whole sequences, unchecked: ``x`` [B, T, N], ``h`` [B, M], ``c`` [B, M] (LSTM,
+        else None) and ``y`` [B, T, M] are C-contiguous arrays of the body's dtype made by
+        the caller, B, T >= 1.  Row r's batch-to-batch MLI call writes every step's output
+        into ``y[r]`` and (LSTM) its last cell into ``c[r]`` (in place); the values of
+        :meth:`run_sequence`.  One row is the per-row kernel on tensor wrappers reused
+        from call to call, more rows one batched-rows call (:mod:`mli.rows`).  For
+        :mod:`mli.fixed_point`'s sequence ops, which check and quantize the inputs."""
+        lstm = self.cell == "lstm"
+        kw = {"out_frac_bits": self.out_frac} if self.act == RnnActivation.NONE else {}
+        if len(h) > 1:
+            fn = getattr(rows_api, self._rows_fname)       # looked up per call (tests may wrap it)
+            xt, ht, yt = Tensor(x, self.in_frac), Tensor(h, self.state_frac), Tensor(y)
+            if lstm:
+                ct = Tensor(c, self.cell_frac)
+                fn(xt, ht, self.weights, self.bias, self._seq, ct, out=yt, cell_out=ct)
+            else:
+                fn(xt, ht, self.weights, self.bias, self._seq, out=yt, **kw)
+            return
+        fn = getattr(kernels, self._fname)
+        pool = self.__dict__.setdefault("_pool", [])
+        try:
+            ws = pool.pop()
+        except IndexError:
+            ws = (Tensor(), Tensor(), Tensor(), Tensor())
+        tx, th, tc, ty = ws
+        bind = _core.bind
+        try:
+            bind(tx, x[0], self.in_frac)
+            bind(th, h[0], self.state_frac)
+            bind(ty, y[0], 0)
+            if lstm:
+                bind(tc, c[0], self.cell_frac)
+                fn(tx, th, self.weights, self.bias, self._seq, tc, out=ty, cell_out=tc)
+            else:
+                fn(tx, th, self.weights, self.bias, self._seq, out=ty, **kw)
+        finally:
+            _core.unbind(ws)
+            pool.append(ws)
+
     # ------------------------------------------------------------------ fast path
     def fusable(self, ti) -> bool:
         """Whether ``ti``'s port map lets :meth:`run_tensor_iterator` fuse it."""

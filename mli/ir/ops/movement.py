@@ -139,6 +139,11 @@ def _gather(layer, a, graph):
                           f"{list(indices.shape)}, axis {ax}")
         dim = data.shape[ax]
         lo = -dim if negative_ok else 0
+        if indices.ndim == 0:        # one index (so bd == 0): checked as a Python int
+            i = int(indices)
+            if i < lo or i >= dim:
+                raise IRError(f"Gather index out of range [{lo}, {dim})")
+            return np.take(data, i + dim if i < 0 else i, axis=ax)
         low = indices.min() if indices.size else 0
         if indices.size and (low < lo or indices.max() >= dim):
             raise IRError(f"Gather index out of range [{lo}, {dim})")
