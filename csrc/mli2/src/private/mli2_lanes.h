@@ -53,18 +53,20 @@ M2_AI int32_t m2_clamp32(int32_t x, int32_t lo, int32_t hi) { return x < lo ? lo
 
 /* LUT(x, f, T) for int16 x and a fixed f (SPEC_MLI2.md 5.1):
  *   xs = x >> pre, k = clamp(((xs * 2^sl) >> s) + O, 0, hi), fr = xs & mask,
- *   r = WRAP_16(a[k] - SAT_16(RSHR_32(d[k] * fr, s)))
- * with a[k] = T[k], d[k] = WRAP_16(T[k] - T[k + 1]) (d[L - 1] = 0).
- * Interpolation (s > 0): sl = 0, hi = L - 2.  Direct (s <= 0): pre = s = 0,
- * mask = 0 (fr = 0, r = T[k]), sl = -s <= 15, hi = L - 1.  With |O| < 2^30
- * and |x| <= 2^15 no 32-bit saturation can occur on the way (|d * fr| < 2^30). */
+ *   r = WRAP_16(a - SAT_16(RSHR_32(d * fr, s)))
+ * with a = T[k] and d = WRAP_16(T[k] - T[k + 1]) (d = 0 for k = L - 1), both
+ * in one int32 entry ad[k] (a in the low half, d in the high half): one
+ * gather per lookup.  Interpolation (s > 0): sl = 0, hi = L - 2.  Direct
+ * (s <= 0): pre = s = 0, mask = 0 (fr = 0, r = T[k]), sl = -s <= 15,
+ * hi = L - 1.  With |O| < 2^30 and |x| <= 2^15 no 32-bit saturation can
+ * occur on the way (|d * fr| < 2^30). */
 #define M2_LUT_MAXLEN 1024
 typedef struct {
-    int32_t a[M2_LUT_MAXLEN], d[M2_LUT_MAXLEN];
+    int32_t ad[M2_LUT_MAXLEN];
     int L;
 } m2_lut_tab;
 typedef struct {
-    const int32_t *a, *d;
+    const int32_t *ad;
     int32_t O, hi, mask, mul;
     int pre, s;
     m2_rs rs;
@@ -73,15 +75,15 @@ typedef struct {
 static inline int m2_lut_tab_make(const m2_lut *T, m2_lut_tab *tab) {
     if (T->L < 2 || T->L > M2_LUT_MAXLEN || T->O >= (1 << 30) || T->O <= -(1 << 30)) return 0;
     for (int k = 0; k < T->L; k++) {
-        tab->a[k] = T->t[k];
-        tab->d[k] = k + 1 < T->L ? m2_wrap16((int32_t)T->t[k] - T->t[k + 1]) : 0;
+        const int32_t d = k + 1 < T->L ? m2_wrap16((int32_t)T->t[k] - T->t[k + 1]) : 0;
+        tab->ad[k] = (int32_t)(((uint32_t)(uint16_t)T->t[k]) | ((uint32_t)(uint16_t)d << 16));
     }
     tab->L = T->L;
     return 1;
 }
 static inline int m2_lutl_make(const m2_lut *T, const m2_lut_tab *tab, int f, int up, m2_lutl *l) {
     int s = f - T->q;
-    l->a = tab->a, l->d = tab->d, l->O = T->O;
+    l->ad = tab->ad, l->O = T->O;
     if (s > 0) {
         l->pre = m2_imin(m2_imax(s - 15, 0), 15);
         l->s = m2_imin(s, 15);
@@ -97,21 +99,23 @@ static inline int m2_lutl_make(const m2_lut *T, const m2_lut_tab *tab, int f, in
     l->rs = m2_rs_make(l->s, 32, up);
     return 1;
 }
-M2_AI int32_t m2_lutl_do(int32_t x, const int32_t *a, const int32_t *d, int32_t O, int32_t hi, int32_t mask,
-                                 int32_t mul, int pre, int s, int32_t rbias, int32_t rom) {
+M2_AI int32_t m2_lutl_do(int32_t x, const int32_t *ad, int32_t O, int32_t hi, int32_t mask, int32_t mul, int pre,
+                         int s, int32_t rbias, int32_t rom) {
     const int32_t xs = x >> pre;
     const int32_t k = m2_clamp32(((xs * mul) >> s) + O, 0, hi);
-    const int32_t p = d[k] * (xs & mask);
+    const int32_t e = ad[k];
+    const int32_t a = (int32_t)(int16_t)(uint16_t)(uint32_t)e, d = e >> 16;
+    const int32_t p = d * (xs & mask);
     /* |p| < 2^30: the rounding needs no saturation and stays in int32 */
     int32_t q = (p + rbias + ((p >> s) & rom)) >> s;
     q = m2_clamp32(q, -32768, 32767);
-    return (int32_t)(int16_t)(uint16_t)(uint32_t)(a[k] - q);
+    return (int32_t)(int16_t)(uint16_t)(uint32_t)(a - q);
 }
 #define M2_LUTL_LOCALS(P, L)                                                                                   \
-    const int32_t *const P##a = (L).a, *const P##d = (L).d;                                                  \
+    const int32_t *const P##ad = (L).ad;                                                                     \
     const int32_t P##O = (L).O, P##hi = (L).hi, P##mask = (L).mask, P##mul = (L).mul;                          \
     const int P##pre = (L).pre, P##s = (L).s;                                                                  \
     const int32_t P##rb = (int32_t)(L).rs.bias, P##ro = (int32_t)(L).rs.om
-#define M2_LUTL(P, x) m2_lutl_do((x), P##a, P##d, P##O, P##hi, P##mask, P##mul, P##pre, P##s, P##rb, P##ro)
+#define M2_LUTL(P, x) m2_lutl_do((x), P##ad, P##O, P##hi, P##mask, P##mul, P##pre, P##s, P##rb, P##ro)
 
 #endif /* MLI2_LANES_H */
