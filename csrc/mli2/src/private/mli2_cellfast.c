@@ -293,7 +293,7 @@ ALWAYS void gru_out_body(m2_kind kind, const m2_cf_plan *pp, int M, long Mp, con
 /* one version per instruction set and kind */
 #if (defined(__GNUC__) || defined(__clang__)) && (defined(__x86_64__) || defined(__i386__))
 #define CF_AVX2 __attribute__((target("avx2,tune=haswell")))
-#define CF_AVX512 __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,tune=skylake-avx512")))
+#define CF_AVX512 __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,tune=skylake-avx512,prefer-vector-width=512")))
 #define CF_MV(name, body, params, args)                                                     \
     static void name##_scalar params { body; }                                              \
     CF_AVX2 static void name##_avx2 params { body; }                                        \
