@@ -42,10 +42,15 @@ void mli2_pw_free(m2_pw *pw) {
 }
 
 int mli2_pw_init(m2_pw *pw, int w8, const void *W, long ws, int n, int M) {
+    return mli2_pw_init_gates(pw, w8, W, 0, ws, n, M, 1);
+}
+
+int mli2_pw_init_gates(m2_pw *pw, int w8, const void *W, long gs, long ws, int n, int M, int ng) {
     memset(pw, 0, sizeof(*pw));
+    const int gpg = (M + MLI_DOT_GROUP - 1) / MLI_DOT_GROUP; /* groups per gate */
     pw->w8 = w8, pw->n = n, pw->M = M;
     pw->pairs = (n + 1) / 2;
-    pw->groups = (M + MLI_DOT_GROUP - 1) / MLI_DOT_GROUP;
+    pw->groups = gpg * ng;
     const size_t blk = 2 * MLI_DOT_GROUP, len = (size_t)pw->groups * (size_t)pw->pairs * blk;
     const size_t esz = w8 ? 1 : 2;
     pw->w = malloc((len ? len : 1) * esz);
@@ -57,13 +62,16 @@ int mli2_pw_init(m2_pw *pw, int w8, const void *W, long ws, int n, int M) {
     }
     pw->xlo = pw->xhi + pw->pairs + 1;
     /* block (group g, pair p): for r < 16, W[2p][16g + r] then W[2p + 1][16g + r],
-     * zero beyond M and beyond n; every entry written once */
+     * zero beyond M and beyond n; every entry written once.  With ng gates
+     * (matrices gs elements apart) gate k's outputs are groups k * gpg ..
+     * (k + 1) * gpg - 1: sums of gate k at k * gpg * 16. */
 #define M2_PACK_LOOP(T, BLOCK)                                                                  \
     for (int g = 0; g < pw->groups; g++) {                                                      \
-        const int o0 = g * MLI_DOT_GROUP, no = M - o0 < MLI_DOT_GROUP ? M - o0 : MLI_DOT_GROUP; \
+        const int o0 = g % gpg * MLI_DOT_GROUP, no = M - o0 < MLI_DOT_GROUP ? M - o0 : MLI_DOT_GROUP; \
+        const T *Wg = (const T *)W + (long)(g / gpg) * gs;                                      \
         T *d = (T *)pw->w + (size_t)g * (size_t)pw->pairs * blk;                                \
         for (int p = 0; p < pw->pairs; p++, d += blk) {                                         \
-            const T *r0 = (const T *)W + (long)(2 * p) * ws + o0;                               \
+            const T *r0 = Wg + (long)(2 * p) * ws + o0;                                         \
             const T *r1 = 2 * p + 1 < n ? r0 + ws : NULL;                                       \
             if (no == MLI_DOT_GROUP && r1) {                                                    \
                 BLOCK(r0, r1, d);                                                               \
