@@ -46,11 +46,17 @@ int mli2_cf_readout(m2_cf_plan *p, int g, const m2_dense_in ins[2], m2_fmt out) 
             m = mu.m;
         }
         }
+        /* FX: the steps use gate 0's constants for every gate (one
+         * format for all gates' weights, so they are always the same) */
+        const m2_rs *r_0 = i == 0 ? &p->r0[0] : &p->r1[0];
+        if (p->kind != M2_SA8 && g > 0 && (r.n != r_0->n || r.bias != r_0->bias || r.om != r_0->om || r.hi != r_0->hi))
+            return 0;
         if (i == 0)
             p->r0[g] = r, p->m0[g] = m;
         else
             p->r1[g] = r, p->m1[g] = m;
     }
+    p->up = up;
     if (p->kind == M2_SA8) {
         if (out.zp < -32768 || out.zp > 32767) return 0;
         p->gzp = out.zp;
@@ -97,24 +103,29 @@ int mli2_cf_saadd(m2_saadd_l *l, const m2_sa_add_c *p, int up) {
 #define RS_LOC(V, R) \
     const int64_t V##b = (R).bias, V##om = (R).om, V##hi = (R).hi; \
     const int V##n = (R).n
-#define RSL(x, V) m2_rs_do((x), V##b, V##om, V##hi, V##n)
+/* (up: the body's compile-time rounding mode; RSLS where MAX_32 can be reached) */
+#define RSL(x, V) m2_rs_k((x), V##b, V##om, V##hi, V##n, up, 0)
+#define RSLS(x, V) m2_rs_k((x), V##b, V##om, V##hi, V##n, up, 1)
 
 /* one gate's read-out from its raw sums (acc0 includes the bias term) */
 #define RO_LOC(g)          \
     RS_LOC(ra##g, P.r0[g]); \
     RS_LOC(rb##g, P.r1[g]); \
     const int64_t m0_##g = P.m0[g], m1_##g = P.m1[g]
-#define GATE(g)                                                                                              \
-    ro(kind, gs##g[j] + gb##g[j], gh##g[j], ra##g##b, ra##g##om, ra##g##hi, ra##g##n, rb##g##b, rb##g##om, rb##g##hi, \
-       rb##g##n, m0_##g, m1_##g, gzp)
-ALWAYS int32_t ro(m2_kind kind, int64_t acc0, int64_t acc1, int64_t ab, int64_t aom, int64_t ahi, int an, int64_t bb,
-                  int64_t bom, int64_t bhi, int bn, int64_t m0, int64_t m1, int32_t zp) {
-    if (kind == M2_FX16) return (int32_t)M2_S16(m2_rs_do(acc0, ab, aom, ahi, an) + m2_rs_do(acc1, bb, bom, bhi, bn));
+/* FX kinds: gate 0's constants for all gates (mli2_cf_readout) */
+#define GATE(g)                                                                                                \
+    (kind == M2_SA8 ? ro(kind, up, gs##g[j] + gb##g[j], gh##g[j], ra##g##b, ra##g##om, ra##g##hi, ra##g##n, rb##g##b, \
+                         rb##g##om, rb##g##hi, rb##g##n, m0_##g, m1_##g, gzp)                                  \
+                    : ro(kind, up, gs##g[j] + gb##g[j], gh##g[j], ra0b, ra0om, ra0hi, ra0n, rb0b, rb0om, rb0hi, rb0n, 0, 0, 0))
+ALWAYS int32_t ro(m2_kind kind, int up, int64_t acc0, int64_t acc1, int64_t ab, int64_t aom, int64_t ahi, int an,
+                  int64_t bb, int64_t bom, int64_t bhi, int bn, int64_t m0, int64_t m1, int32_t zp) {
+    if (kind == M2_FX16)
+        return (int32_t)M2_S16(m2_rs_k(acc0, ab, aom, ahi, an, up, 0) + m2_rs_k(acc1, bb, bom, bhi, bn, up, 0));
     if (kind == M2_FX16_FX8)
-        return (int32_t)M2_S16(m2_rs_do(m2_lwrap32(acc0), ab, aom, ahi, an) +
-                               m2_rs_do(m2_lwrap32(acc1), bb, bom, bhi, bn));
-    const int64_t p0 = m2_clamp64(m2_rs_do(m2_lwrap32(acc0) * m0, ab, aom, ahi, an), INT32_MIN, INT32_MAX);
-    const int64_t p1 = m2_clamp64(m2_rs_do(m2_lwrap32(acc1) * m1, bb, bom, bhi, bn), INT32_MIN, INT32_MAX);
+        return (int32_t)M2_S16(m2_rs_k(m2_lwrap32(acc0), ab, aom, ahi, an, up, 1) +
+                               m2_rs_k(m2_lwrap32(acc1), bb, bom, bhi, bn, up, 1));
+    const int64_t p0 = m2_clamp64(m2_rs_k(m2_lwrap32(acc0) * m0, ab, aom, ahi, an, up, 0), INT32_MIN, INT32_MAX);
+    const int64_t p1 = m2_clamp64(m2_rs_k(m2_lwrap32(acc1) * m1, bb, bom, bhi, bn, up, 0), INT32_MIN, INT32_MAX);
     return (int32_t)M2_S8(p0 + p1 + zp);
 }
 /* fx_mul / fx_add with their rounding constants */
@@ -125,12 +136,13 @@ ALWAYS int32_t ro(m2_kind kind, int64_t acc0, int64_t acc1, int64_t ab, int64_t 
     const int32_t V##za = (L).za, V##zb = (L).zb, V##zo = (L).zo, V##c = (L).c; \
     RS_LOC(V##p, (L).pre);                                                      \
     RS_LOC(V##q, (L).post)
-#define SAMUL(a, b, V) samul((a), (b), V##za, V##zb, V##zo, V##c, V##pb, V##pom, V##phi, V##pn, V##qb, V##qom, V##qhi, V##qn)
-ALWAYS int32_t samul(int32_t a, int32_t b, int32_t za, int32_t zb, int32_t zo, int32_t c, int64_t pb, int64_t pom,
-                     int64_t phi, int pn, int64_t qb, int64_t qom, int64_t qhi, int qn) {
+#define SAMUL(a, b, V) \
+    samul(up, (a), (b), V##za, V##zb, V##zo, V##c, V##pb, V##pom, V##phi, V##pn, V##qb, V##qom, V##qhi, V##qn)
+ALWAYS int32_t samul(int up, int32_t a, int32_t b, int32_t za, int32_t zb, int32_t zo, int32_t c, int64_t pb,
+                     int64_t pom, int64_t phi, int pn, int64_t qb, int64_t qom, int64_t qhi, int qn) {
     const int32_t x = (a - za) * (b - zb);
-    int64_t t = M2_S16(m2_rs_do(x, pb, pom, phi, pn));
-    t = M2_S16(m2_rs_do(t * c, qb, qom, qhi, qn));
+    int64_t t = M2_S16(m2_rs_k(x, pb, pom, phi, pn, up, 0)); /* |x| <= 255^2, half <= 4 */
+    t = M2_S16(m2_rs_k(t * c, qb, qom, qhi, qn, up, 1));    /* t * c + half can reach 2^31 */
     return (int32_t)M2_S8(t + zo);
 }
 #define SAADD_LOC(V, L)                                                                               \
@@ -168,7 +180,7 @@ ALWAYS int32_t samul(int32_t a, int32_t b, int32_t za, int32_t zb, int32_t zo, i
     const int32_t gzp = P.gzp;                   \
     (void)gzp
 
-ALWAYS void lstm_body(m2_kind kind, const m2_cf_plan *pp, int M, long Mp, const int64_t *restrict s_in,
+ALWAYS void lstm_body(m2_kind kind, int up, const m2_cf_plan *pp, int M, long Mp, const int64_t *restrict s_in,
                       const int64_t *restrict bt, const int64_t *restrict s_h, void *restrict cv, void *restrict yv) {
     PLAN_LOCALS;
     RO_LOC(0);
@@ -219,7 +231,7 @@ ALWAYS void lstm_body(m2_kind kind, const m2_cf_plan *pp, int M, long Mp, const 
     }
 }
 
-ALWAYS void gru_zr_body(m2_kind kind, const m2_cf_plan *pp, int M, long Mp, const int64_t *restrict s_in,
+ALWAYS void gru_zr_body(m2_kind kind, int up, const m2_cf_plan *pp, int M, long Mp, const int64_t *restrict s_in,
                         const int64_t *restrict bt, const int64_t *restrict s_h, const void *restrict hv,
                         void *restrict zrv, void *restrict rhv) {
     PLAN_LOCALS;
@@ -252,10 +264,12 @@ ALWAYS void gru_zr_body(m2_kind kind, const m2_cf_plan *pp, int M, long Mp, cons
     }
 }
 
-ALWAYS void gru_out_body(m2_kind kind, const m2_cf_plan *pp, int M, long Mp, const int64_t *restrict s_in,
+ALWAYS void gru_out_body(m2_kind kind, int up, const m2_cf_plan *pp, int M, long Mp, const int64_t *restrict s_in,
                          const int64_t *restrict bt, const int64_t *restrict s_h, const void *restrict hv,
                          const void *restrict zrv, void *restrict yv) {
     PLAN_LOCALS;
+    RO_LOC(0); /* FX: gate 0's constants serve every gate */
+    (void)m0_0, (void)m1_0;
     RO_LOC(2);
     if (kind != M2_SA8) {
         const int16_t *restrict h = (const int16_t *)hv, *restrict z = (const int16_t *)zrv;
@@ -312,49 +326,48 @@ ALWAYS void gru_out_body(m2_kind kind, const m2_cf_plan *pp, int M, long Mp, con
 
 #define LSTM_P (const m2_cf_plan *p, int M, long Mp, const int64_t *s_in, const int64_t *bt, const int64_t *s_h, void *c, void *y)
 #define LSTM_A (p, M, Mp, s_in, bt, s_h, c, y)
-CF_MV(lstm_fx16, lstm_body(M2_FX16, p, M, Mp, s_in, bt, s_h, c, y), LSTM_P, LSTM_A)
-CF_MV(lstm_fx8, lstm_body(M2_FX16_FX8, p, M, Mp, s_in, bt, s_h, c, y), LSTM_P, LSTM_A)
-CF_MV(lstm_sa8, lstm_body(M2_SA8, p, M, Mp, s_in, bt, s_h, c, y), LSTM_P, LSTM_A)
+/* name_KIND_MODE: e = round half to even, u = half up */
+#define CF_KINDS(NAME, BODY, P, A, ...)                                 \
+    CF_MV(NAME##_fx16_e, BODY(M2_FX16, 0, __VA_ARGS__), P, A)          \
+    CF_MV(NAME##_fx16_u, BODY(M2_FX16, 1, __VA_ARGS__), P, A)          \
+    CF_MV(NAME##_fx8_e, BODY(M2_FX16_FX8, 0, __VA_ARGS__), P, A)       \
+    CF_MV(NAME##_fx8_u, BODY(M2_FX16_FX8, 1, __VA_ARGS__), P, A)       \
+    CF_MV(NAME##_sa8_e, BODY(M2_SA8, 0, __VA_ARGS__), P, A)            \
+    CF_MV(NAME##_sa8_u, BODY(M2_SA8, 1, __VA_ARGS__), P, A)
+#define CF_PICK(NAME, A)                                                \
+    switch (p->kind * 2 + (p->up != 0)) {                               \
+    case M2_FX16 * 2: NAME##_fx16_e A; break;                          \
+    case M2_FX16 * 2 + 1: NAME##_fx16_u A; break;                      \
+    case M2_FX16_FX8 * 2: NAME##_fx8_e A; break;                       \
+    case M2_FX16_FX8 * 2 + 1: NAME##_fx8_u A; break;                   \
+    case M2_SA8 * 2: NAME##_sa8_e A; break;                            \
+    default: NAME##_sa8_u A;                                            \
+    }
+CF_KINDS(lstm, lstm_body, LSTM_P, LSTM_A, p, M, Mp, s_in, bt, s_h, c, y)
 
 #define ZR_P                                                                                                  \
     (const m2_cf_plan *p, int M, long Mp, const int64_t *s_in, const int64_t *bt, const int64_t *s_h, const void *h, \
      void *zr, void *rh)
 #define ZR_A (p, M, Mp, s_in, bt, s_h, h, zr, rh)
-CF_MV(zr_fx16, gru_zr_body(M2_FX16, p, M, Mp, s_in, bt, s_h, h, zr, rh), ZR_P, ZR_A)
-CF_MV(zr_fx8, gru_zr_body(M2_FX16_FX8, p, M, Mp, s_in, bt, s_h, h, zr, rh), ZR_P, ZR_A)
-CF_MV(zr_sa8, gru_zr_body(M2_SA8, p, M, Mp, s_in, bt, s_h, h, zr, rh), ZR_P, ZR_A)
+CF_KINDS(zr, gru_zr_body, ZR_P, ZR_A, p, M, Mp, s_in, bt, s_h, h, zr, rh)
 
 #define GO_P                                                                                                  \
     (const m2_cf_plan *p, int M, long Mp, const int64_t *s_in, const int64_t *bt, const int64_t *s_h, const void *h, \
      const void *zr, void *y)
 #define GO_A (p, M, Mp, s_in, bt, s_h, h, zr, y)
-CF_MV(go_fx16, gru_out_body(M2_FX16, p, M, Mp, s_in, bt, s_h, h, zr, y), GO_P, GO_A)
-CF_MV(go_fx8, gru_out_body(M2_FX16_FX8, p, M, Mp, s_in, bt, s_h, h, zr, y), GO_P, GO_A)
-CF_MV(go_sa8, gru_out_body(M2_SA8, p, M, Mp, s_in, bt, s_h, h, zr, y), GO_P, GO_A)
+CF_KINDS(go, gru_out_body, GO_P, GO_A, p, M, Mp, s_in, bt, s_h, h, zr, y)
 
 void mli2_cf_lstm_step(const m2_cf_plan *p, int M, long Mp, const int64_t *s_in, const int64_t *bt,
                        const int64_t *s_h, void *c, void *y) {
-    switch (p->kind) {
-    case M2_FX16: lstm_fx16 LSTM_A; break;
-    case M2_FX16_FX8: lstm_fx8 LSTM_A; break;
-    default: lstm_sa8 LSTM_A;
-    }
+    CF_PICK(lstm, LSTM_A)
 }
 
 void mli2_cf_gru_zr(const m2_cf_plan *p, int M, long Mp, const int64_t *s_in, const int64_t *bt,
                     const int64_t *s_h, const void *h, void *zr, void *rh) {
-    switch (p->kind) {
-    case M2_FX16: zr_fx16 ZR_A; break;
-    case M2_FX16_FX8: zr_fx8 ZR_A; break;
-    default: zr_sa8 ZR_A;
-    }
+    CF_PICK(zr, ZR_A)
 }
 
 void mli2_cf_gru_out(const m2_cf_plan *p, int M, long Mp, const int64_t *s_in, const int64_t *bt,
                      const int64_t *s_h, const void *h, const void *zr, void *y) {
-    switch (p->kind) {
-    case M2_FX16: go_fx16 GO_A; break;
-    case M2_FX16_FX8: go_fx8 GO_A; break;
-    default: go_sa8 GO_A;
-    }
+    CF_PICK(go, GO_A)
 }

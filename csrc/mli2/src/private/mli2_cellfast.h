@@ -20,9 +20,9 @@ typedef struct {
 } m2_saadd_l;
 
 typedef struct {
-    int ok;
+    int ok, up; /* up: the call's rounding mode */
     m2_kind kind;
-    m2_rs r0[4], r1[4];    /* read-out rounding of input 0 / 1 per gate */
+    m2_rs r0[4], r1[4];    /* read-out rounding of input 0 / 1 per gate (FX: the same for all) */
     int64_t m0[4], m1[4];  /* sa8: the read-out multipliers */
     int32_t gzp;           /* sa8: the gates' zero point */
     /* FX */

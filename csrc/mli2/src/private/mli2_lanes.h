@@ -43,6 +43,17 @@ M2_AI int64_t m2_rs_do(int64_t x, int64_t bias, int64_t om, int64_t hi, int n) {
     t = t < hi ? t : hi;
     return t >> n;
 }
+/* The same with the rounding mode known where it is compiled (up = 0 or 1):
+ * the half is added alone in UP (om = 0), and the bound hi only applied
+ * where sat says MAX_W can be reached (W = 32); in EVEN, hi = INT64_MAX. */
+M2_AI int64_t m2_rs_k(int64_t x, int64_t bias, int64_t om, int64_t hi, int n, int up, int sat) {
+    if (up) {
+        int64_t t = x + bias;
+        if (sat) t = t < hi ? t : hi;
+        return t >> n;
+    }
+    return (x + bias + ((x >> n) & om)) >> n;
+}
 M2_AI int64_t m2_lwrap32(int64_t x) { return (int64_t)(int32_t)(uint32_t)(uint64_t)x; }
 #define M2_RS(x, R) m2_rs_do((x), (R).bias, (R).om, (R).hi, (R).n)
 
