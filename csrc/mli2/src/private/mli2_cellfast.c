@@ -198,9 +198,14 @@ ALWAYS void lstm_body(m2_kind kind, int up, const m2_cf_plan *pp, int M, long Mp
         RS_LOC(rou, P.rout);
         const int32_t la = P.la, lb = P.lb;
         const int act_none = P.act_none;
-        CHUNKS(GPTR(0); GPTR(1); GPTR(2); GPTR(3); const int16_t *const cc = c + o0) {
-            const int32_t i_ = M2_LUTL(S, GATE(0)), g_ = M2_LUTL(T, GATE(1));
-            const int32_t f_ = M2_LUTL(S, GATE(2)), o_ = M2_LUTL(S, GATE(3));
+        /* the gates one at a time (fewer live constants per loop), then the cell */
+        int32_t ai[CF_CHUNK], ag[CF_CHUNK], af[CF_CHUNK], ao[CF_CHUNK];
+        CHUNKS(GPTR(0); GPTR(1); GPTR(2); GPTR(3); const int16_t *const cc = c + o0;
+               for (int j = 0; j < nc; j++) ai[j] = M2_LUTL(S, GATE(0));
+               for (int j = 0; j < nc; j++) ag[j] = M2_LUTL(T, GATE(1));
+               for (int j = 0; j < nc; j++) af[j] = M2_LUTL(S, GATE(2));
+               for (int j = 0; j < nc; j++) ao[j] = M2_LUTL(S, GATE(3))) {
+            const int32_t i_ = ai[j], g_ = ag[j], f_ = af[j], o_ = ao[j];
             const int32_t cf = FXMUL(cc[j], f_, rcf), gi = FXMUL(g_, i_, rgi);
             const int32_t cn = FXADD(cf, gi, la, lb, rad);
             const int32_t a = act_none ? cn : M2_LUTL(A, cn);
