@@ -128,6 +128,25 @@ ALWAYS int32_t ro(m2_kind kind, int up, int64_t acc0, int64_t acc1, int64_t ab, 
     const int64_t p1 = m2_clamp64(m2_rs_k(m2_lwrap32(acc1) * m1, bb, bom, bhi, bn, up, 0), INT32_MIN, INT32_MAX);
     return (int32_t)M2_S8(p0 + p1 + zp);
 }
+/* sa8: a gate's value e as the index e + 128 of a 256-entry table: SAT_8(v)
+ * + 128 = clamp(v + 128, 0, 255), here min(v, 127) and a bound of -256
+ * first (so that the int32 cast keeps the value and the index may be
+ * negative to the compiler: it then gathers with 32-bit indices), then
+ * max(., 0) by the sign mask */
+#define GIDX(g)                                                                                                \
+    ro_idx(gs##g[j] + gb##g[j], gh##g[j], ra##g##b, ra##g##om, ra##g##hi, ra##g##n, rb##g##b, rb##g##om, rb##g##hi, \
+           rb##g##n, m0_##g, m1_##g, gzp, up)
+ALWAYS int32_t ro_idx(int64_t acc0, int64_t acc1, int64_t ab, int64_t aom, int64_t ahi, int an, int64_t bb, int64_t bom,
+                      int64_t bhi, int bn, int64_t m0, int64_t m1, int32_t zp, int up) {
+    const int64_t p0 = m2_clamp64(m2_rs_k(m2_lwrap32(acc0) * m0, ab, aom, ahi, an, up, 0), INT32_MIN, INT32_MAX);
+    const int64_t p1 = m2_clamp64(m2_rs_k(m2_lwrap32(acc1) * m1, bb, bom, bhi, bn, up, 0), INT32_MIN, INT32_MAX);
+    int64_t v = p0 + p1 + zp;
+    v = v < 127 ? v : 127;
+    v = v > -256 ? v : -256;
+    int32_t k = (int32_t)v + 128;
+    k &= ~(k >> 31);
+    return k;
+}
 /* fx_mul / fx_add with their rounding constants */
 #define FXMUL(a, b, V) ((int32_t)M2_S16(RSL((int64_t)(a) * (b), V)))
 #define FXADD(a, b, la, lb, V) ((int32_t)M2_S16(RSL((int64_t)(a) * (la) + (int64_t)(b) * (lb), V)))
@@ -223,8 +242,8 @@ ALWAYS void lstm_body(m2_kind kind, int up, const m2_cf_plan *pp, int M, long Mp
         SAADD_LOC(aa, P.add_a);
         const int act_none = P.act_none;
         CHUNKS(GPTR(0); GPTR(1); GPTR(2); GPTR(3); const int8_t *const cc = c + o0) {
-            const int32_t i_ = sg[GATE(0) + 128], g_ = tg[GATE(1) + 128];
-            const int32_t f_ = sg[GATE(2) + 128], o_ = sg[GATE(3) + 128];
+            const int32_t i_ = sg[GIDX(0)], g_ = tg[GIDX(1)];
+            const int32_t f_ = sg[GIDX(2)], o_ = sg[GIDX(3)];
             const int32_t cf = SAMUL(cc[j], f_, ma), gi = SAMUL(g_, i_, mb);
             const int32_t cn = SAADD(cf, gi, aa);
             const int32_t a = act_none ? cn : ac[cn + 128];
@@ -260,7 +279,7 @@ ALWAYS void gru_zr_body(m2_kind kind, int up, const m2_cf_plan *pp, int M, long 
         const int32_t *restrict sg = P.sig8;
         SAMUL_LOC(ma, P.mul_a);
         CHUNKS(GPTR(0); GPTR(1); const int8_t *const hh = h + o0) {
-            const int32_t z = sg[GATE(0) + 128], r = sg[GATE(1) + 128];
+            const int32_t z = sg[GIDX(0)], r = sg[GIDX(1)];
             t0[j] = z, t1[j] = r;
             t2[j] = SAMUL(r, hh[j], ma);
         }
@@ -300,7 +319,7 @@ ALWAYS void gru_out_body(m2_kind kind, int up, const m2_cf_plan *pp, int M, long
         SAMUL_LOC(mc, P.mul_c);
         SAADD_LOC(aa, P.add_a);
         CHUNKS(GPTR(2); const int8_t *const hh = h + o0, *const zz = z + o0) {
-            const int32_t nn = tg[GATE(2) + 128];
+            const int32_t nn = tg[GIDX(2)];
             const int32_t zh = SAMUL(hh[j], zz[j], mb);
             t0[j] = SAADD(SAMUL(nn, om[zz[j] + 128], mc), zh, aa);
         }

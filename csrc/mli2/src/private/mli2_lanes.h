@@ -113,7 +113,11 @@ static inline int m2_lutl_make(const m2_lut *T, const m2_lut_tab *tab, int f, in
 M2_AI int32_t m2_lutl_do(int32_t x, const int32_t *ad, int32_t O, int32_t hi, int32_t mask, int32_t mul, int pre,
                          int s, int32_t rbias, int32_t rom) {
     const int32_t xs = x >> pre;
-    const int32_t k = m2_clamp32(((xs * mul) >> s) + O, 0, hi);
+    /* clamp(v, 0, hi) as min then max(., 0) by the sign mask (hi >= 0): the
+     * same value, written so that gcc gathers with 32-bit indices */
+    int32_t k = ((xs * mul) >> s) + O;
+    k = k < hi ? k : hi;
+    k &= ~(k >> 31);
     const int32_t e = ad[k];
     const int32_t a = (int32_t)(int16_t)(uint16_t)(uint32_t)e, d = e >> 16;
     const int32_t p = d * (xs & mask);
