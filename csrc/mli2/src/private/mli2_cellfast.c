@@ -99,7 +99,7 @@ int mli2_cf_saadd(m2_saadd_l *l, const m2_sa_add_c *p, int up) {
 /* ------------------------------------------------------------ lane forms */
 /* The loops read every constant from locals (a plan field read through a
  * pointer inside the loop would keep the compiler from vectorizing). */
-#define ALWAYS static inline __attribute__((always_inline))
+#define ALWAYS M2_AI
 #define RS_LOC(V, R) \
     const int64_t V##b = (R).bias, V##om = (R).om, V##hi = (R).hi; \
     const int V##n = (R).n
@@ -330,8 +330,15 @@ ALWAYS void gru_out_body(m2_kind kind, int up, const m2_cf_plan *pp, int M, long
 
 /* one version per instruction set and kind */
 #if (defined(__GNUC__) || defined(__clang__)) && (defined(__x86_64__) || defined(__i386__))
+#if defined(__clang__)
+#define CF_AVX2 __attribute__((target("avx2")))
+#define CF_AVX512 __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq")))
+#else
+/* gcc's generic tuning does not vectorize table lookups with gathers; these
+ * tunings do (and the AVX-512 loop fills 512-bit vectors) */
 #define CF_AVX2 __attribute__((target("avx2,tune=haswell")))
 #define CF_AVX512 __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,tune=skylake-avx512,prefer-vector-width=512")))
+#endif
 #define CF_MV(name, body, params, args)                                                     \
     static void name##_scalar params { body; }                                              \
     CF_AVX2 static void name##_avx2 params { body; }                                        \
