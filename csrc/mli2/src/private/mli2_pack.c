@@ -7,6 +7,34 @@
 #include <string.h>
 #include "mli2_prv.h"
 #include "../../../src/private/mli_prv_dotprod.h" /* the 1.1 core's, compiled into this library */
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
+/* d[2r] = r0[r], d[2r + 1] = r1[r] for r < 16 (one full block): SSE2
+ * unpacks where available (every x86-64), else the plain loop */
+static inline void pack_block16(const int16_t *r0, const int16_t *r1, int16_t *d) {
+#if defined(__SSE2__)
+    for (int h = 0; h < 2; h++) {
+        const __m128i a = _mm_loadu_si128((const __m128i *)(const void *)(r0 + 8 * h));
+        const __m128i b = _mm_loadu_si128((const __m128i *)(const void *)(r1 + 8 * h));
+        _mm_storeu_si128((__m128i *)(void *)(d + 16 * h), _mm_unpacklo_epi16(a, b));
+        _mm_storeu_si128((__m128i *)(void *)(d + 16 * h + 8), _mm_unpackhi_epi16(a, b));
+    }
+#else
+    for (int r = 0; r < MLI_DOT_GROUP; r++) d[2 * r] = r0[r], d[2 * r + 1] = r1[r];
+#endif
+}
+static inline void pack_block8(const int8_t *r0, const int8_t *r1, int8_t *d) {
+#if defined(__SSE2__)
+    const __m128i a = _mm_loadu_si128((const __m128i *)(const void *)r0);
+    const __m128i b = _mm_loadu_si128((const __m128i *)(const void *)r1);
+    _mm_storeu_si128((__m128i *)(void *)d, _mm_unpacklo_epi8(a, b));
+    _mm_storeu_si128((__m128i *)(void *)(d + 16), _mm_unpackhi_epi8(a, b));
+#else
+    for (int r = 0; r < MLI_DOT_GROUP; r++) d[2 * r] = r0[r], d[2 * r + 1] = r1[r];
+#endif
+}
 
 void mli2_pw_free(m2_pw *pw) {
     free(pw->w), free(pw->chunks), free(pw->xhi);
@@ -14,13 +42,18 @@ void mli2_pw_free(m2_pw *pw) {
 }
 
 int mli2_pw_init(m2_pw *pw, int w8, const void *W, long ws, int n, int M) {
+    return mli2_pw_init_gates(pw, w8, W, 0, ws, n, M, 1);
+}
+
+int mli2_pw_init_gates(m2_pw *pw, int w8, const void *W, long gs, long ws, int n, int M, int ng) {
     memset(pw, 0, sizeof(*pw));
+    const int gpg = (M + MLI_DOT_GROUP - 1) / MLI_DOT_GROUP; /* groups per gate */
     pw->w8 = w8, pw->n = n, pw->M = M;
     pw->pairs = (n + 1) / 2;
-    pw->groups = (M + MLI_DOT_GROUP - 1) / MLI_DOT_GROUP;
+    pw->groups = gpg * ng;
     const size_t blk = 2 * MLI_DOT_GROUP, len = (size_t)pw->groups * (size_t)pw->pairs * blk;
     const size_t esz = w8 ? 1 : 2;
-    pw->w = calloc(len ? len : 1, esz);
+    pw->w = malloc((len ? len : 1) * esz);
     pw->chunks = (int32_t *)malloc(sizeof(int32_t) * ((size_t)pw->groups * ((size_t)pw->pairs + 1) + 1));
     pw->xhi = (int32_t *)malloc(sizeof(int32_t) * 2 * ((size_t)pw->pairs + 1));
     if (!pw->w || !pw->chunks || !pw->xhi) {
@@ -28,25 +61,32 @@ int mli2_pw_init(m2_pw *pw, int w8, const void *W, long ws, int n, int M) {
         return 0;
     }
     pw->xlo = pw->xhi + pw->pairs + 1;
-    /* block (group g, pair p): for r < 16, W[2p][16g + r] then W[2p + 1][16g + r];
-     * written in order (calloc left the padding zero) */
-#define M2_PACK_LOOP(T)                                                                       \
-    for (int g = 0; g < pw->groups; g++) {                                                    \
-        const int o0 = g * MLI_DOT_GROUP, no = M - o0 < MLI_DOT_GROUP ? M - o0 : MLI_DOT_GROUP; \
-        T *d = (T *)pw->w + (size_t)g * pw->pairs * blk;                                      \
-        for (int p = 0; p < pw->pairs; p++, d += blk) {                                       \
-            const T *r0 = (const T *)W + (long)(2 * p) * ws + o0;                             \
-            for (int r = 0; r < no; r++) d[2 * r] = r0[r];                                    \
-            if (2 * p + 1 < n) {                                                              \
-                const T *r1 = r0 + ws;                                                        \
-                for (int r = 0; r < no; r++) d[2 * r + 1] = r1[r];                            \
-            }                                                                                 \
-        }                                                                                     \
+    /* block (group g, pair p): for r < 16, W[2p][16g + r] then W[2p + 1][16g + r],
+     * zero beyond M and beyond n; every entry written once.  With ng gates
+     * (matrices gs elements apart) gate k's outputs are groups k * gpg ..
+     * (k + 1) * gpg - 1: sums of gate k at k * gpg * 16. */
+#define M2_PACK_LOOP(T, BLOCK)                                                                  \
+    for (int g = 0; g < pw->groups; g++) {                                                      \
+        const int o0 = g % gpg * MLI_DOT_GROUP, no = M - o0 < MLI_DOT_GROUP ? M - o0 : MLI_DOT_GROUP; \
+        const T *Wg = (const T *)W + (long)(g / gpg) * gs;                                      \
+        T *d = (T *)pw->w + (size_t)g * (size_t)pw->pairs * blk;                                \
+        for (int p = 0; p < pw->pairs; p++, d += blk) {                                         \
+            const T *r0 = Wg + (long)(2 * p) * ws + o0;                                         \
+            const T *r1 = 2 * p + 1 < n ? r0 + ws : NULL;                                       \
+            if (no == MLI_DOT_GROUP && r1) {                                                    \
+                BLOCK(r0, r1, d);                                                               \
+            } else {                                                                            \
+                for (int r = 0; r < MLI_DOT_GROUP; r++) {                                       \
+                    d[2 * r] = r < no ? r0[r] : 0;                                              \
+                    d[2 * r + 1] = r < no && r1 ? r1[r] : 0;                                    \
+                }                                                                               \
+            }                                                                                   \
+        }                                                                                       \
     }
     if (w8)
-        M2_PACK_LOOP(int8_t)
+        M2_PACK_LOOP(int8_t, pack_block8)
     else
-        M2_PACK_LOOP(int16_t)
+        M2_PACK_LOOP(int16_t, pack_block16)
 #undef M2_PACK_LOOP
     if (w8) {
         mli_prv_chunks_fixed8(pw->groups, pw->pairs, pw->chunks);

@@ -221,6 +221,9 @@ typedef struct {
     int32_t *xhi, *xlo; /* the split form's vectors */
 } m2_pw;
 int mli2_pw_init(m2_pw *pw, int w8, const void *W, long ws, int n, int M); /* 0: out of memory */
+/* ng matrices gs elements apart packed as one: gate k's outputs at
+ * k * Mp (Mp = M rounded up to 16) in the sums */
+int mli2_pw_init_gates(m2_pw *pw, int w8, const void *W, long gs, long ws, int n, int M, int ng);
 void mli2_pw_free(m2_pw *pw);
 /* x (int8 if x8, else int16; minus zp) as int16 pairs, the last one zero-padded. */
 void mli2_pairs(const void *x, int x8, int n, int32_t zp, int32_t *dst);
@@ -290,14 +293,18 @@ void mli2_cell_gate_inputs(m2_kind kind, const mli_tensor *weights_in, const mli
 void mli2_cell_set_out(mli_tensor *out, int T_out, int M);
 
 /* The dot products of a whole-sequence cell call: every gate's input and
- * recurrent weights packed once; the input sums of M2_SEQ_HOIST steps at a
- * time (they do not depend on the state, and exact integer sums do not
- * depend on the order, so this is MLI's arithmetic). */
+ * recurrent weights packed once, the gates side by side (one product for
+ * all gates' input weights, one per block of recurrent gates the cell
+ * applies to the same vector: LSTM [0, 4), GRU [0, 2) and [2, 3)); the
+ * input sums of M2_SEQ_HOIST steps at a time (they do not depend on the
+ * state, and exact integer sums do not depend on the order, so this is
+ * MLI's arithmetic). */
 #define M2_SEQ_HOIST 32
 typedef struct {
     m2_kind kind;
     int G, T, N, M, Mp, backward, esz;
-    m2_pw pin[4], pout[4];
+    m2_pw pin, pout[2];
+    int pout_g0[2], npout; /* first gate of each recurrent block */
     int32_t *xp, *hp;  /* input pairs of a block of steps; the state's pairs */
     int64_t *s_in;     /* a block's input sums: step, gate, Mp outputs */
     int64_t *s_h;      /* the step's recurrent sums: gate, Mp outputs */

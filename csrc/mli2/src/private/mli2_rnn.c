@@ -129,7 +129,7 @@ void mli2_cell_set_out(mli_tensor *out, int T_out, int M) {
 }
 
 void mli2_seq_free(m2_seq *s) {
-    for (int g = 0; g < 4; g++) mli2_pw_free(&s->pin[g]), mli2_pw_free(&s->pout[g]);
+    mli2_pw_free(&s->pin), mli2_pw_free(&s->pout[0]), mli2_pw_free(&s->pout[1]);
     free(s->xp), free(s->hp), free(s->s_in), free(s->s_h), free(s->bt);
     s->xp = s->hp = NULL, s->s_in = s->s_h = s->bt = NULL;
 }
@@ -143,11 +143,16 @@ int mli2_seq_init(m2_seq *s, m2_kind kind, int G, const mli_tensor *in, const ml
     s->esz = kind == M2_SA8 ? 1 : 2;
     const int w8 = kind != M2_FX16, wsz = w8 ? 1 : 2;
     int ok = 1;
-    for (int g = 0; g < G; g++) {
-        ok &= mli2_pw_init(&s->pin[g], w8, (const char *)weights_in->data.mem.ptr + (long)g * weights_in->mem_stride[0] * wsz,
-                           weights_in->mem_stride[1], s->N, s->M);
-        ok &= mli2_pw_init(&s->pout[g], w8, (const char *)weights_out->data.mem.ptr + (long)g * weights_out->mem_stride[0] * wsz,
-                           weights_out->mem_stride[1], s->M, s->M);
+    const char *wi = (const char *)weights_in->data.mem.ptr, *wo = (const char *)weights_out->data.mem.ptr;
+    const long gsi = weights_in->mem_stride[0], gso = weights_out->mem_stride[0];
+    ok &= mli2_pw_init_gates(&s->pin, w8, wi, gsi, weights_in->mem_stride[1], s->N, s->M, G);
+    /* LSTM: one block of 4 gates; GRU: gates 0, 1 (h) and gate 2 (r * h) */
+    s->npout = G == 4 ? 1 : 2;
+    s->pout_g0[0] = 0, s->pout_g0[1] = 2;
+    for (int b = 0; b < s->npout; b++) {
+        const int g0 = s->pout_g0[b], ng = (b + 1 < s->npout ? s->pout_g0[b + 1] : G) - g0;
+        ok &= mli2_pw_init_gates(&s->pout[b], w8, wo + (long)g0 * gso * wsz, gso, weights_out->mem_stride[1], s->M,
+                                 s->M, ng);
     }
     const size_t pin = (size_t)(s->N + 1) / 2 + 1, ph = (size_t)(s->M + 1) / 2 + 1;
     s->xp = (int32_t *)malloc(sizeof(int32_t) * pin * M2_SEQ_HOIST);
@@ -179,12 +184,14 @@ const int64_t *mli2_seq_in_sums(m2_seq *s, const mli_tensor *in, int t, int32_t 
             mli2_pairs((const char *)in->data.mem.ptr + (size_t)row * s->N * s->esz, s->esz == 1, s->N, zp,
                        s->xp + v * pin);
         }
-        for (int g = 0; g < s->G; g++) mli2_pw_sums_multi(&s->pin[g], s->xp, pin, nv, s->s_in + (long)g * s->Mp, blk);
+        mli2_pw_sums_multi(&s->pin, s->xp, pin, nv, s->s_in, blk);
     }
     return s->s_in + j * blk;
 }
 
 void mli2_seq_h_sums(m2_seq *s, const void *h, int32_t zp, int g0, int g1) {
     mli2_pairs(h, s->esz == 1, s->M, zp, s->hp);
-    for (int g = g0; g < g1; g++) mli2_pw_sums(&s->pout[g], s->hp, s->s_h + (long)g * s->Mp);
+    for (int b = 0; b < s->npout; b++)
+        if (s->pout_g0[b] >= g0 && s->pout_g0[b] < g1)
+            mli2_pw_sums(&s->pout[b], s->hp, s->s_h + (long)s->pout_g0[b] * s->Mp);
 }
