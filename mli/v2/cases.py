@@ -14,7 +14,7 @@ import json
 import os
 from dataclasses import dataclass, field
 from types import SimpleNamespace
-from typing import Dict, Iterable, List, Optional
+from typing import BinaryIO, Dict, Iterable, List, Optional, Union
 
 import numpy as np
 
@@ -108,7 +108,7 @@ def _lut(fn: str, capacity: int):
     return lut, st
 
 
-def run_case(path: str, rounding: str = "convergent") -> CaseResult:
+def run_case(path: Union[str, BinaryIO], rounding: str = "convergent") -> CaseResult:
     """Run one ``.npz`` case (a path, or an open binary file) in rounding mode
     ``"convergent"`` or ``"up"``."""
     if rounding not in ROUNDINGS:
@@ -118,8 +118,8 @@ def run_case(path: str, rounding: str = "convergent") -> CaseResult:
     if meta.get("schema") != "mli20":
         raise ValueError(f"{path}: not a case of schema mli20")
     kernel, kind = meta["kernel"], meta["kind"]
-    res = CaseResult(meta["case_id"] if "case_id" in meta else os.path.basename(path), kernel, kind, rounding,
-                     False)
+    case_id = meta.get("case_id") or (os.path.basename(path) if isinstance(path, str) else "case")
+    res = CaseResult(case_id, kernel, kind, rounding, False)
     roles = list(meta["args"])
     in_role = "in0" if kernel == "rnn_dense" else "in"
     alias = bool(meta.get("out_aliases_in"))
