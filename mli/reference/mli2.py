@@ -351,7 +351,9 @@ class Tensor:
     """``mli_tensor`` of 2.x.  ``buf`` None = a NULL data pointer.
 
     SA parameters are lists: one value per tensor (``sa_dim`` < 0, held
-    inline in C, container capacities 0) or ``shape[sa_dim]`` values."""
+    inline in C, container capacities 0) or ``shape[sa_dim]`` values.
+    ``frac_bits`` of an SA tensor is what C reads through the ``el_params``
+    union: the low byte of ``sa.type`` (0 for ``MLI_EL_PARAM_SC16_ZP16``)."""
     el_type: int
     rank: int
     shape: list
