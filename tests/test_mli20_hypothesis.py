@@ -54,7 +54,7 @@ def examples(n):
 
 
 def _i8(v):
-    """A derived scale_frac_bits (int8 in C) kept in range."""
+    """A derived frac_bits / scale_frac_bits (int8 in C) kept in range."""
     return max(-128, min(127, int(v)))
 
 
@@ -254,7 +254,7 @@ def mutate(draw, case, roles):
     elif what == "shape" and rank:
         m[f"{role}_shape"][k] += draw(st.sampled_from([1, -1])) if m[f"{role}_shape"][k] > 1 else 1
     elif what == "frac" and f"{role}_frac_bits" in m:
-        m[f"{role}_frac_bits"] = draw(st.sampled_from([m[f"{role}_frac_bits"] + 1, 40, -20, 127, -128]))
+        m[f"{role}_frac_bits"] = draw(st.sampled_from([_i8(m[f"{role}_frac_bits"] + 1), 40, -20, 127, -128]))
     elif what == "sa" and f"{role}_sa_dim" in m:
         how = draw(st.sampled_from(["zp", "zp_data", "scale0", "scale_neg", "dim_high", "per_axis", "per_tensor",
                                     "cap_small", "cap_set", "bias_scale"]))
@@ -433,8 +433,8 @@ def fc_calls(draw, rounding):
         f_in, f_w = fx_frac(draw), fx_frac(draw)
         case.tensor("in", d_t, x, frac=f_in)
         case.tensor("weights", w_t, w, w_pads, frac=f_w)
-        case.tensor("bias", b_t, b, frac=f_in + f_w - draw(st.integers(0, 24)))
-        case.tensor("out", d_t, np.zeros(m_out, np.int64), frac=f_in + f_w - _out_shift(draw, style),
+        case.tensor("bias", b_t, b, frac=_i8(f_in + f_w - draw(st.integers(0, 24))))
+        case.tensor("out", d_t, np.zeros(m_out, np.int64), frac=_i8(f_in + f_w - _out_shift(draw, style)),
                     slack=draw(SMALL) - 1)
     case.meta["cfg_null"] = False
     case.meta["cfg_relu_type"] = draw(st.integers(0, 3))
@@ -483,8 +483,8 @@ def dense_calls(draw, rounding):
         case.tensor("out", d_t, np.zeros(m_out, np.int64), sa=(*p_out, -1), slack=draw(SMALL) - 1)
     else:
         top = min(p_in + p_w for p_in, p_w in fmts)
-        case.tensor("bias", b_t, b, frac=fmts[0][0] + fmts[0][1] - draw(st.integers(0, 24)))
-        case.tensor("out", d_t, np.zeros(m_out, np.int64), frac=top - _out_shift(draw, style),
+        case.tensor("bias", b_t, b, frac=_i8(fmts[0][0] + fmts[0][1] - draw(st.integers(0, 24))))
+        case.tensor("out", d_t, np.zeros(m_out, np.int64), frac=_i8(top - _out_shift(draw, style)),
                     slack=draw(SMALL) - 1)
     case.meta["cfg_null"] = False
     case.meta["cfg_inputs_num"] = n_in
@@ -535,7 +535,7 @@ def cell_calls(draw, kernel, rounding):
         case.tensor("prev_out", d_t, h, frac=fx_frac(draw))
         case.tensor("weights_in", w_t, w_in, _pads(draw, 3), frac=f_wi)
         case.tensor("weights_out", w_t, w_out, _pads(draw, 3), frac=fx_frac(draw))
-        case.tensor("bias", b_t, b, _pads(draw, 2), frac=f_in + f_wi - draw(st.integers(0, 24)))
+        case.tensor("bias", b_t, b, _pads(draw, 2), frac=_i8(f_in + f_wi - draw(st.integers(0, 24))))
         if g == 4:
             case.tensor("cell", d_t, case.values(m, d_t, style), frac=fx_frac(draw, -2, 15))
         case.tensor("out", d_t, np.zeros(out_dims, np.int64), frac=fx_frac(draw), slack=draw(SMALL) - 1)
