@@ -716,14 +716,34 @@ def _transfer(func, kind, inp, lut, out, rounding):
         return st
     if inp.rank == 0:
         raise ValueError("rank-0 tanh/sigm: MLI uses the stored value as an address (SPEC 3.4)")
-    x = inp.read()                                        # read everything before writing (in place)
-    if kind == "sa8":
-        y = activation(func, x, inp.sa(), lut, rounding).reshape(x.shape)
-    else:
+
+    def transfer(x):
+        if kind == "sa8":
+            return activation(func, x, inp.sa(), lut, rounding).reshape(x.shape)
         y = lut_lookup(x, int(inp.frac_bits), lut, rounding).reshape(x.shape)
-        if kind == "fx8":
-            y = sat(rshr(y, 8, 16, rounding), 8).reshape(x.shape)
-    out.buf.view(out.el_type)[_offsets(out.dims(), out.strides())] = y
+        return sat(rshr(y, 8, 16, rounding), 8).reshape(x.shape) if kind == "fx8" else y
+
+    x = inp.read()
+    y = transfer(x)
+    src, dst = _offsets(inp.dims(), inp.strides()).reshape(-1), _offsets(out.dims(), out.strides()).reshape(-1)
+    if out.buf is inp.buf and not np.array_equal(src, dst):
+        # In place with other strides: element by element in logical order, MLI reads
+        # element i after writing elements 0..i-1, which may have overwritten it.
+        # writer[i]: the last k < i whose output lands on input i (-1: none).  The
+        # system is triangular, so iterating to a fixed point gives the one answer.
+        last = {}
+        writer = np.full(src.size, -1)
+        for i in range(src.size):
+            writer[i] = last.get(int(src[i]), -1)
+            last[int(dst[i])] = i
+        x, y = x.reshape(-1), y.reshape(-1)
+        hit = writer >= 0
+        for _ in range(src.size):
+            y_next = transfer(np.where(hit, y[writer], x))
+            if np.array_equal(y_next, y):
+                break
+            y = y_next
+    out.buf.view(out.el_type)[dst] = y.reshape(-1)
     if kind == "sa8":
         zp, s, f = SA_TANH_OUT if func == "tanh" else SA_SIGM_OUT
         out.sa_dim, out.zero_point, out.scale, out.scale_frac_bits = -1, [zp], [s], [f]
