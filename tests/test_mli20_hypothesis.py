@@ -65,6 +65,15 @@ def _int(v):
 # ---------------------------------------------------------------------------
 # Building one case
 
+def _layout(dims, pads):
+    """(strides, span in elements): MLI's rule stride[i] >= shape[i+1] * stride[i+1],
+    each stride widened by its pad."""
+    strides = [0] * len(dims)
+    for i in range(len(dims) - 1, -1, -1):
+        strides[i] = (1 if i == len(dims) - 1 else dims[i + 1] * strides[i + 1]) + pads[i]
+    return strides, 1 + sum((d - 1) * s for d, s in zip(dims, strides))
+
+
 class Case:
     """meta + arrays of one mli20 case, built role by role."""
 
@@ -99,11 +108,7 @@ class Case:
         dims = list(values.shape)
         rank = len(dims)
         pads = list(pads or [0] * rank)
-        # MLI's layout rule: stride[i] >= shape[i+1] * stride[i+1]; pads widen it
-        strides = [0] * rank
-        for i in range(rank - 1, -1, -1):
-            strides[i] = (1 if i == rank - 1 else dims[i + 1] * strides[i + 1]) + pads[i]
-        span = 1 + sum((d - 1) * s for d, s in zip(dims, strides))
+        strides, span = _layout(dims, pads)
         dt = CONTAINER[el_type]
         info = np.iinfo(dt)
         buf = self.rng.integers(info.min, info.max, size=span + slack, endpoint=True).astype(dt)
@@ -378,12 +383,18 @@ def transfer_calls(draw):
     x = case.values(dims, el, _style(draw))
     frac = fx_frac(draw, -4, 20)
     sa = (*sa_data_params(draw), -1)
-    case.tensor("in", el, x, _pads(draw, rank), draw(st.integers(0, 3)), frac=frac, sa=sa)
-    if draw(st.integers(0, 4)) == 0:     # in place: out is in's container, same layout
+    in_pads, slack = _pads(draw, rank), draw(st.integers(0, 3))
+    in_place = draw(st.integers(0, 4)) == 0
+    out_pads = _pads(draw, rank) if in_place and draw(st.booleans()) else in_pads
+    if in_place:                         # in's container must hold out's layout too
+        slack += max(_layout(dims, out_pads)[1] - _layout(dims, in_pads)[1], 0)
+    case.tensor("in", el, x, in_pads, slack, frac=frac, sa=sa)
+    if in_place:     # out is in's container: the same layout, or other strides (MLI goes element by element)
         case.meta["out_aliases_in"] = True
         m = case.meta
-        for f in ("null", "el_type", "rank", "shape", "mem_stride", "capacity", "data_null"):
+        for f in ("null", "el_type", "rank", "shape", "capacity", "data_null"):
             m[f"out_{f}"] = m[f"in_{f}"] if not isinstance(m[f"in_{f}"], list) else list(m[f"in_{f}"])
+        m["out_mem_stride"] = (_layout(dims, out_pads)[0] + [0] * 4)[:4]
         if kind == "sa8":
             m.update({"out_sa_type": 0, "out_sa_dim": -1, "out_zero_point": [0], "out_scale": [1],
                       "out_scale_frac_bits": [0], "out_zero_point_capacity": 0, "out_scale_capacity": 0,
@@ -758,3 +769,57 @@ def test_fx_fc_reads_an_sa_outs_frac_bits_through_the_union(f_in, f_w, sa_type, 
     case.tensor("out", SA_32, np.zeros(2), sa=(0, 1, 0, -1))
     case.meta.update(out_frac_bits=-44, out_sa_type=sa_type, cfg_null=False, cfg_relu_type=0)
     _mli_says(case, mli_status)
+
+
+def _in_place_other_strides(fn, kind):
+    """tanh/sigm in place, in (2, 3) dense, out over it with rows 4 apart: writing
+    out's row 1 overwrites in's row 1 before it is read."""
+    el = {"fx16": FX_16, "fx8": FX_8, "sa8": SA_8}[kind]
+    x = [[-3000, 1200, 2500], [900, -1700, 3100]] if kind == "fx16" else [[-90, 30, 75], [20, -60, 110]]
+    case = Case(fn, kind, np.random.default_rng(3))
+    case.tensor("in", el, np.array(x), slack=2, frac=10 if kind == "fx16" else 5, sa=(2, 20000, 20, -1))
+    case.arrays["in_data"][6:] = [7, -7]
+    m = case.meta
+    m.update(out_null=False, out_el_type=el, out_rank=2, out_shape=[2, 3, 0, 0], out_mem_stride=[4, 1, 0, 0],
+             out_capacity=m["in_capacity"], out_data_null=False, out_aliases_in=True, lut_from=fn,
+             lut_capacity=688 if fn == "tanh" else 640)
+    if el == SA_8:
+        m.update(out_sa_type=0, out_sa_dim=-1, out_zero_point=[0], out_scale=[1], out_scale_frac_bits=[0],
+                 out_zero_point_capacity=0, out_scale_capacity=0, out_scale_frac_bits_capacity=0)
+    else:
+        m["out_frac_bits"] = 0
+    m["args"].append("out")
+    return case
+
+
+@pytest.mark.parametrize("fn, kind, conv, up", [
+    ("tanh", "fx16", [[-32581, 27028, 32275], [23129, 32767, 32767]], [[-32581, 27027, 32275], [23129, 32767, 32767]]),
+    ("tanh", "fx8", [[-127, 94, 126], [71, 125, 127]], None),
+    ("tanh", "sa8", [[-121, 63, 113], [42, 82, 116]], None),
+    ("sigm", "fx16", [[1662, 25017, 30144], [23153, 32766, 32766]], None),
+    ("sigm", "fx8", [[7, 92, 117], [83, 119, 125]], None),
+    ("sigm", "sa8", [[-90, 33, 77], [22, 24, 26]], None),
+])
+def test_in_place_transfer_with_other_strides(fn, kind, conv, up):
+    """MLI reads each element after writing the ones before it (the reference read
+    them all first); row 1 is f(900), f(f(900)), f(f(f(900))) in MLI's answer."""
+    case = _in_place_other_strides(fn, kind)
+    meta = dict(case.meta, expected_status=0, output_defined=True, expected_out_rank=2,
+                expected_out_shape=[2, 3, 0, 0], expected_out_mem_stride=[4, 1, 0, 0],
+                expected_out_el_type=case.meta["in_el_type"])
+    if kind == "sa8":
+        zp, scale, sfb = (0, 1, 7) if fn == "tanh" else (-128, 1, 8)
+        meta.update(expected_out_zero_point=zp, expected_out_scale=scale, expected_out_scale_frac_bits=sfb,
+                    expected_out_sa_dim=-1)
+    else:
+        meta["expected_out_frac_bits"] = 15 if kind == "fx16" else 7
+    arrays = dict(case.arrays, expected_out_data=np.array(conv))
+    if up is not None:
+        arrays["expected_out_data_if_round_up"] = np.array(up)
+    for rounding in ("convergent", "up"):
+        want = up if rounding == "up" and up is not None else conv
+        assert ref_run(case.meta, {k: a.copy() for k, a in case.arrays.items()}, rounding).out.tolist() == want
+        for isa in mli.supported_isas():
+            with mli.use_isa(isa):
+                got = cases.run_case(_npz(meta, arrays), rounding)
+            assert got.passed, str(got)
