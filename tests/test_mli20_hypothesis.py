@@ -823,3 +823,64 @@ def test_in_place_transfer_with_other_strides(fn, kind, conv, up):
             with mli.use_isa(isa):
                 got = cases.run_case(_npz(meta, arrays), rounding)
             assert got.passed, str(got)
+
+
+def _cell_out_over_in(kernel, kind):
+    """A cell with T = 2, N = 1, M = 2 whose out is in's container: out's row 0
+    covers in's row 1."""
+    g, sa = (4 if kernel == "lstm_cell" else 3), kind.startswith("sa8")
+    d_t, w_t, b_t = R.KIND_TYPES[kind]
+    fx = dict(sa=(3, 20000, 21, -1)) if sa else dict(frac=12)
+    fw = dict(sa=(0, 16384, 20, -1)) if sa else dict(frac=14)
+    case = Case(kernel, kind, np.random.default_rng(0))
+    case.tensor("in", d_t, np.zeros((2, 1)), slack=2, **fx)      # rows 0, 1, then 2 elements of room for out
+    case.arrays["in_data"][:] = [88, 25, 20, 70] if sa else [17796, 5003, 5130, 18067]
+    case.tensor("prev_out", d_t, np.array([66, -55]) if sa else np.array([13346, -10992]), **fx)
+    w_in = [-43, 74, 82, -99, -1, 64, -74, 59] if sa else [-8598, 14942, 16504, -19790, -9, 12849, -14743, 11882]
+    w_out_l = ([98, -11, -5, 0, 16, 10, 1, 99, 61, 58, 40, 24, -32, 97, -7, -57] if sa else
+               [19618, -2197, -875, 181, 3301, 2139, 377, 19820, 12306, 11706, 8010, 4887, -6359, 19558, -1351, -11388])
+    w_gru_out = ([-32, -45, 43, -50, 98, -11, -5, 0, 16, 10, 1, 99] if sa else
+                 [-6336, -8863, 8778, -9806, 19618, -2197, -875, 181, 3301, 2139, 377, 19820])
+    case.tensor("weights_in", w_t, np.array(w_in[:2 * g]).reshape(g, 1, 2), **fw)
+    case.tensor("weights_out", w_t, np.array(w_out_l if g == 4 else w_gru_out).reshape(g, 2, 2), **fw)
+    b = ([-118, 28, -468, -7, -242, -505, 986, -977] if g == 4 else [-771, -913, -111, -929, -717, 29])
+    case.tensor("bias", b_t, np.array(b).reshape(g, 2), **(dict(sa=(0, 10000, 26, -1)) if sa else dict(frac=12)))
+    if g == 4:
+        case.tensor("cell", d_t, np.array([-3, -100]) if sa else np.array([-440, -19851]), **fx)
+    m = case.meta
+    m.update(out_null=False, out_el_type=d_t, out_rank=2, out_shape=[2, 2, 0, 0], out_mem_stride=[2, 1, 0, 0],
+             out_capacity=m["in_capacity"], out_data_null=False, out_aliases_in=True, cfg_null=False,
+             cfg_direction=0, cfg_results=1, cfg_act=1, cfg_scratch_capacity=g * 2 * (1 if sa else 2),
+             cfg_scratch_null=False, cfg_scratch_overlaps_in=False, tanh_lut_from="tanh", tanh_lut_capacity=688,
+             sigm_lut_from="sigm", sigm_lut_capacity=640)
+    if sa:
+        m.update(out_sa_type=0, out_sa_dim=-1, out_zero_point=[-5], out_scale=[20000], out_scale_frac_bits=[21],
+                 out_zero_point_capacity=0, out_scale_capacity=0, out_scale_frac_bits_capacity=0)
+    else:
+        m["out_frac_bits"] = 12
+    m["args"].append("out")
+    return case
+
+
+# MLI 2.0.2's answers: (out CONVERGENT, out UP, cell CONVERGENT, cell UP)
+CELL_OUT_OVER_IN = {
+    ("lstm_cell", "fx16"): ([[24, -4095], [-731, -1552]], [[24, -4095], [-730, -1552]], [-964, -5477], [-963, -5477]),
+    ("lstm_cell", "sa8_sa8_sa32"): ([[7, -83], [-33, -20]], [[7, -83], [-33, -19]], [-36, -28], [-36, -27]),
+    ("gru_cell", "fx16"): ([[1896, -10648], [236, -5512]], [[1896, -10648], [236, -5512]], None, None),
+    ("gru_cell", "sa8_sa8_sa32"): ([[8, -44], [-1, -33]], [[8, -44], [-1, -33]], None, None),
+}
+
+
+@pytest.mark.numpy_only
+@pytest.mark.parametrize("kernel, kind", sorted(CELL_OUT_OVER_IN))
+def test_reference_cell_out_over_in(kernel, kind):
+    """out over in's container: MLI reads step t's input row after writing the
+    outputs before it, and the GRU keeps z*h in the step's output row before it
+    reads the input of the new gate.  (The reference only: the C core still reads
+    the input rows ahead; see the report of issue 14.)"""
+    case = _cell_out_over_in(kernel, kind)
+    for k, rounding in enumerate(("convergent", "up")):
+        res = ref_run(case.meta, {n: a.copy() for n, a in case.arrays.items()}, rounding)
+        assert res.status == 0 and res.out.tolist() == CELL_OUT_OVER_IN[kernel, kind][k]
+        if kernel == "lstm_cell":
+            assert res.cell.tolist() == CELL_OUT_OVER_IN[kernel, kind][2 + k]

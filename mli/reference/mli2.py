@@ -1127,6 +1127,17 @@ def _input_parts(kind, x_all, x_fmt, weights_in, bias, ir_fmt, direction, roundi
                       ir_fmt, rounding, bias.read(), bias.shift())
 
 
+def _step_input_part(kind, inp, x_fmt, weights_in, bias, ir_fmt, direction, step, rounding, gru, gates):
+    """The input half of `gates` for one step, read from in's buffer as it is now:
+    with out over in's container MLI reads each step's row after writing the
+    outputs before it (and, in the GRU, z*h of the step; section 16.5)."""
+    x_all = inp.read()
+    row = x_all.shape[0] - 1 - step if direction == RNN_DIR_BACKWARD else step
+    w = weights_in.read()[list(gates)]
+    return dense_part(kind, x_all[row][None], x_fmt, w, _gate_weight_fmts(weights_in, gates, gru), ir_fmt,
+                      rounding, bias.read()[list(gates)], bias.shift())[:, 0]
+
+
 def _set_cell_out_meta(out, rows, m):
     """11.4: rank 2, shape[0..1] = (rows, M), strides (M, 1); entries 2..3 kept."""
     out.rank = 2
@@ -1155,11 +1166,15 @@ def lstm_cell(kind, inp, prev_out, weights_in, weights_out, bias, tanh_lut, sigm
         ir_fmt = min(10, inp.frac_bits + weights_in.frac_bits)
         sig_fmt = tanh_fmt = 15
     _set_cell_out_meta(out, t_len if cfg.results == RNN_OUT_ALL else 1, m)
-    x_parts = _input_parts(kind, x_all, x_fmt, weights_in, bias, ir_fmt, cfg.direction, rounding, False)
+    aliased = out.buf is inp.buf
+    if not aliased:
+        x_parts = _input_parts(kind, x_all, x_fmt, weights_in, bias, ir_fmt, cfg.direction, rounding, False)
     w_out, w_out_fmts = weights_out.read(), _gate_weight_fmts(weights_out, range(4))
     for step in range(t_len):
+        x_part = (_step_input_part(kind, inp, x_fmt, weights_in, bias, ir_fmt, cfg.direction, step, rounding, False,
+                                   range(4)) if aliased else x_parts[:, step])
         h_parts = dense_part(kind, h, h_fmt, w_out, w_out_fmts, ir_fmt, rounding)
-        d = dense_sum(kind, [x_parts[:, step], h_parts], ir_fmt)   # (4, M): gates i, g, f, o
+        d = dense_sum(kind, [x_part, h_parts], ir_fmt)   # (4, M): gates i, g, f, o
         sig = activation("sigm", d, ir_fmt, sigm_lut, rounding)  # row 1 unused: g takes tanh
         gi, gf, go = sig[0], sig[2], sig[3]
         gg = activation("tanh", d[1], ir_fmt, tanh_lut, rounding)
@@ -1199,23 +1214,31 @@ def gru_cell(kind, inp, prev_out, weights_in, weights_out, bias, tanh_lut, sigm_
         sig_fmt = tanh_fmt = 15
         one = 32767                                       # the largest Q15 value, not 1
     _set_cell_out_meta(out, t_len if cfg.results == RNN_OUT_ALL else 1, m)
-    x_parts = _input_parts(kind, x_all, x_fmt, weights_in, bias, ir_fmt, cfg.direction, rounding, True)
+    aliased = out.buf is inp.buf
+    if not aliased:
+        x_parts = _input_parts(kind, x_all, x_fmt, weights_in, bias, ir_fmt, cfg.direction, rounding, True)
     w_out = weights_out.read()
     zr_fmts = _gate_weight_fmts(weights_out, (0, 1), gru=True)
     n_fmts = _gate_weight_fmts(weights_out, (2,), gru=True)
     for step in range(t_len):
-        zr = dense_sum(kind, [x_parts[:2, step],
-                              dense_part(kind, h, h_fmt, w_out[:2], zr_fmts, ir_fmt, rounding)], ir_fmt)
+        at = (step if cfg.results == RNN_OUT_ALL else 0) * m
+        x_zr = (_step_input_part(kind, inp, x_fmt, weights_in, bias, ir_fmt, cfg.direction, step, rounding, True,
+                                 (0, 1)) if aliased else x_parts[:2, step])
+        zr = dense_sum(kind, [x_zr, dense_part(kind, h, h_fmt, w_out[:2], zr_fmts, ir_fmt, rounding)], ir_fmt)
         z, r = activation("sigm", zr, ir_fmt, sigm_lut, rounding)
         rh = elt_mul(r, sig_fmt, h, h_fmt, h_fmt, rounding)   # reset applied to h before W_hn
         zh = elt_mul(h, h_fmt, z, sig_fmt, h_fmt, rounding)
         zc = elt_add(one, sig_fmt, z, sig_fmt, sig_fmt, rounding, sub=True)
-        dn = dense_sum(kind, [x_parts[2:, step],
+        if aliased:      # MLI keeps z*h in the step's output row, then reads the input for the new gate
+            out.write(zh, at)
+        x_n = (_step_input_part(kind, inp, x_fmt, weights_in, bias, ir_fmt, cfg.direction, step, rounding, True,
+                                (2,)) if aliased else x_parts[2:, step])
+        dn = dense_sum(kind, [x_n,
                               dense_part(kind, rh, h_fmt, w_out[2:], n_fmts, ir_fmt, rounding)], ir_fmt)
         n = activation("tanh", dn[0], ir_fmt, tanh_lut, rounding)
         y = elt_add(elt_mul(n, tanh_fmt, zc, sig_fmt, out_fmt, rounding), out_fmt,
                     zh, h_fmt, out_fmt, rounding)
-        out.write(y, (step if cfg.results == RNN_OUT_ALL else 0) * m)
+        out.write(y, at)
         h, h_fmt = y, out_fmt
     return OK
 
