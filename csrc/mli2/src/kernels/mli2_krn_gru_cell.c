@@ -16,7 +16,7 @@ static mli_status gru_run(m2_kind kind, const mli_tensor *in, const mli_tensor *
     const int sa = kind == M2_SA8, esz = sa ? 1 : 2;
     m2_seq seq;
     char *buf = (char *)malloc((size_t)M * esz * 6);
-    if (!buf || !mli2_seq_init(&seq, kind, 3, in, weights_in, weights_out, backward)) {
+    if (!buf || !mli2_seq_init(&seq, kind, 3, in, weights_in, weights_out, out, backward)) {
         free(buf);
         return mli2_refuse(MLI_STATUS_NOT_ENGH_MEM, "", "out of host memory");
     }
@@ -71,6 +71,19 @@ static mli_status gru_run(m2_kind kind, const mli_tensor *in, const mli_tensor *
                 r[o] = m2_lut_lookup(&sl, r[o], fir.shift);
                 rhh[o] = m2_fx_mul(r[o], 15, hh[o], fh.shift, fh.shift);
             }
+        }
+        if (seq.hoist == 1) { /* out over in: MLI keeps z * h in the step's output row, then reads the input */
+            char *row = (char *)out->data.mem.ptr + (size_t)(all ? t : 0) * M * esz;
+            for (int o = 0; o < M; o++) {
+                if (sa) {
+                    const m2_sa_mul_c mul_hz = m2_sa_mul_prep(fh, M2_FMT_SIGM_SA8, fh);
+                    ((int8_t *)row)[o] = m2_sa_mul(&mul_hz, ((int8_t *)h)[o], ((int8_t *)gates)[o]);
+                } else {
+                    const int16_t zh = m2_fx_mul(((int16_t *)h)[o], fh.shift, ((int16_t *)gates)[o], 15, fh.shift);
+                    memcpy(row + (size_t)o * 2, &zh, 2);
+                }
+            }
+            mli2_seq_in_sums_gate(&seq, in, t, fx.zp, 2);
         }
         mli2_seq_h_sums(&seq, rh, fh.zp, 2, 3);
         mli2_cell_gate_inputs(kind, weights_in, weights_out, 2, 1, NULL, N, fx, rh, M, fh, ins);
