@@ -351,7 +351,9 @@ class Tensor:
     """``mli_tensor`` of 2.x.  ``buf`` None = a NULL data pointer.
 
     SA parameters are lists: one value per tensor (``sa_dim`` < 0, held
-    inline in C, container capacities 0) or ``shape[sa_dim]`` values."""
+    inline in C, container capacities 0) or ``shape[sa_dim]`` values.
+    ``frac_bits`` of an SA tensor is what C reads through the ``el_params``
+    union: the low byte of ``sa.type`` (0 for ``MLI_EL_PARAM_SC16_ZP16``)."""
     el_type: int
     rank: int
     shape: list
@@ -714,14 +716,34 @@ def _transfer(func, kind, inp, lut, out, rounding):
         return st
     if inp.rank == 0:
         raise ValueError("rank-0 tanh/sigm: MLI uses the stored value as an address (SPEC 3.4)")
-    x = inp.read()                                        # read everything before writing (in place)
-    if kind == "sa8":
-        y = activation(func, x, inp.sa(), lut, rounding).reshape(x.shape)
-    else:
+
+    def transfer(x):
+        if kind == "sa8":
+            return activation(func, x, inp.sa(), lut, rounding).reshape(x.shape)
         y = lut_lookup(x, int(inp.frac_bits), lut, rounding).reshape(x.shape)
-        if kind == "fx8":
-            y = sat(rshr(y, 8, 16, rounding), 8).reshape(x.shape)
-    out.buf.view(out.el_type)[_offsets(out.dims(), out.strides())] = y
+        return sat(rshr(y, 8, 16, rounding), 8).reshape(x.shape) if kind == "fx8" else y
+
+    x = inp.read()
+    y = transfer(x)
+    src, dst = _offsets(inp.dims(), inp.strides()).reshape(-1), _offsets(out.dims(), out.strides()).reshape(-1)
+    if out.buf is inp.buf and not np.array_equal(src, dst):
+        # In place with other strides: element by element in logical order, MLI reads
+        # element i after writing elements 0..i-1, which may have overwritten it.
+        # writer[i]: the last k < i whose output lands on input i (-1: none).  The
+        # system is triangular, so iterating to a fixed point gives the one answer.
+        last = {}
+        writer = np.full(src.size, -1)
+        for i in range(src.size):
+            writer[i] = last.get(int(src[i]), -1)
+            last[int(dst[i])] = i
+        x, y = x.reshape(-1), y.reshape(-1)
+        hit = writer >= 0
+        for _ in range(src.size):
+            y_next = transfer(np.where(hit, y[writer], x))
+            if np.array_equal(y_next, y):
+                break
+            y = y_next
+    out.buf.view(out.el_type)[dst] = y.reshape(-1)
     if kind == "sa8":
         zp, s, f = SA_TANH_OUT if func == "tanh" else SA_SIGM_OUT
         out.sa_dim, out.zero_point, out.scale, out.scale_frac_bits = -1, [zp], [s], [f]
@@ -1105,6 +1127,17 @@ def _input_parts(kind, x_all, x_fmt, weights_in, bias, ir_fmt, direction, roundi
                       ir_fmt, rounding, bias.read(), bias.shift())
 
 
+def _step_input_part(kind, inp, x_fmt, weights_in, bias, ir_fmt, direction, step, rounding, gru, gates):
+    """The input half of `gates` for one step, read from in's buffer as it is now:
+    with out over in's container MLI reads each step's row after writing the
+    outputs before it (and, in the GRU, z*h of the step; section 16.5)."""
+    x_all = inp.read()
+    row = x_all.shape[0] - 1 - step if direction == RNN_DIR_BACKWARD else step
+    w = weights_in.read()[list(gates)]
+    return dense_part(kind, x_all[row][None], x_fmt, w, _gate_weight_fmts(weights_in, gates, gru), ir_fmt,
+                      rounding, bias.read()[list(gates)], bias.shift())[:, 0]
+
+
 def _set_cell_out_meta(out, rows, m):
     """11.4: rank 2, shape[0..1] = (rows, M), strides (M, 1); entries 2..3 kept."""
     out.rank = 2
@@ -1133,11 +1166,15 @@ def lstm_cell(kind, inp, prev_out, weights_in, weights_out, bias, tanh_lut, sigm
         ir_fmt = min(10, inp.frac_bits + weights_in.frac_bits)
         sig_fmt = tanh_fmt = 15
     _set_cell_out_meta(out, t_len if cfg.results == RNN_OUT_ALL else 1, m)
-    x_parts = _input_parts(kind, x_all, x_fmt, weights_in, bias, ir_fmt, cfg.direction, rounding, False)
+    aliased = out.buf is inp.buf
+    if not aliased:
+        x_parts = _input_parts(kind, x_all, x_fmt, weights_in, bias, ir_fmt, cfg.direction, rounding, False)
     w_out, w_out_fmts = weights_out.read(), _gate_weight_fmts(weights_out, range(4))
     for step in range(t_len):
+        x_part = (_step_input_part(kind, inp, x_fmt, weights_in, bias, ir_fmt, cfg.direction, step, rounding, False,
+                                   range(4)) if aliased else x_parts[:, step])
         h_parts = dense_part(kind, h, h_fmt, w_out, w_out_fmts, ir_fmt, rounding)
-        d = dense_sum(kind, [x_parts[:, step], h_parts], ir_fmt)   # (4, M): gates i, g, f, o
+        d = dense_sum(kind, [x_part, h_parts], ir_fmt)   # (4, M): gates i, g, f, o
         sig = activation("sigm", d, ir_fmt, sigm_lut, rounding)  # row 1 unused: g takes tanh
         gi, gf, go = sig[0], sig[2], sig[3]
         gg = activation("tanh", d[1], ir_fmt, tanh_lut, rounding)
@@ -1177,23 +1214,31 @@ def gru_cell(kind, inp, prev_out, weights_in, weights_out, bias, tanh_lut, sigm_
         sig_fmt = tanh_fmt = 15
         one = 32767                                       # the largest Q15 value, not 1
     _set_cell_out_meta(out, t_len if cfg.results == RNN_OUT_ALL else 1, m)
-    x_parts = _input_parts(kind, x_all, x_fmt, weights_in, bias, ir_fmt, cfg.direction, rounding, True)
+    aliased = out.buf is inp.buf
+    if not aliased:
+        x_parts = _input_parts(kind, x_all, x_fmt, weights_in, bias, ir_fmt, cfg.direction, rounding, True)
     w_out = weights_out.read()
     zr_fmts = _gate_weight_fmts(weights_out, (0, 1), gru=True)
     n_fmts = _gate_weight_fmts(weights_out, (2,), gru=True)
     for step in range(t_len):
-        zr = dense_sum(kind, [x_parts[:2, step],
-                              dense_part(kind, h, h_fmt, w_out[:2], zr_fmts, ir_fmt, rounding)], ir_fmt)
+        at = (step if cfg.results == RNN_OUT_ALL else 0) * m
+        x_zr = (_step_input_part(kind, inp, x_fmt, weights_in, bias, ir_fmt, cfg.direction, step, rounding, True,
+                                 (0, 1)) if aliased else x_parts[:2, step])
+        zr = dense_sum(kind, [x_zr, dense_part(kind, h, h_fmt, w_out[:2], zr_fmts, ir_fmt, rounding)], ir_fmt)
         z, r = activation("sigm", zr, ir_fmt, sigm_lut, rounding)
         rh = elt_mul(r, sig_fmt, h, h_fmt, h_fmt, rounding)   # reset applied to h before W_hn
         zh = elt_mul(h, h_fmt, z, sig_fmt, h_fmt, rounding)
         zc = elt_add(one, sig_fmt, z, sig_fmt, sig_fmt, rounding, sub=True)
-        dn = dense_sum(kind, [x_parts[2:, step],
+        if aliased:      # MLI keeps z*h in the step's output row, then reads the input for the new gate
+            out.write(zh, at)
+        x_n = (_step_input_part(kind, inp, x_fmt, weights_in, bias, ir_fmt, cfg.direction, step, rounding, True,
+                                (2,)) if aliased else x_parts[2:, step])
+        dn = dense_sum(kind, [x_n,
                               dense_part(kind, rh, h_fmt, w_out[2:], n_fmts, ir_fmt, rounding)], ir_fmt)
         n = activation("tanh", dn[0], ir_fmt, tanh_lut, rounding)
         y = elt_add(elt_mul(n, tanh_fmt, zc, sig_fmt, out_fmt, rounding), out_fmt,
                     zh, h_fmt, out_fmt, rounding)
-        out.write(y, (step if cfg.results == RNN_OUT_ALL else 0) * m)
+        out.write(y, at)
         h, h_fmt = y, out_fmt
     return OK
 

@@ -57,7 +57,12 @@ def _tensor(meta, arrays, role, buffers):
     buffers[role] = buf
     t = mli2.Tensor(el_type=el_type, rank=int(g("rank")), shape=[int(v) for v in g("shape")],
                     mem_stride=[int(v) for v in g("mem_stride")], capacity=int(g("capacity")), buf=buf)
-    if f"{role}_frac_bits" in meta:
+    if el_type in (mli2.SA_8, mli2.SA_32):
+        # el_params is a union: a kernel reading fx.frac_bits of an SA tensor (an FX kind given
+        # an SA tensor: the frac bits checks run before the type checks) gets the low byte of
+        # sa.type [x86, little endian], whatever R_frac_bits says
+        t.frac_bits = (int(meta.get(f"{role}_sa_type", 0)) + 128) % 256 - 128
+    elif f"{role}_frac_bits" in meta:
         t.frac_bits = int(g("frac_bits"))
     if f"{role}_sa_dim" in meta:
         t.sa_dim = int(g("sa_dim"))

@@ -3,7 +3,7 @@
 
 ``run_case(path, rounding)`` rebuilds the call a case file describes (NULL
 pointers, capacities, strides, holes, aliasing, LUT objects and scratch as
-written), runs it on mli.v2's C library and compares the status, the output
+written), runs it on mli.v2's C library (on the ISA path of :func:`mli.use_isa`) and compares the status, the output
 elements, the output metadata and the LSTM cell exactly; it also checks that
 no byte of any other container changed.  ``run_dir`` runs a folder
 (recursively)."""
@@ -14,10 +14,11 @@ import json
 import os
 from dataclasses import dataclass, field
 from types import SimpleNamespace
-from typing import Dict, Iterable, List, Optional
+from typing import BinaryIO, Dict, Iterable, List, Optional, Union
 
 import numpy as np
 
+from .. import _core as _core11
 from . import _core2
 from .tensor import DTYPES, SA_8, SA_32, Lut, Tensor
 
@@ -107,8 +108,9 @@ def _lut(fn: str, capacity: int):
     return lut, st
 
 
-def run_case(path: str, rounding: str = "convergent") -> CaseResult:
-    """Run one ``.npz`` case in rounding mode ``"convergent"`` or ``"up"``."""
+def run_case(path: Union[str, BinaryIO], rounding: str = "convergent") -> CaseResult:
+    """Run one ``.npz`` case (a path, or an open binary file) in rounding mode
+    ``"convergent"`` or ``"up"``."""
     if rounding not in ROUNDINGS:
         raise ValueError(f"rounding: expected one of {ROUNDINGS}, got {rounding!r}")
     z = np.load(path)
@@ -116,7 +118,8 @@ def run_case(path: str, rounding: str = "convergent") -> CaseResult:
     if meta.get("schema") != "mli20":
         raise ValueError(f"{path}: not a case of schema mli20")
     kernel, kind = meta["kernel"], meta["kind"]
-    res = CaseResult(meta.get("case_id", os.path.basename(path)), kernel, kind, rounding, False)
+    case_id = meta.get("case_id") or (os.path.basename(path) if isinstance(path, str) else "case")
+    res = CaseResult(case_id, kernel, kind, rounding, False)
     roles = list(meta["args"])
     in_role = "in0" if kernel == "rnn_dense" else "in"
     alias = bool(meta.get("out_aliases_in"))
@@ -136,11 +139,16 @@ def run_case(path: str, rounding: str = "convergent") -> CaseResult:
         tens[r] = _tensor(meta, r, raws[r])
     if alias and not meta.get("out_null"):
         aliased = _tensor(meta, "out", raws[in_role])
-        if aliased is not None:
-            aliased.capacity = int(meta[f"{in_role}_capacity"])  # the container of in: pointer and capacity
+        if aliased is not None:  # the container of in: pointer (out_data_null does not apply) and capacity
+            src = tens.get(in_role)
+            aliased.buffer = None if src is None else src.buffer
+            aliased.capacity = int(meta[f"{in_role}_capacity"])
         tens["out"] = aliased
     before = {r: b.copy() for r, b in raws.items()}
     mode = 1 if rounding == "up" else 0
+    # the ISA path of mli.set_isa / mli.use_isa, as the kernels of mli.v2 apply it (_core2 keeps its own switch)
+    if _core2.get_isa() != _core11.get_isa():
+        _core2.set_isa(_core11.get_isa())
 
     # LUTs
     lut_status = {}

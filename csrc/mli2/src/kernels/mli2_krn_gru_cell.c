@@ -54,7 +54,7 @@ static mli_status gru_run(m2_kind kind, const mli_tensor *in, const mli_tensor *
     const int sa = kind == M2_SA8, esz = sa ? 1 : 2;
     m2_seq seq;
     char *buf = (char *)malloc((size_t)M * esz * 6);
-    if (!buf || !mli2_seq_init(&seq, kind, 3, in, weights_in, weights_out, backward)) {
+    if (!buf || !mli2_seq_init(&seq, kind, 3, in, weights_in, weights_out, out, backward)) {
         free(buf);
         return mli2_refuse(MLI_STATUS_NOT_ENGH_MEM, "", "out of host memory");
     }
@@ -84,8 +84,8 @@ static mli_status gru_run(m2_kind kind, const mli_tensor *in, const mli_tensor *
     m2_cf_plan plan;
     int fast = 0;
     for (int t = 0; t < T; t++) {
-        if (t <= 1)
-            fast = tabs && gru_plan(&plan, tabs, tabs_ok, kind, weights_in, weights_out, N, fx, M, fh, fir, fo, &tl, &sl,
+        if (t <= 1) /* out over in takes the general step (z * h goes through out's row, see below) */
+            fast = tabs && seq.hoist != 1 && gru_plan(&plan, tabs, tabs_ok, kind, weights_in, weights_out, N, fx, M, fh, fir, fo, &tl, &sl,
                                     sig_g, tanh_g, one_minus, &mul_nz);
         if (mli2_poll_now(t)) { /* the steps done so far stay in out */
             free(tabs);
@@ -122,6 +122,19 @@ static mli_status gru_run(m2_kind kind, const mli_tensor *in, const mli_tensor *
                     r[o] = m2_lut_lookup(&sl, r[o], fir.shift);
                     rhh[o] = m2_fx_mul(r[o], 15, hh[o], fh.shift, fh.shift);
                 }
+            }
+            if (seq.hoist == 1) { /* out over in: MLI keeps z * h in the step's output row, then reads the input */
+                char *row = (char *)out->data.mem.ptr + (size_t)(all ? t : 0) * M * esz;
+                for (int o = 0; o < M; o++) {
+                    if (sa) {
+                        const m2_sa_mul_c mul_hz = m2_sa_mul_prep(fh, M2_FMT_SIGM_SA8, fh);
+                        ((int8_t *)row)[o] = m2_sa_mul(&mul_hz, ((int8_t *)h)[o], ((int8_t *)gates)[o]);
+                    } else {
+                        const int16_t zh = m2_fx_mul(((int16_t *)h)[o], fh.shift, ((int16_t *)gates)[o], 15, fh.shift);
+                        memcpy(row + (size_t)o * 2, &zh, 2);
+                    }
+                }
+                s_in = mli2_seq_in_sums_reread(&seq, in, t, fx.zp);
             }
             mli2_seq_h_sums(&seq, rh, fh.zp, 2, 3);
             mli2_cell_gate_inputs(kind, weights_in, weights_out, 2, 1, NULL, N, fx, rh, M, fh, ins);

@@ -59,7 +59,7 @@ static mli_status lstm_run(m2_kind kind, const mli_tensor *in, const mli_tensor 
      * cannot make the kernel read a half-written vector */
     m2_seq seq;
     char *buf = (char *)malloc((size_t)M * esz * 7);
-    if (!buf || !mli2_seq_init(&seq, kind, 4, in, weights_in, weights_out, backward)) {
+    if (!buf || !mli2_seq_init(&seq, kind, 4, in, weights_in, weights_out, out, backward)) {
         free(buf);
         return mli2_refuse(MLI_STATUS_NOT_ENGH_MEM, "", "out of host memory");
     }

@@ -303,6 +303,7 @@ void mli2_cell_set_out(mli_tensor *out, int T_out, int M);
 typedef struct {
     m2_kind kind;
     int G, T, N, M, Mp, backward, esz;
+    int hoist;         /* steps per block: M2_SEQ_HOIST, 1 when out is in's container (mli2_seq_init) */
     m2_pw pin, pout[2];
     int pout_g0[2], npout; /* first gate of each recurrent block */
     int32_t *xp, *hp;  /* input pairs of a block of steps; the state's pairs */
@@ -312,12 +313,15 @@ typedef struct {
 } m2_seq;
 /* 0: out of memory (everything freed). */
 int mli2_seq_init(m2_seq *s, m2_kind kind, int G, const mli_tensor *in, const mli_tensor *weights_in,
-                  const mli_tensor *weights_out, int backward);
+                  const mli_tensor *weights_out, const mli_tensor *out, int backward);
 void mli2_seq_free(m2_seq *s);
 /* Bias terms of gate g given its input-0 format (after mli2_cell_gate_inputs). */
 void mli2_seq_bias(m2_seq *s, int g, const m2_dense_in *in0, const mli_tensor *bias, int fb);
 /* The input sums of step t (gate g at + g * Mp), computing the block at its start. */
 const int64_t *mli2_seq_in_sums(m2_seq *s, const mli_tensor *in, int t, int32_t zp);
+/* Step t's input sums (every gate) read again from in, now; hoist 1 only (out over in:
+ * the GRU's new gate reads the input after z * h went to the step's output row). */
+const int64_t *mli2_seq_in_sums_reread(m2_seq *s, const mli_tensor *in, int t, int32_t zp);
 /* Recurrent sums of gates [g0, g1) for state h (minus zp for sa8) into s_h. */
 void mli2_seq_h_sums(m2_seq *s, const void *h, int32_t zp, int g0, int g1);
 #endif

@@ -135,9 +135,13 @@ void mli2_seq_free(m2_seq *s) {
 }
 
 int mli2_seq_init(m2_seq *s, m2_kind kind, int G, const mli_tensor *in, const mli_tensor *weights_in,
-                  const mli_tensor *weights_out, int backward) {
+                  const mli_tensor *weights_out, const mli_tensor *out, int backward) {
     memset(s, 0, sizeof(*s));
     s->kind = kind, s->G = G, s->backward = backward;
+    /* out over in's container: MLI reads step t's input row after writing the outputs
+     * before it (SPEC_MLI2.md 16.5), so no step's input is read ahead */
+    s->hoist = mli2_overlap(in->data.mem.ptr, in->data.capacity, out->data.mem.ptr, out->data.capacity)
+                   ? 1 : M2_SEQ_HOIST;
     s->T = (int)in->shape[0], s->N = (int)in->shape[1], s->M = (int)weights_out->shape[2];
     s->Mp = (s->M + 15) / 16 * 16;
     s->esz = kind == M2_SA8 ? 1 : 2;
@@ -175,10 +179,10 @@ void mli2_seq_bias(m2_seq *s, int g, const m2_dense_in *in0, const mli_tensor *b
 }
 
 const int64_t *mli2_seq_in_sums(m2_seq *s, const mli_tensor *in, int t, int32_t zp) {
-    const int j = t % M2_SEQ_HOIST;
+    const int j = t % s->hoist;
     const long pin = (s->N + 1) / 2, blk = (long)s->G * s->Mp;
     if (j == 0) {
-        const int nv = s->T - t < M2_SEQ_HOIST ? s->T - t : M2_SEQ_HOIST;
+        const int nv = s->T - t < s->hoist ? s->T - t : s->hoist;
         for (int v = 0; v < nv; v++) {
             const int row = s->backward ? s->T - 1 - (t + v) : t + v;
             mli2_pairs((const char *)in->data.mem.ptr + (size_t)row * s->N * s->esz, s->esz == 1, s->N, zp,
@@ -187,6 +191,13 @@ const int64_t *mli2_seq_in_sums(m2_seq *s, const mli_tensor *in, int t, int32_t 
         mli2_pw_sums_multi(&s->pin, s->xp, pin, nv, s->s_in, blk);
     }
     return s->s_in + j * blk;
+}
+
+const int64_t *mli2_seq_in_sums_reread(m2_seq *s, const mli_tensor *in, int t, int32_t zp) {
+    const int row = s->backward ? s->T - 1 - t : t;
+    mli2_pairs((const char *)in->data.mem.ptr + (size_t)row * s->N * s->esz, s->esz == 1, s->N, zp, s->xp);
+    mli2_pw_sums_multi(&s->pin, s->xp, (s->N + 1) / 2, 1, s->s_in, (long)s->G * s->Mp);
+    return s->s_in;
 }
 
 void mli2_seq_h_sums(m2_seq *s, const void *h, int32_t zp, int g0, int g1) {
