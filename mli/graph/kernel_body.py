@@ -540,7 +540,7 @@ class _FusedPlan:
         except GraphError:
             return _GENERAL
         B = h0.size // M
-        if n == 0 or (self.n_fixed is not None and n != self.n_fixed) or x.size // (N * x.shape[axis]) != B:
+        if n == 0 or B == 0 or (self.n_fixed is not None and n != self.n_fixed) or x.size // (N * x.shape[axis]) != B:
             return _GENERAL
         if axis == 0 and step == 1 and first == 0 and n == x.shape[0]:
             seq = x
