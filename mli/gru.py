@@ -93,6 +93,9 @@ def split_gru_weights(W, R, B, linear_before_reset):
     return out
 
 
+_TENSOR_BYTES = 0xFFFFFFFF   # an MLI tensor's capacity (uint32): GruCell._step_rows splits beyond it
+
+
 class GruCell:
     """One GRU direction on MLI 1.1 kernels (see the module doc for the calls).
 
@@ -262,6 +265,9 @@ class GruCell:
         rows of a basic RNN with zero recurrent weights (see ``_fc_rows``)."""
         q, d = self.state_frac, self.data_el
         B, M = h.shape
+        most = max(1, _TENSOR_BYTES // (max(x.shape[1], 2 * M) * h.itemsize))   # [B, N] and [B, 2M] tensors
+        if B > most:        # beyond one MLI tensor's capacity (a uint32): several calls
+            return np.concatenate([self._step_rows(x[a:a + most], h[a:a + most]) for a in range(0, B, most)])
         mul, add = self._k(f"eltwise_mul_{d}"), self._k(f"eltwise_add_{d}")
         sub = self._k(f"eltwise_sub_{d}")
         rnn = getattr(rows_api, f"basic_rnn_cell_rows_{self.kind}")   # looked up per call

@@ -449,3 +449,21 @@ def test_tensor_inputs_must_carry_the_body_frac_bits():
     assert_same(out, body.run([x[:, 0], h]))
     with pytest.raises(ValueError, match="'x' is a Tensor with frac bits 3, the body expects 12"):
         body.run([mli.Tensor(x[:, 0], 3), h])
+
+
+@pytest.mark.parametrize("cell", CELLS)
+def test_zero_rows_fused_equals_stepping(cell):
+    """No rows (a zero-length batch axis, sequences of any length): the fused TI, on
+    its first call and its later ones, gives the stepped TI's empty outputs."""
+    fused, stepped = make_body(cell, "fx16"), make_body(cell, "fx16", fuse=False)
+    c_last = ["c_last"] if cell == "lstm" else []
+    for lead, post in [((0,), ()), ((), (0,)), ((2,), (0,)), ((0,), (B,))]:
+        for outs in (["y", "h_last"] + c_last, ["y_rev", "y_last"] + c_last, ["h_last"] + c_last):
+            for steps in (1, T):
+                x = np.ones(lead + (steps,) + post + (N,), fused.dtype)
+                h = np.ones(lead + post + (M,), fused.dtype)
+                args = [x, h] + ([h.copy()] if cell == "lstm" else [])
+                want = _ti_on_axis(stepped, lead, post, outs)(*args)
+                ti = _ti_on_axis(fused, lead, post, outs)
+                for _ in range(2):
+                    assert_same(ti(*args), want)

@@ -306,8 +306,18 @@ class KernelBody(Body):
         ``c_rows`` [B, M], B >= 1; returns (out [B, M] or [B, T, M], cells [B, M] or None),
         row r bit-identical to the per-row kernel call on row r (a bad row raises the
         per-row call's MliError subclass, naming the row).  A single row is the per-row
-        kernel call itself."""
-        one = len(h_rows) == 1      # one row: the per-row kernel (less to set up, same values)
+        kernel call itself.  Rows beyond what one MLI tensor holds (its capacity is a
+        uint32) go in several rows calls, each row's tensors no larger than before."""
+        B = len(h_rows)
+        row = (x_rows.shape[1] if x_rows.ndim == 3 else 1) * max(self.input_size, self.state_size) * \
+            x_rows.itemsize
+        most = max(1, _TENSOR_BYTES // row)
+        if B > most:
+            parts = [self._rows(x_rows[a:a + most], h_rows[a:a + most],
+                                c_rows[a:a + most] if c_rows is not None else None, cfg) for a in range(0, B, most)]
+            return (np.concatenate([p[0] for p in parts]),
+                    np.concatenate([p[1] for p in parts]) if c_rows is not None else None)
+        one = B == 1                # one row: the per-row kernel (less to set up, same values)
         # looked up per call (tests may wrap them)
         fn = getattr(kernels, self._fname) if one else getattr(rows_api, self._rows_fname)
         if one:
@@ -511,6 +521,7 @@ def _frac(v, name):
     return int(v)
 
 
+_TENSOR_BYTES = 0xFFFFFFFF   # an MLI tensor's capacity (uint32): KernelBody._rows splits beyond it
 _GENERAL = object()   # _FusedPlan.run: this input needs the general fused run
 
 
@@ -569,7 +580,7 @@ class _FusedPlan:
         except GraphError:
             return _GENERAL
         B = h0.size // M
-        if n == 0 or (self.n_fixed is not None and n != self.n_fixed) or x.size // (N * x.shape[axis]) != B:
+        if n == 0 or B == 0 or (self.n_fixed is not None and n != self.n_fixed) or x.size // (N * x.shape[axis]) != B:
             return _GENERAL
         if axis == 0 and step == 1 and first == 0 and n == x.shape[0]:
             seq = x

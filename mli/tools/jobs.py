@@ -16,11 +16,13 @@ import argparse
 import collections
 import concurrent.futures
 import os
+import threading
 from typing import Callable, Iterable, Iterator, TypeVar
 
 from ..rounding import get_rounding, rounding
 
-__all__ = ["MAX_JOBS", "ROWS_PER_CALL", "default_jobs", "jobs_arg", "ordered_map", "row_chunks"]
+__all__ = ["MAX_JOBS", "ROWS_PER_CALL", "Abandoned", "check_abandoned", "default_jobs", "jobs_arg", "ordered_map",
+           "row_chunks"]
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -48,22 +50,47 @@ def jobs_arg(text: str) -> int:
     return n if n else default_jobs()
 
 
+class Abandoned(BaseException):
+    """Raised by :func:`check_abandoned` in an item whose run was left: a
+    BaseException, so that no ``except Exception`` of the item takes it for
+    the item's own failure."""
+
+
+_worker = threading.local()     # .stop: the Event of the ordered_map run this thread's item belongs to
+
+
+def check_abandoned() -> None:
+    """In a long item of :func:`ordered_map` (a run of vectors), between its
+    parts: raise :class:`Abandoned` when the run has been left (Ctrl-C, an
+    error, a break), so that the item stops there instead of finishing."""
+    stop = getattr(_worker, "stop", None)
+    if stop is not None and stop.is_set():
+        raise Abandoned()
+
+
 def ordered_map(fn: Callable[[T], R], items: Iterable[T], jobs: int = 1) -> Iterator[R]:
     """``fn(item)`` for each item, in order, with up to `jobs` items running
     at once.  At most ``2 * jobs`` items are in flight, so a long data set
     is not read ahead without bound.  An exception of an item is raised when
     its turn comes (the items after it are not started).  Leaving early
     (Ctrl-C, a break, an error) cancels the items not yet started; those
-    running finish their item, then stop."""
+    running finish their item (or stop at its next :func:`check_abandoned`),
+    then stop."""
     if jobs <= 1:
         for item in items:
             yield fn(item)
         return
     mode = get_rounding()
+    stop = threading.Event()
 
     def run(item: T) -> R:
-        with rounding(mode):
-            return fn(item)
+        _worker.stop = stop
+        try:
+            check_abandoned()
+            with rounding(mode):
+                return fn(item)
+        finally:
+            _worker.stop = None
 
     pool = concurrent.futures.ThreadPoolExecutor(max_workers=jobs, thread_name_prefix="mli-job")
     pending: collections.deque[concurrent.futures.Future[R]] = collections.deque()
@@ -76,6 +103,7 @@ def ordered_map(fn: Callable[[T], R], items: Iterable[T], jobs: int = 1) -> Iter
         while pending:
             yield pending.popleft().result()
     finally:
+        stop.set()
         for f in pending:
             f.cancel()
         pool.shutdown(wait=False, cancel_futures=True)

@@ -9,7 +9,7 @@ from ...metrics import compare
 from ...rounding import rounding as rounding_ctx
 from ...tensor import Tensor
 from .. import har
-from ..jobs import ordered_map, row_chunks
+from ..jobs import check_abandoned, ordered_map, row_chunks
 from .case import ROUNDINGS, CaseError, _msg, _read, _read_many, _spec, _to_container
 from .results import CrosscheckResult, DatasetResult, LayerResult
 from .run import _other, _progress
@@ -205,6 +205,7 @@ def crosscheck_har(firmware, *, x=None, depth=16, layer3="custom", data_dir=None
         runs = []
         i = 0
         while i < len(xts):
+            check_abandoned()       # a run left (Ctrl-C) stops here, not after its last vector
             j = i + 1
             while j < len(xts) and xts[j].shape == xts[i].shape and xts[j].dtype == xts[i].dtype \
                     and xts[j].frac_bits == xts[i].frac_bits:
@@ -220,6 +221,7 @@ def crosscheck_har(firmware, *, x=None, depth=16, layer3="custom", data_dir=None
                         alt = har.run_har_rows(x, depth, layer3, model=model)
             except (ValueError, MliError):
                 for t in group:
+                    check_abandoned()
                     try:
                         runs.append(run_one(t))
                     except CaseError as e:
@@ -268,6 +270,7 @@ def crosscheck_har(firmware, *, x=None, depth=16, layer3="custom", data_dir=None
         runs, run_err = run_many(xts)
         results = []
         for (pkg, alt), (_, fw, label) in zip(runs, chunk):
+            check_abandoned()
             try:
                 results.append(result(pkg, alt, fw, label))
             except Exception as e:

@@ -16,7 +16,7 @@ from ...io.npz import npz_frac_bits
 from ...metrics import compare
 from ...rounding import rounding as rounding_ctx
 from ...tensor import Tensor
-from ..jobs import ordered_map, row_chunks
+from ..jobs import check_abandoned, ordered_map, row_chunks
 from .case import (
     _CLI_FLAG,
     _DATA_ROLES,
@@ -292,6 +292,7 @@ def _run_chain_rows(prep, datas, mode, feeds):
     outs = [{} for _ in datas]
     with rounding_ctx(mode):
         for lay in prep.layers:
+            check_abandoned()       # a run left (Ctrl-C) stops here, not after its last layer
             p = prep.params[lay.name]
             tensors = {role: prep.static[(lay.name, role)] for role in KERNELS[lay.kernel]}
             xs = [_layer_input(prep, lay, p, data, o, feed) for data, o, feed in zip(datas, outs, feeds)]
@@ -480,6 +481,7 @@ def _check_vectors(prep, items, mode, alt_mode, vec):
         outs = None
     results = []
     for v, (label, data) in enumerate(items):
+        check_abandoned()           # a run left (Ctrl-C) stops here, not after its last vector
         label = label if vec else ""
         try:
             if outs is None:
