@@ -227,8 +227,6 @@ class GruCell:
     def _step(self, xt, h):
         """One step of one row: Tensors x [N] (frac x), h [M] (frac h) -> h' Tensor."""
         q, d = self.state_frac, self.data_el
-        mul, add = self._k(f"eltwise_mul_{d}"), self._k(f"eltwise_add_{d}")
-        sub = self._k(f"eltwise_sub_{d}")
         rnn = self._k(f"basic_rnn_cell_{self.kind}")
         g = rnn(xt, h, self.weights["zr"], self.biases["zr"], self._none,
                 out_frac_bits=self.gate_frac)
@@ -236,10 +234,22 @@ class GruCell:
             g = self._clamp(g)
         s = self._k(f"sigm_{d}")(g).numpy()
         z, r = Tensor(s[0], q), Tensor(s[1], q)
+
+        def fc(v, name):
+            return self._k(f"fully_connected_{self.kind}")(v, self.weights[name], self.biases[name],
+                                                           out_frac_bits=self.n_frac)
+        return self._new_state(xt, h, z, r, rnn, fc)
+
+    def _new_state(self, xt, h, z, r, rnn, fc):
+        """The rest of a step once z and r are known: the candidate n, then
+        h' = (1 - z) * n + z * h; ``rnn`` is the basic RNN cell (a row's or
+        batched rows'), ``fc(v, name)`` the fully connected part of
+        ``linear_before_reset`` on weights ``name`` ("xn" or "hn")."""
+        q, d = self.state_frac, self.data_el
+        mul, add = self._k(f"eltwise_mul_{d}"), self._k(f"eltwise_add_{d}")
+        sub = self._k(f"eltwise_sub_{d}")
         if self.linear_before_reset:
-            fc = self._k(f"fully_connected_{self.kind}")
-            xn = fc(xt, self.weights["xn"], self.biases["xn"], out_frac_bits=self.n_frac)
-            hn = fc(h, self.weights["hn"], self.biases["hn"], out_frac_bits=self.n_frac)
+            xn, hn = fc(xt, "xn"), fc(h, "hn")
             a = add(xn, mul(r, hn, out_frac_bits=self.n_frac))
             if self.clip > 0:
                 a = self._clamp(a)
@@ -268,8 +278,6 @@ class GruCell:
         most = max(1, _TENSOR_BYTES // (max(x.shape[1], 2 * M) * h.itemsize))   # [B, N] and [B, 2M] tensors
         if B > most:        # beyond one MLI tensor's capacity (a uint32): several calls
             return np.concatenate([self._step_rows(x[a:a + most], h[a:a + most]) for a in range(0, B, most)])
-        mul, add = self._k(f"eltwise_mul_{d}"), self._k(f"eltwise_add_{d}")
-        sub = self._k(f"eltwise_sub_{d}")
         rnn = getattr(rows_api, f"basic_rnn_cell_rows_{self.kind}")   # looked up per call
         xt, ht = Tensor(x, self.in_frac), Tensor(h, q)
         g = rnn(xt, ht, self.weights["zr"], self.biases["zr"], self._none, out_frac_bits=self.gate_frac)
@@ -278,26 +286,11 @@ class GruCell:
             g = self._clamp(g)
         s = self._k(f"sigm_{d}")(g).numpy()
         z, r = Tensor(np.ascontiguousarray(s[:, 0]), q), Tensor(np.ascontiguousarray(s[:, 1]), q)
-        if self.linear_before_reset:
-            def fc_rows(v, name):
-                w_ext, zero = self._fc_rows[name]
-                return rnn(v, zero, w_ext, self.biases[name], self._none, out_frac_bits=self.n_frac)
-            xn, hn = fc_rows(xt, "xn"), fc_rows(ht, "hn")
-            a = add(xn, mul(r, hn, out_frac_bits=self.n_frac))
-            if self.clip > 0:
-                a = self._clamp(a)
-            n = self._k(f"tanh_{d}")(a)
-        else:
-            rh = mul(r, ht, out_frac_bits=q)
-            if self.clip > 0:
-                a = self._clamp(rnn(xt, rh, self.weights["n"], self.biases["n"], self._none,
-                                    out_frac_bits=self.gate_frac))
-                n = self._k(f"tanh_{d}")(a)
-            else:
-                n = rnn(xt, rh, self.weights["n"], self.biases["n"], self._tanh_cfg)
-        zh = mul(z, ht, out_frac_bits=q)
-        zn = mul(z, n, out_frac_bits=q)
-        return add(sub(n, zn), zh).numpy()
+
+        def fc_rows(v, name):
+            w_ext, zero = self._fc_rows[name]
+            return rnn(v, zero, w_ext, self.biases[name], self._none, out_frac_bits=self.n_frac)
+        return self._new_state(xt, ht, z, r, rnn, fc_rows).numpy()
 
     def _rows(self, x, h):
         x, h = np.asarray(x), np.asarray(h)
