@@ -312,20 +312,27 @@ ALWAYS void lstm_body(m2_kind kind, int up, int xl, const m2_cf_plan *pp, int M,
         /* the gates one at a time (fewer live constants per loop), then the
          * cell; xl: the table lookups as passes over the chunk (CF_LUTPASS) */
         int32_t ai[CF_CHUNK], ag[CF_CHUNK], af[CF_CHUNK], ao[CF_CHUNK];
+        int32_t gx[3 * CF_CHUNK]; /* xl: the three sigmoid gates i, f, o one after another (one pass) */
         CHUNKS(GPTR(0); GPTR(1); GPTR(2); GPTR(3); const int16_t *const cc = c + o0;
-               for (int j = 0; j < nc; j++) ai[j] = xl ? GATE(0) : M2_LUTL(S, GATE(0));
-               for (int j = 0; j < nc; j++) ag[j] = xl ? GATE(1) : M2_LUTL(T, GATE(1));
-               for (int j = 0; j < nc; j++) af[j] = xl ? GATE(2) : M2_LUTL(S, GATE(2));
-               for (int j = 0; j < nc; j++) ao[j] = xl ? GATE(3) : M2_LUTL(S, GATE(3));
                if (xl) {
-                   CF_LUTPASS(P.sig, ai, nc), CF_LUTPASS(P.tnh, ag, nc);
-                   CF_LUTPASS(P.sig, af, nc), CF_LUTPASS(P.sig, ao, nc);
+                   int32_t *const xi = gx, *const xf = gx + nc, *const xo = gx + 2 * nc;
+                   for (int j = 0; j < nc; j++) xi[j] = GATE(0);
+                   for (int j = 0; j < nc; j++) ag[j] = GATE(1);
+                   for (int j = 0; j < nc; j++) xf[j] = GATE(2);
+                   for (int j = 0; j < nc; j++) xo[j] = GATE(3);
+                   CF_LUTPASS(P.sig, gx, 3 * nc), CF_LUTPASS(P.tnh, ag, nc);
                    for (int j = 0; j < nc; j++) {
-                       const int32_t cf = FXMUL(cc[j], af[j], rcf), gi = FXMUL(ag[j], ai[j], rgi);
+                       const int32_t cf = FXMUL(cc[j], xf[j], rcf), gi = FXMUL(ag[j], xi[j], rgi);
                        t0[j] = FXADD(cf, gi, la, lb, rad);
                        ai[j] = t0[j];
                    }
                    if (!act_none) CF_LUTPASS(P.act, ai, nc);
+                   for (int j = 0; j < nc; j++) ao[j] = xo[j];
+               } else {
+                   for (int j = 0; j < nc; j++) ai[j] = M2_LUTL(S, GATE(0));
+                   for (int j = 0; j < nc; j++) ag[j] = M2_LUTL(T, GATE(1));
+                   for (int j = 0; j < nc; j++) af[j] = M2_LUTL(S, GATE(2));
+                   for (int j = 0; j < nc; j++) ao[j] = M2_LUTL(S, GATE(3));
                }) {
             if (xl) {
                 t1[j] = FXMUL(ai[j], ao[j], rou); /* ai: the activation of the new cell (or the cell) */
@@ -349,15 +356,17 @@ ALWAYS void lstm_body(m2_kind kind, int up, int xl, const m2_cf_plan *pp, int M,
         SAADD_LOC(aa, P.add_a);
         const int act_none = P.act_none;
         /* xl: the gates' table indices, the lookups as passes (CF_TABPASS) */
-        int32_t ki[CF_CHUNK], kg[CF_CHUNK], kf[CF_CHUNK], ko[CF_CHUNK];
+        int32_t ki[CF_CHUNK], kg[CF_CHUNK], ko[CF_CHUNK];
+        int32_t kx[3 * CF_CHUNK]; /* the sigmoid gates i, f, o one after another (one pass) */
         CHUNKS(GPTR(0); GPTR(1); GPTR(2); GPTR(3); const int8_t *const cc = c + o0;
                if (xl) {
-                   for (int j = 0; j < nc; j++) ki[j] = GIDX(0);
+                   int32_t *const xi = kx, *const kf = kx + nc, *const xo = kx + 2 * nc;
+                   for (int j = 0; j < nc; j++) xi[j] = GIDX(0);
                    for (int j = 0; j < nc; j++) kg[j] = GIDX(1);
                    for (int j = 0; j < nc; j++) kf[j] = GIDX(2);
-                   for (int j = 0; j < nc; j++) ko[j] = GIDX(3);
-                   CF_TABPASS(P.sig16, ki, nc), CF_TABPASS(P.tnh16, kg, nc);
-                   CF_TABPASS(P.sig16, kf, nc), CF_TABPASS(P.sig16, ko, nc);
+                   for (int j = 0; j < nc; j++) xo[j] = GIDX(3);
+                   CF_TABPASS(P.sig16, kx, 3 * nc), CF_TABPASS(P.tnh16, kg, nc);
+                   for (int j = 0; j < nc; j++) ki[j] = xi[j], ko[j] = xo[j];
                    for (int j = 0; j < nc; j++) {
                        const int32_t cf = SAMUL(cc[j], kf[j], ma), gi = SAMUL(kg[j], ki[j], mb);
                        t0[j] = SAADD(cf, gi, aa);
@@ -393,12 +402,13 @@ ALWAYS void gru_zr_body(m2_kind kind, int up, int xl, const m2_cf_plan *pp, int 
         int16_t *restrict zr = (int16_t *)zrv, *restrict rh = (int16_t *)rhv;
         M2_LUTL_LOCALS(S, P.sig);
         RS_LOC(rcf, P.rcf);
-        int32_t ka[CF_CHUNK], kb[CF_CHUNK]; /* xl: the gates, then their lookups as passes */
+        int32_t ka[2 * CF_CHUNK]; /* xl: the gates (z, then r at ka + nc), then their lookups in one pass */
         CHUNKS(GPTR(0); GPTR(1); const int16_t *const hh = h + o0;
+               int32_t *const kb = ka + nc;
                if (xl) {
                    for (int j = 0; j < nc; j++) ka[j] = GATE(0);
                    for (int j = 0; j < nc; j++) kb[j] = GATE(1);
-                   CF_LUTPASS(P.sig, ka, nc), CF_LUTPASS(P.sig, kb, nc);
+                   CF_LUTPASS(P.sig, ka, 2 * nc);
                }) {
             const int32_t z = xl ? ka[j] : M2_LUTL(S, GATE(0)), r = xl ? kb[j] : M2_LUTL(S, GATE(1));
             t0[j] = z, t1[j] = r;
@@ -411,12 +421,13 @@ ALWAYS void gru_zr_body(m2_kind kind, int up, int xl, const m2_cf_plan *pp, int 
         int8_t *restrict zr = (int8_t *)zrv, *restrict rh = (int8_t *)rhv;
         const int32_t *restrict sg = P.sig8;
         SAMUL_LOC(ma, P.mul_a);
-        int32_t ka[CF_CHUNK], kb[CF_CHUNK]; /* xl: the gates' indices, then their lookups as passes */
+        int32_t ka[2 * CF_CHUNK]; /* xl: the gates' indices (z, then r at ka + nc), then their lookups in one pass */
         CHUNKS(GPTR(0); GPTR(1); const int8_t *const hh = h + o0;
+               int32_t *const kb = ka + nc;
                if (xl) {
                    for (int j = 0; j < nc; j++) ka[j] = GIDX(0);
                    for (int j = 0; j < nc; j++) kb[j] = GIDX(1);
-                   CF_TABPASS(P.sig16, ka, nc), CF_TABPASS(P.sig16, kb, nc);
+                   CF_TABPASS(P.sig16, ka, 2 * nc);
                }) {
             const int32_t z = xl ? ka[j] : sg[GIDX(0)], r = xl ? kb[j] : sg[GIDX(1)];
             t0[j] = z, t1[j] = r;
