@@ -204,11 +204,13 @@ cdef int _fill(mli_tensor *t, object obj, str name, list keep) except -1:
     t.data.capacity = <uint32_t>cap
     t.data.mem.ptr = _ptr(obj.buffer, cap, name, keep)
     t.rank = <uint32_t>obj.rank
+    shape, stride = obj.shape, obj.mem_stride  # (read once each)
     for i in range(4):
-        t.shape[i] = <uint32_t>(obj.shape[i] & 0xFFFFFFFF)
-        t.mem_stride[i] = <int32_t>obj.mem_stride[i]
-    t.el_type = <mli_element_type>obj.el_type
-    if obj.el_type in SA_TYPES:
+        t.shape[i] = <uint32_t>(shape[i] & 0xFFFFFFFF)
+        t.mem_stride[i] = <int32_t>stride[i]
+    el_type = obj.el_type
+    t.el_type = <mli_element_type>el_type
+    if el_type in SA_TYPES:
         t.el_params.sa.type = obj.sa_type
         t.el_params.sa.dim = obj.sa_dim
         if obj.sa_dim < 0:
