@@ -9,6 +9,7 @@ import threading
 
 from libc.stdint cimport int8_t, int16_t, int32_t, uint8_t, uint32_t
 from libc.string cimport memset
+from cpython.buffer cimport PyObject_GetBuffer, PyBuffer_Release, PyBUF_SIMPLE, PyBUF_WRITABLE
 
 cdef extern from "mli_api.h" nogil:
     ctypedef int mli_status
@@ -149,12 +150,35 @@ class BridgeError(ValueError):
         self.argument = argument
 
 
+cdef class _View:
+    """A writable contiguous buffer export held for the length of a call."""
+    cdef Py_buffer view
+    cdef bint held
+
+    def __dealloc__(self):
+        if self.held:
+            PyBuffer_Release(&self.view)
+
+
 cdef void *_ptr(object buf, Py_ssize_t capacity, str name, list keep) except? NULL:
     """The start of `buf`'s writable contiguous memory (NULL for None),
     checking that `capacity` bytes fit in it."""
     cdef unsigned char[::1] mv
+    cdef _View v
     if buf is None:
         return NULL
+    # the common case in one buffer request (a typed memoryview costs a few
+    # hundred ns per tensor); anything it does not take goes the general way,
+    # which raises the errors
+    v = _View.__new__(_View)
+    try:
+        PyObject_GetBuffer(buf, &v.view, PyBUF_SIMPLE | PyBUF_WRITABLE)
+        v.held = True
+    except Exception:
+        pass
+    if v.held and v.view.len > 0 and capacity <= v.view.len:
+        keep.append(v)
+        return v.view.buf
     mv = memoryview(buf).cast("B")
     if capacity > mv.shape[0]:
         raise BridgeError(name, f"capacity {capacity} exceeds the {mv.shape[0]} bytes of its buffer")
@@ -180,11 +204,13 @@ cdef int _fill(mli_tensor *t, object obj, str name, list keep) except -1:
     t.data.capacity = <uint32_t>cap
     t.data.mem.ptr = _ptr(obj.buffer, cap, name, keep)
     t.rank = <uint32_t>obj.rank
+    shape, stride = obj.shape, obj.mem_stride  # (read once each)
     for i in range(4):
-        t.shape[i] = <uint32_t>(obj.shape[i] & 0xFFFFFFFF)
-        t.mem_stride[i] = <int32_t>obj.mem_stride[i]
-    t.el_type = <mli_element_type>obj.el_type
-    if obj.el_type in SA_TYPES:
+        t.shape[i] = <uint32_t>(shape[i] & 0xFFFFFFFF)
+        t.mem_stride[i] = <int32_t>stride[i]
+    el_type = obj.el_type
+    t.el_type = <mli_element_type>el_type
+    if el_type in SA_TYPES:
         t.el_params.sa.type = obj.sa_type
         t.el_params.sa.dim = obj.sa_dim
         if obj.sa_dim < 0:

@@ -10,6 +10,7 @@
 typedef struct {
     m2_lut_tab st, tt;
     int32_t sig8[256], tnh8[256], om8[256];
+    int16_t sig16[256], tnh16[256], om16[256];
 } gru_tabs;
 
 /* The fused steps' plan for state format fh; 0: the general code runs. */
@@ -26,8 +27,12 @@ static int gru_plan(m2_cf_plan *p, gru_tabs *tb, int tabs_ok, m2_kind kind, cons
         if (!mli2_cf_readout(p, g, ins, fir)) return 0;
     }
     if (kind == M2_SA8) {
-        for (int e = 0; e < 256; e++) tb->sig8[e] = sig_g[e], tb->tnh8[e] = tanh_g[e], tb->om8[e] = one_minus[e];
+        for (int e = 0; e < 256; e++) {
+            tb->sig8[e] = sig_g[e], tb->tnh8[e] = tanh_g[e], tb->om8[e] = one_minus[e];
+            tb->sig16[e] = sig_g[e], tb->tnh16[e] = tanh_g[e], tb->om16[e] = one_minus[e];
+        }
         p->sig8 = tb->sig8, p->tnh8 = tb->tnh8, p->om8 = tb->om8;
+        p->sig16 = tb->sig16, p->tnh16 = tb->tnh16, p->om16 = tb->om16, p->act16 = tb->sig16; /* act16: not used */
         const m2_sa_mul_c mul_rh = m2_sa_mul_prep(M2_FMT_SIGM_SA8, fh, fh);
         const m2_sa_mul_c mul_hz = m2_sa_mul_prep(fh, M2_FMT_SIGM_SA8, fh);
         const m2_sa_add_c add_y = m2_sa_add_prep(fo, fh, fo);

@@ -9,6 +9,7 @@
 typedef struct {
     m2_lut_tab st, tt;
     int32_t sig8[256], tnh8[256], act8[256];
+    int16_t sig16[256], tnh16[256], act16[256];
 } lstm_tabs;
 
 /* The fused step's plan for state format fh; 0: the general code runs. */
@@ -30,8 +31,10 @@ static int lstm_plan(m2_cf_plan *p, lstm_tabs *tb, int tabs_ok, m2_kind kind, co
         for (int e = 0; e < 256; e++) {
             tb->sig8[e] = sig_g[e], tb->tnh8[e] = tanh_g[e];
             tb->act8[e] = p->act_none ? 0 : act_c[e];
+            tb->sig16[e] = sig_g[e], tb->tnh16[e] = tanh_g[e], tb->act16[e] = (int16_t)tb->act8[e];
         }
         p->sig8 = tb->sig8, p->tnh8 = tb->tnh8, p->act8 = tb->act8;
+        p->sig16 = tb->sig16, p->tnh16 = tb->tnh16, p->act16 = tb->act16, p->om16 = tb->sig16; /* om16: not used */
         return mli2_cf_samul(&p->mul_a, mul_cf, up) && mli2_cf_samul(&p->mul_b, mul_gi, up) &&
                mli2_cf_saadd(&p->add_a, add_cg, up) && mli2_cf_samul(&p->mul_c, mul_ao, up);
     }

@@ -171,6 +171,98 @@ ALWAYS int32_t samul(int up, int32_t a, int32_t b, int32_t za, int32_t zb, int32
 #define SAADD(a, b, V) \
     ((int32_t)M2_S8(RSL((int64_t)(((a) - V##za) * V##ca), V##p) + RSL((int64_t)(((b) - V##zb) * V##cb), V##q) + V##zo))
 
+/* ------------------------------------------------------------ table passes */
+/* M2_LUTL over n values of v in place (v[j] in int16 range), 32 at a time
+ * on AVX-512 with the tables' 64-entry segments looked up by vpermt2w (the
+ * AVX-512 steps of mli2_cellfast: a gather per lookup costs more there).
+ * The same integers as m2_lutl_do: the index k in int32 lanes (|xs| <= 2^15
+ * and mul <= 2^15: no overflow), a = a16[k], d = d16[k] the two halves of
+ * ad[k], p = d * fr exact in int32 (|p| < 2^30), the rounding and clamps of
+ * m2_lutl_do lane by lane.  Only called where the table has nseg > 0. */
+#if (defined(__GNUC__) || defined(__clang__)) && (defined(__x86_64__) || defined(__i386__))
+#define CF_HAVE_XL 1
+#include <immintrin.h>
+__attribute__((target("avx512f,avx512bw,avx512vl,avx512dq"), noinline)) static void cf_lutpass512(const m2_lutl *l,
+                                                                                                   int32_t *v, int n) {
+    const int ns = l->nseg;
+    int sl = 0;
+    while (sl < 31 && ((int32_t)1 << sl) < l->mul) sl++; /* mul = 2^sl */
+    const __m128i cpre = _mm_cvtsi32_si128(l->pre), cs = _mm_cvtsi32_si128(l->s), csl = _mm_cvtsi32_si128(sl);
+    const __m512i O = _mm512_set1_epi32(l->O), hi = _mm512_set1_epi32(l->hi), zero = _mm512_setzero_si512();
+    const __m512i mask = _mm512_set1_epi32(l->mask), rb = _mm512_set1_epi32((int32_t)l->rs.bias);
+    const __m512i ro = _mm512_set1_epi32((int32_t)l->rs.om);
+    const __m512i lo16 = _mm512_set1_epi32(-32768), hi16 = _mm512_set1_epi32(32767);
+    for (int i = 0; i < n; i += 32) {
+        const int r = n - i;
+        const __mmask16 m0 = r >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << r) - 1u);
+        const __mmask16 m1 = r >= 32 ? (__mmask16)0xFFFF : (r > 16 ? (__mmask16)((1u << (r - 16)) - 1u) : (__mmask16)0);
+        const __m512i xs0 = _mm512_sra_epi32(_mm512_maskz_loadu_epi32(m0, v + i), cpre);
+        const __m512i xs1 = _mm512_sra_epi32(_mm512_maskz_loadu_epi32(m1, v + i + 16), cpre);
+        __m512i k0 = _mm512_add_epi32(_mm512_sra_epi32(_mm512_sll_epi32(xs0, csl), cs), O);
+        __m512i k1 = _mm512_add_epi32(_mm512_sra_epi32(_mm512_sll_epi32(xs1, csl), cs), O);
+        k0 = _mm512_max_epi32(_mm512_min_epi32(k0, hi), zero);
+        k1 = _mm512_max_epi32(_mm512_min_epi32(k1, hi), zero);
+        /* 0 <= k < 384: the 32 indices as int16 */
+        const __m512i kk = _mm512_inserti64x4(_mm512_castsi256_si512(_mm512_cvtepi32_epi16(k0)), _mm512_cvtepi32_epi16(k1), 1);
+        const __m512i seg = _mm512_srli_epi16(kk, 6);
+        __m512i a = zero, d = zero;
+        for (int q = 0; q < ns; q++) {
+            const __mmask32 mq = _mm512_cmpeq_epi16_mask(seg, _mm512_set1_epi16((int16_t)q));
+            const __m512i alo = _mm512_loadu_si512((const void *)(l->a16 + 64 * q));
+            const __m512i ahi = _mm512_loadu_si512((const void *)(l->a16 + 64 * q + 32));
+            const __m512i dlo = _mm512_loadu_si512((const void *)(l->d16 + 64 * q));
+            const __m512i dhi = _mm512_loadu_si512((const void *)(l->d16 + 64 * q + 32));
+            a = _mm512_mask_mov_epi16(a, mq, _mm512_permutex2var_epi16(alo, kk, ahi));
+            d = _mm512_mask_mov_epi16(d, mq, _mm512_permutex2var_epi16(dlo, kk, dhi));
+        }
+        __m512i res[2];
+        for (int h = 0; h < 2; h++) {
+            const __m512i xs = h ? xs1 : xs0;
+            const __m256i ah = h ? _mm512_extracti64x4_epi64(a, 1) : _mm512_castsi512_si256(a);
+            const __m256i dh = h ? _mm512_extracti64x4_epi64(d, 1) : _mm512_castsi512_si256(d);
+            const __m512i p = _mm512_mullo_epi32(_mm512_cvtepi16_epi32(dh), _mm512_and_si512(xs, mask));
+            __m512i q = _mm512_sra_epi32(_mm512_add_epi32(_mm512_add_epi32(p, rb), _mm512_and_si512(_mm512_sra_epi32(p, cs), ro)), cs);
+            q = _mm512_max_epi32(_mm512_min_epi32(q, hi16), lo16);
+            const __m512i t = _mm512_sub_epi32(_mm512_cvtepi16_epi32(ah), q);
+            res[h] = _mm512_srai_epi32(_mm512_slli_epi32(t, 16), 16); /* WRAP_16 */
+        }
+        _mm512_mask_storeu_epi32(v + i, m0, res[0]);
+        _mm512_mask_storeu_epi32(v + i + 16, m1, res[1]);
+    }
+}
+#define CF_LUTPASS(L, v, n) cf_lutpass512(&(L), (v), (n))
+
+/* v[j] = t[v[j]] for n indices 0 <= v[j] <= 255 into a 256-entry int16
+ * table (the sa8 tables), 32 at a time: four vpermt2w and the index's bits
+ * 6 and 7 choose among them. */
+__attribute__((target("avx512f,avx512bw,avx512vl,avx512dq"), noinline)) static void cf_tabpass512(const int16_t *t,
+                                                                                                   int32_t *v, int n) {
+    __m512i r[8];
+    for (int k = 0; k < 8; k++) r[k] = _mm512_loadu_si512((const void *)(t + 32 * k));
+    for (int i = 0; i < n; i += 32) {
+        const int rem = n - i;
+        const __mmask16 m0 = rem >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << rem) - 1u);
+        const __mmask16 m1 = rem >= 32 ? (__mmask16)0xFFFF : (rem > 16 ? (__mmask16)((1u << (rem - 16)) - 1u) : (__mmask16)0);
+        const __m512i k0 = _mm512_maskz_loadu_epi32(m0, v + i), k1 = _mm512_maskz_loadu_epi32(m1, v + i + 16);
+        const __m512i idx = _mm512_inserti64x4(_mm512_castsi256_si512(_mm512_cvtepi32_epi16(k0)), _mm512_cvtepi32_epi16(k1), 1);
+        const __m512i a = _mm512_permutex2var_epi16(r[0], idx, r[1]);
+        const __m512i b = _mm512_permutex2var_epi16(r[2], idx, r[3]);
+        const __m512i c = _mm512_permutex2var_epi16(r[4], idx, r[5]);
+        const __m512i d = _mm512_permutex2var_epi16(r[6], idx, r[7]);
+        const __mmask32 b6 = _mm512_test_epi16_mask(idx, _mm512_set1_epi16(64));
+        const __mmask32 b7 = _mm512_test_epi16_mask(idx, _mm512_set1_epi16(128));
+        const __m512i y = _mm512_mask_blend_epi16(b7, _mm512_mask_blend_epi16(b6, a, b), _mm512_mask_blend_epi16(b6, c, d));
+        _mm512_mask_storeu_epi32(v + i, m0, _mm512_cvtepi16_epi32(_mm512_castsi512_si256(y)));
+        _mm512_mask_storeu_epi32(v + i + 16, m1, _mm512_cvtepi16_epi32(_mm512_extracti64x4_epi64(y, 1)));
+    }
+}
+#define CF_TABPASS(t, v, n) cf_tabpass512((t), (v), (n))
+#else
+#define CF_HAVE_XL 0
+#define CF_LUTPASS(L, v, n) ((void)(L), (void)(v), (void)(n))
+#define CF_TABPASS(t, v, n) ((void)(t), (void)(v), (void)(n))
+#endif
+
 /* ------------------------------------------------------------ steps */
 /* The outputs in chunks of CF_CHUNK: each chunk's results go to local
  * arrays first and are stored after the loop, so the loop's stores cannot
@@ -199,7 +291,7 @@ ALWAYS int32_t samul(int up, int32_t a, int32_t b, int32_t za, int32_t zb, int32
     const int32_t gzp = P.gzp;                   \
     (void)gzp
 
-ALWAYS void lstm_body(m2_kind kind, int up, const m2_cf_plan *pp, int M, long Mp, const int64_t *restrict s_in,
+ALWAYS void lstm_body(m2_kind kind, int up, int xl, const m2_cf_plan *pp, int M, long Mp, const int64_t *restrict s_in,
                       const int64_t *restrict bt, const int64_t *restrict s_h, void *restrict cv, void *restrict yv) {
     PLAN_LOCALS;
     RO_LOC(0);
@@ -217,13 +309,35 @@ ALWAYS void lstm_body(m2_kind kind, int up, const m2_cf_plan *pp, int M, long Mp
         RS_LOC(rou, P.rout);
         const int32_t la = P.la, lb = P.lb;
         const int act_none = P.act_none;
-        /* the gates one at a time (fewer live constants per loop), then the cell */
+        /* the gates one at a time (fewer live constants per loop), then the
+         * cell; xl: the table lookups as passes over the chunk (CF_LUTPASS) */
         int32_t ai[CF_CHUNK], ag[CF_CHUNK], af[CF_CHUNK], ao[CF_CHUNK];
+        int32_t gx[3 * CF_CHUNK]; /* xl: the three sigmoid gates i, f, o one after another (one pass) */
         CHUNKS(GPTR(0); GPTR(1); GPTR(2); GPTR(3); const int16_t *const cc = c + o0;
-               for (int j = 0; j < nc; j++) ai[j] = M2_LUTL(S, GATE(0));
-               for (int j = 0; j < nc; j++) ag[j] = M2_LUTL(T, GATE(1));
-               for (int j = 0; j < nc; j++) af[j] = M2_LUTL(S, GATE(2));
-               for (int j = 0; j < nc; j++) ao[j] = M2_LUTL(S, GATE(3))) {
+               if (xl) {
+                   int32_t *const xi = gx, *const xf = gx + nc, *const xo = gx + 2 * nc;
+                   for (int j = 0; j < nc; j++) xi[j] = GATE(0);
+                   for (int j = 0; j < nc; j++) ag[j] = GATE(1);
+                   for (int j = 0; j < nc; j++) xf[j] = GATE(2);
+                   for (int j = 0; j < nc; j++) xo[j] = GATE(3);
+                   CF_LUTPASS(P.sig, gx, 3 * nc), CF_LUTPASS(P.tnh, ag, nc);
+                   for (int j = 0; j < nc; j++) {
+                       const int32_t cf = FXMUL(cc[j], xf[j], rcf), gi = FXMUL(ag[j], xi[j], rgi);
+                       t0[j] = FXADD(cf, gi, la, lb, rad);
+                       ai[j] = t0[j];
+                   }
+                   if (!act_none) CF_LUTPASS(P.act, ai, nc);
+                   for (int j = 0; j < nc; j++) ao[j] = xo[j];
+               } else {
+                   for (int j = 0; j < nc; j++) ai[j] = M2_LUTL(S, GATE(0));
+                   for (int j = 0; j < nc; j++) ag[j] = M2_LUTL(T, GATE(1));
+                   for (int j = 0; j < nc; j++) af[j] = M2_LUTL(S, GATE(2));
+                   for (int j = 0; j < nc; j++) ao[j] = M2_LUTL(S, GATE(3));
+               }) {
+            if (xl) {
+                t1[j] = FXMUL(ai[j], ao[j], rou); /* ai: the activation of the new cell (or the cell) */
+                continue;
+            }
             const int32_t i_ = ai[j], g_ = ag[j], f_ = af[j], o_ = ao[j];
             const int32_t cf = FXMUL(cc[j], f_, rcf), gi = FXMUL(g_, i_, rgi);
             const int32_t cn = FXADD(cf, gi, la, lb, rad);
@@ -241,7 +355,29 @@ ALWAYS void lstm_body(m2_kind kind, int up, const m2_cf_plan *pp, int M, long Mp
         SAMUL_LOC(mc, P.mul_c);
         SAADD_LOC(aa, P.add_a);
         const int act_none = P.act_none;
-        CHUNKS(GPTR(0); GPTR(1); GPTR(2); GPTR(3); const int8_t *const cc = c + o0) {
+        /* xl: the gates' table indices, the lookups as passes (CF_TABPASS) */
+        int32_t ki[CF_CHUNK], kg[CF_CHUNK], ko[CF_CHUNK];
+        int32_t kx[3 * CF_CHUNK]; /* the sigmoid gates i, f, o one after another (one pass) */
+        CHUNKS(GPTR(0); GPTR(1); GPTR(2); GPTR(3); const int8_t *const cc = c + o0;
+               if (xl) {
+                   int32_t *const xi = kx, *const kf = kx + nc, *const xo = kx + 2 * nc;
+                   for (int j = 0; j < nc; j++) xi[j] = GIDX(0);
+                   for (int j = 0; j < nc; j++) kg[j] = GIDX(1);
+                   for (int j = 0; j < nc; j++) kf[j] = GIDX(2);
+                   for (int j = 0; j < nc; j++) xo[j] = GIDX(3);
+                   CF_TABPASS(P.sig16, kx, 3 * nc), CF_TABPASS(P.tnh16, kg, nc);
+                   for (int j = 0; j < nc; j++) ki[j] = xi[j], ko[j] = xo[j];
+                   for (int j = 0; j < nc; j++) {
+                       const int32_t cf = SAMUL(cc[j], kf[j], ma), gi = SAMUL(kg[j], ki[j], mb);
+                       t0[j] = SAADD(cf, gi, aa);
+                       ki[j] = act_none ? t0[j] : t0[j] + 128;
+                   }
+                   if (!act_none) CF_TABPASS(P.act16, ki, nc);
+               }) {
+            if (xl) {
+                t1[j] = SAMUL(ki[j], ko[j], mc); /* ki: the activation of the new cell (or the cell) */
+                continue;
+            }
             const int32_t i_ = sg[GIDX(0)], g_ = tg[GIDX(1)];
             const int32_t f_ = sg[GIDX(2)], o_ = sg[GIDX(3)];
             const int32_t cf = SAMUL(cc[j], f_, ma), gi = SAMUL(g_, i_, mb);
@@ -255,9 +391,12 @@ ALWAYS void lstm_body(m2_kind kind, int up, const m2_cf_plan *pp, int M, long Mp
     }
 }
 
-ALWAYS void gru_zr_body(m2_kind kind, int up, const m2_cf_plan *pp, int M, long Mp, const int64_t *restrict s_in,
+ALWAYS void gru_zr_body(m2_kind kind, int up, int xl, const m2_cf_plan *pp, int M, long Mp, const int64_t *restrict s_in,
                         const int64_t *restrict bt, const int64_t *restrict s_h, const void *restrict hv,
                         void *restrict zrv, void *restrict rhv) {
+    /* FX: the GRU's per-element lookups stay gathers (measured faster here than
+     * the passes, which pay off in the LSTM and with the sa8 tables) */
+    xl = xl && kind == M2_SA8;
     PLAN_LOCALS;
     RO_LOC(0);
     RO_LOC(1);
@@ -266,8 +405,15 @@ ALWAYS void gru_zr_body(m2_kind kind, int up, const m2_cf_plan *pp, int M, long 
         int16_t *restrict zr = (int16_t *)zrv, *restrict rh = (int16_t *)rhv;
         M2_LUTL_LOCALS(S, P.sig);
         RS_LOC(rcf, P.rcf);
-        CHUNKS(GPTR(0); GPTR(1); const int16_t *const hh = h + o0) {
-            const int32_t z = M2_LUTL(S, GATE(0)), r = M2_LUTL(S, GATE(1));
+        int32_t ka[2 * CF_CHUNK]; /* xl: the gates (z, then r at ka + nc), then their lookups in one pass */
+        CHUNKS(GPTR(0); GPTR(1); const int16_t *const hh = h + o0;
+               int32_t *const kb = ka + nc;
+               if (xl) {
+                   for (int j = 0; j < nc; j++) ka[j] = GATE(0);
+                   for (int j = 0; j < nc; j++) kb[j] = GATE(1);
+                   CF_LUTPASS(P.sig, ka, 2 * nc);
+               }) {
+            const int32_t z = xl ? ka[j] : M2_LUTL(S, GATE(0)), r = xl ? kb[j] : M2_LUTL(S, GATE(1));
             t0[j] = z, t1[j] = r;
             t2[j] = FXMUL(r, hh[j], rcf);
         }
@@ -278,8 +424,15 @@ ALWAYS void gru_zr_body(m2_kind kind, int up, const m2_cf_plan *pp, int M, long 
         int8_t *restrict zr = (int8_t *)zrv, *restrict rh = (int8_t *)rhv;
         const int32_t *restrict sg = P.sig8;
         SAMUL_LOC(ma, P.mul_a);
-        CHUNKS(GPTR(0); GPTR(1); const int8_t *const hh = h + o0) {
-            const int32_t z = sg[GIDX(0)], r = sg[GIDX(1)];
+        int32_t ka[2 * CF_CHUNK]; /* xl: the gates' indices (z, then r at ka + nc), then their lookups in one pass */
+        CHUNKS(GPTR(0); GPTR(1); const int8_t *const hh = h + o0;
+               int32_t *const kb = ka + nc;
+               if (xl) {
+                   for (int j = 0; j < nc; j++) ka[j] = GIDX(0);
+                   for (int j = 0; j < nc; j++) kb[j] = GIDX(1);
+                   CF_TABPASS(P.sig16, ka, 2 * nc);
+               }) {
+            const int32_t z = xl ? ka[j] : sg[GIDX(0)], r = xl ? kb[j] : sg[GIDX(1)];
             t0[j] = z, t1[j] = r;
             t2[j] = SAMUL(r, hh[j], ma);
         }
@@ -288,9 +441,12 @@ ALWAYS void gru_zr_body(m2_kind kind, int up, const m2_cf_plan *pp, int M, long 
     }
 }
 
-ALWAYS void gru_out_body(m2_kind kind, int up, const m2_cf_plan *pp, int M, long Mp, const int64_t *restrict s_in,
+ALWAYS void gru_out_body(m2_kind kind, int up, int xl, const m2_cf_plan *pp, int M, long Mp, const int64_t *restrict s_in,
                          const int64_t *restrict bt, const int64_t *restrict s_h, const void *restrict hv,
                          const void *restrict zrv, void *restrict yv) {
+    /* FX: the GRU's per-element lookups stay gathers (measured faster here than
+     * the passes, which pay off in the LSTM and with the sa8 tables) */
+    xl = xl && kind == M2_SA8;
     PLAN_LOCALS;
     RO_LOC(0); /* FX: gate 0's constants serve every gate */
     (void)m0_0, (void)m1_0;
@@ -303,8 +459,13 @@ ALWAYS void gru_out_body(m2_kind kind, int up, const m2_cf_plan *pp, int M, long
         RS_LOC(rad, P.radd);
         RS_LOC(rou, P.rout);
         const int32_t la = P.la, lb = P.lb;
-        CHUNKS(GPTR(2); const int16_t *const hh = h + o0, *const zz = z + o0) {
-            const int32_t nn = M2_LUTL(T, GATE(2));
+        int32_t kn[CF_CHUNK]; /* xl: the gate, then its lookup as a pass */
+        CHUNKS(GPTR(2); const int16_t *const hh = h + o0, *const zz = z + o0;
+               if (xl) {
+                   for (int j = 0; j < nc; j++) kn[j] = GATE(2);
+                   CF_LUTPASS(P.tnh, kn, nc);
+               }) {
+            const int32_t nn = xl ? kn[j] : M2_LUTL(T, GATE(2));
             const int32_t zh = FXMUL(hh[j], zz[j], rgi);
             const int32_t zc = (int32_t)M2_S16(32767 - (int32_t)zz[j]);
             t0[j] = FXADD(FXMUL(nn, zc, rou), zh, la, lb, rad);
@@ -318,10 +479,16 @@ ALWAYS void gru_out_body(m2_kind kind, int up, const m2_cf_plan *pp, int M, long
         SAMUL_LOC(mb, P.mul_b);
         SAMUL_LOC(mc, P.mul_c);
         SAADD_LOC(aa, P.add_a);
-        CHUNKS(GPTR(2); const int8_t *const hh = h + o0, *const zz = z + o0) {
-            const int32_t nn = tg[GIDX(2)];
+        int32_t kn[CF_CHUNK], kz[CF_CHUNK]; /* xl: the indices, then the lookups as passes */
+        CHUNKS(GPTR(2); const int8_t *const hh = h + o0, *const zz = z + o0;
+               if (xl) {
+                   for (int j = 0; j < nc; j++) kn[j] = GIDX(2);
+                   for (int j = 0; j < nc; j++) kz[j] = zz[j] + 128;
+                   CF_TABPASS(P.tnh16, kn, nc), CF_TABPASS(P.om16, kz, nc);
+               }) {
+            const int32_t nn = xl ? kn[j] : tg[GIDX(2)];
             const int32_t zh = SAMUL(hh[j], zz[j], mb);
-            t0[j] = SAADD(SAMUL(nn, om[zz[j] + 128], mc), zh, aa);
+            t0[j] = SAADD(SAMUL(nn, xl ? kz[j] : om[zz[j] + 128], mc), zh, aa);
         }
         int8_t *const ys = y + o0;
         CHUNKS_END(ys[j] = (int8_t)t0[j])
@@ -339,10 +506,21 @@ ALWAYS void gru_out_body(m2_kind kind, int up, const m2_cf_plan *pp, int M, long
 #define CF_AVX2 __attribute__((target("avx2,tune=haswell")))
 #define CF_AVX512 __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,tune=skylake-avx512,prefer-vector-width=512")))
 #endif
-#define CF_MV(name, body, params, args)                                                     \
-    static void name##_scalar params { body; }                                              \
-    CF_AVX2 static void name##_avx2 params { body; }                                        \
-    CF_AVX512 static void name##_avx512 params { body; }                                    \
+/* xl (AVX-512; FX kinds: every table with nseg > 0, sa8: the int16
+ * tables made): the table lookups by CF_LUTPASS / CF_TABPASS; the other
+ * versions take xl = 0 */
+#define CF_XL(p)                                                                                    \
+    ((p)->kind != M2_SA8 ? (p)->sig.nseg > 0 && (p)->tnh.nseg > 0 && (p)->act.nseg > 0                 \
+                         : (p)->sig16 && (p)->tnh16 && (p)->act16 && (p)->om16)
+#define CF_MV(name, BODY, K, U, params, args, ...)                                          \
+    static void name##_scalar params { BODY(K, U, 0, __VA_ARGS__); }                        \
+    CF_AVX2 static void name##_avx2 params { BODY(K, U, 0, __VA_ARGS__); }                  \
+    CF_AVX512 static void name##_avx512 params {                                            \
+        if (CF_XL(p))                                                        \
+            BODY(K, U, 1, __VA_ARGS__);                                                     \
+        else                                                                                \
+            BODY(K, U, 0, __VA_ARGS__);                                                     \
+    }                                                                                       \
     static void name params {                                                                \
         switch (mlipy_get_isa()) {                                                          \
         case 2: name##_avx512 args; return;                                                 \
@@ -351,20 +529,20 @@ ALWAYS void gru_out_body(m2_kind kind, int up, const m2_cf_plan *pp, int M, long
         }                                                                                   \
     }
 #else
-#define CF_MV(name, body, params, args) \
-    static void name params { body; }
+#define CF_MV(name, BODY, K, U, params, args, ...) \
+    static void name params { BODY(K, U, 0, __VA_ARGS__); }
 #endif
 
 #define LSTM_P (const m2_cf_plan *p, int M, long Mp, const int64_t *s_in, const int64_t *bt, const int64_t *s_h, void *c, void *y)
 #define LSTM_A (p, M, Mp, s_in, bt, s_h, c, y)
 /* name_KIND_MODE: e = round half to even, u = half up */
 #define CF_KINDS(NAME, BODY, P, A, ...)                                 \
-    CF_MV(NAME##_fx16_e, BODY(M2_FX16, 0, __VA_ARGS__), P, A)          \
-    CF_MV(NAME##_fx16_u, BODY(M2_FX16, 1, __VA_ARGS__), P, A)          \
-    CF_MV(NAME##_fx8_e, BODY(M2_FX16_FX8, 0, __VA_ARGS__), P, A)       \
-    CF_MV(NAME##_fx8_u, BODY(M2_FX16_FX8, 1, __VA_ARGS__), P, A)       \
-    CF_MV(NAME##_sa8_e, BODY(M2_SA8, 0, __VA_ARGS__), P, A)            \
-    CF_MV(NAME##_sa8_u, BODY(M2_SA8, 1, __VA_ARGS__), P, A)
+    CF_MV(NAME##_fx16_e, BODY, M2_FX16, 0, P, A, __VA_ARGS__)          \
+    CF_MV(NAME##_fx16_u, BODY, M2_FX16, 1, P, A, __VA_ARGS__)          \
+    CF_MV(NAME##_fx8_e, BODY, M2_FX16_FX8, 0, P, A, __VA_ARGS__)       \
+    CF_MV(NAME##_fx8_u, BODY, M2_FX16_FX8, 1, P, A, __VA_ARGS__)       \
+    CF_MV(NAME##_sa8_e, BODY, M2_SA8, 0, P, A, __VA_ARGS__)            \
+    CF_MV(NAME##_sa8_u, BODY, M2_SA8, 1, P, A, __VA_ARGS__)
 #define CF_PICK(NAME, A)                                                \
     switch (p->kind * 2 + (p->up != 0)) {                               \
     case M2_FX16 * 2: NAME##_fx16_e A; break;                          \

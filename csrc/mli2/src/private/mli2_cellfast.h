@@ -32,6 +32,7 @@ typedef struct {
     int32_t la, lb;        /* fx_add alignment factors (2^shift) */
     /* sa8 */
     const int32_t *sig8, *tnh8, *act8, *om8; /* 256-entry tables at [e + 128] */
+    const int16_t *sig16, *tnh16, *act16, *om16; /* the same as int16 (AVX-512 passes; NULL: not made) */
     m2_samul_l mul_a, mul_b, mul_c;
     m2_saadd_l add_a;
 } m2_cf_plan;

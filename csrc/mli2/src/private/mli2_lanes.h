@@ -72,12 +72,19 @@ M2_AI int32_t m2_clamp32(int32_t x, int32_t lo, int32_t hi) { return x < lo ? lo
  * hi = L - 1.  With |O| < 2^30 and |x| <= 2^15 no 32-bit saturation can
  * occur on the way (|d * fr| < 2^30). */
 #define M2_LUT_MAXLEN 1024
+/* The same a and d as two int16 tables for tables of at most M2_LUT_REGLEN
+ * entries (nseg 64-entry segments; 0: longer), looked up 32 lanes at a
+ * time by vpermt2w on AVX-512 (mli2_cellfast.c), no gathers. */
+#define M2_LUT_REGLEN 384
 typedef struct {
     int32_t ad[M2_LUT_MAXLEN];
-    int L;
+    int16_t a16[M2_LUT_REGLEN], d16[M2_LUT_REGLEN];
+    int L, nseg;
 } m2_lut_tab;
 typedef struct {
     const int32_t *ad;
+    const int16_t *a16, *d16;
+    int nseg;
     int32_t O, hi, mask, mul;
     int pre, s;
     m2_rs rs;
@@ -85,16 +92,27 @@ typedef struct {
 /* 0 when the table or f is outside the form's range */
 static inline int m2_lut_tab_make(const m2_lut *T, m2_lut_tab *tab) {
     if (T->L < 2 || T->L > M2_LUT_MAXLEN || T->O >= (1 << 30) || T->O <= -(1 << 30)) return 0;
-    for (int k = 0; k < T->L; k++) {
-        const int32_t d = k + 1 < T->L ? m2_wrap16((int32_t)T->t[k] - T->t[k + 1]) : 0;
-        tab->ad[k] = (int32_t)(((uint32_t)(uint16_t)T->t[k]) | ((uint32_t)(uint16_t)d << 16));
+    /* (written so that the compiler vectorizes it: a call's two tables cost
+     * more than a short sequence's steps otherwise) */
+    const int L = T->L, reg = L <= M2_LUT_REGLEN;
+    const int16_t *restrict t = T->t;
+    int32_t *restrict ad = tab->ad;
+    for (int k = 0; k < L - 1; k++) /* d = WRAP_16(T[k] - T[k + 1]) */
+        ad[k] = (int32_t)((uint32_t)(uint16_t)t[k] | ((uint32_t)(uint16_t)(t[k] - t[k + 1]) << 16));
+    ad[L - 1] = (int32_t)(uint32_t)(uint16_t)t[L - 1]; /* d = 0 */
+    tab->L = L;
+    tab->nseg = reg ? (L + 63) / 64 : 0;
+    if (reg) { /* entries from L on are never indexed (k <= hi <= L - 1) */
+        int16_t *restrict a16 = tab->a16, *restrict d16 = tab->d16;
+        for (int k = 0; k < L; k++) a16[k] = (int16_t)(uint16_t)(uint32_t)ad[k], d16[k] = (int16_t)(ad[k] >> 16);
+        for (int k = L; k < M2_LUT_REGLEN; k++) a16[k] = 0, d16[k] = 0;
     }
-    tab->L = T->L;
     return 1;
 }
 static inline int m2_lutl_make(const m2_lut *T, const m2_lut_tab *tab, int f, int up, m2_lutl *l) {
     int s = f - T->q;
     l->ad = tab->ad, l->O = T->O;
+    l->a16 = tab->a16, l->d16 = tab->d16, l->nseg = tab->nseg;
     if (s > 0) {
         l->pre = m2_imin(m2_imax(s - 15, 0), 15);
         l->s = m2_imin(s, 15);

@@ -37,7 +37,7 @@ static inline void pack_block8(const int8_t *r0, const int8_t *r1, int8_t *d) {
 }
 
 void mli2_pw_free(m2_pw *pw) {
-    free(pw->w), free(pw->chunks), free(pw->xhi);
+    free(pw->w), free(pw->chunks), free(pw->xhi), free(pw->chunks1);
     memset(pw, 0, sizeof(*pw));
 }
 
@@ -94,8 +94,51 @@ int mli2_pw_init_gates(m2_pw *pw, int w8, const void *W, long gs, long ws, int n
     } else {
         /* 0 when a pair of -32768 weights needs the split form */
         pw->direct = mli_prv_chunks16()((const int16_t *)pw->w, pw->groups, pw->pairs, pw->chunks);
+        /* A chunk keeps every row's sum of |w| within MLI_DOT_CHUNK_MAX_ABS,
+         * so a row's whole sum of |w| is at most that times the group's
+         * chunk count: for an x with max |x| * l1b < 2^31 every partial sum
+         * of the row's products stays inside int32, and one chunk per group
+         * gives the same exact sums (mli2_pw_sums). */
+        if (pw->direct) {
+            const size_t stride = (size_t)pw->pairs + 1;
+            pw->chunks1 = (int32_t *)malloc(sizeof(int32_t) * ((size_t)pw->groups * stride + 1));
+            if (!pw->chunks1) {
+                mli2_pw_free(pw);
+                return 0;
+            }
+            int32_t most = 0;
+            for (int g = 0; g < pw->groups; g++) {
+                const int32_t nch = pw->chunks[(size_t)g * stride];
+                most = nch > most ? nch : most;
+                pw->chunks1[(size_t)g * stride] = 1;
+                pw->chunks1[(size_t)g * stride + 1] = pw->pairs;
+            }
+            pw->l1b = (int64_t)MLI_DOT_CHUNK_MAX_ABS * most;
+        }
     }
     return 1;
+}
+
+/* max |x| over nv vectors of `pairs` int16 pairs (x_stride apart) */
+static int64_t pairs_maxabs(const int32_t *xp, long x_stride, int nv, int pairs) {
+    int32_t m = 0;
+    for (int v = 0; v < nv; v++) {
+        const int32_t *x = xp + v * x_stride;
+        for (int p = 0; p < pairs; p++) {
+            const int32_t a = (int16_t)(uint16_t)((uint32_t)x[p] & 0xFFFFu), b = (int16_t)(uint16_t)((uint32_t)x[p] >> 16);
+            const int32_t aa = a < 0 ? -a : a, ab = b < 0 ? -b : b;
+            m = aa > m ? aa : m;
+            m = ab > m ? ab : m;
+        }
+    }
+    return m;
+}
+
+/* the direct form's chunk table for these vectors: one chunk per group where the bound allows */
+static const int32_t *pw_table(const m2_pw *pw, const int32_t *xp, long x_stride, int nv) {
+    if (pw->chunks1 && pw->pairs > 0 && pairs_maxabs(xp, x_stride, nv, pw->pairs) * pw->l1b < ((int64_t)1 << 31))
+        return pw->chunks1;
+    return pw->chunks;
 }
 
 void mli2_pairs(const void *x, int x8, int n, int32_t zp, int32_t *dst) {
@@ -117,7 +160,7 @@ void mli2_pw_sums(const m2_pw *pw, const int32_t *xp, int64_t *sums) {
     if (pw->w8) {
         mli_prv_dot_chunked8()((const int8_t *)pw->w, pw->groups, pw->pairs, xp, pw->chunks, sums);
     } else if (pw->direct) {
-        mli_prv_dot_chunked()((const int16_t *)pw->w, pw->groups, pw->pairs, xp, pw->chunks, sums);
+        mli_prv_dot_chunked()((const int16_t *)pw->w, pw->groups, pw->pairs, xp, pw_table(pw, xp, 0, 1), sums);
     } else {
         /* split form: x = hi * 2^8 + lo with |hi| <= 2^7, 0 <= lo < 2^8 */
         for (int p = 0; p < pw->pairs; p++) {
@@ -134,8 +177,8 @@ void mli2_pw_sums_multi(const m2_pw *pw, const int32_t *xp, long x_stride, int n
         mli_prv_dot_chunked_multi8()((const int8_t *)pw->w, pw->groups, pw->pairs, xp, x_stride, nv, pw->chunks, sums,
                                      s_stride);
     } else if (pw->direct) {
-        mli_prv_dot_chunked_multi()((const int16_t *)pw->w, pw->groups, pw->pairs, xp, x_stride, nv, pw->chunks, sums,
-                                    s_stride);
+        mli_prv_dot_chunked_multi()((const int16_t *)pw->w, pw->groups, pw->pairs, xp, x_stride, nv,
+                                    pw_table(pw, xp, x_stride, nv), sums, s_stride);
     } else {
         for (int v = 0; v < nv; v++) mli2_pw_sums(pw, xp + v * x_stride, sums + v * s_stride);
     }

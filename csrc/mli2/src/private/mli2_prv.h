@@ -219,6 +219,11 @@ typedef struct {
     int32_t *chunks;  /* chunk table of the direct form */
     int direct;       /* 0: int16 weights that need the split form */
     int32_t *xhi, *xlo; /* the split form's vectors */
+    /* int16 direct form: chunks1, the table of one chunk per group, serves a
+     * vector x whose max |x| times l1b is below 2^31 (l1b = 65535 times the
+     * most chunks of a group, a bound on every row's sum of |w|) */
+    int32_t *chunks1;
+    int64_t l1b;
 } m2_pw;
 int mli2_pw_init(m2_pw *pw, int w8, const void *W, long ws, int n, int M); /* 0: out of memory */
 /* ng matrices gs elements apart packed as one: gate k's outputs at
