@@ -235,3 +235,25 @@ def test_I1_metadata_beyond_rank_untouched(R, family):
     case = _case(family, "fx16", {"in": R.tspec(np.array([1, 2], i16), 12), "out": o}, relu=1)
     rm = _agrees(R, case)
     assert rm["meta"]["out"]["shape"][1:] == [9, 9, 9] and rm["meta"]["out"]["mem_stride"][1:] == [0, 5, 6]
+
+
+def test_C5_lstm_cell_with_set_strides_skips_the_output_activation(R):
+    """An LSTM cell tensor whose mem_stride is set and not dense (MLI checks no
+    layout of `cell`): MLI's tanh/sigm of the cell into the out row refuses it
+    without failing the call, so h = out(p * o) takes p from what the row held
+    and out's frac bits end as 0 (found by run_diff --seed 901 --only 764)."""
+    case = R.make_case(901, 764)
+    rm = _agrees(R, case)
+    assert rm["status"] == 0 and rm["meta"]["out"]["frac"] == 0     # MLI's answer
+    rng = np.random.default_rng(55)
+    for i in range(48):    # every kind, mode and activation, strides 2..7
+        c = R.gen_rnn(rng, True)
+        cell = c["tensors"]["cell"]
+        st = int(rng.integers(2, 8))
+        need = (1 + (cell["shape"][0] - 1) * st) * (2 if cell["el_type"] == R.FX16 else 1)
+        if cell["capacity"] < need:
+            cell["bytes"] += bytes(need - len(cell["bytes"]))
+            cell["capacity"] = need
+        cell["mem_stride"] = [st, 0, 0, 0]
+        c.update(isa_index=0, index=i)
+        _agrees(R, c)

@@ -132,6 +132,11 @@ mli_status MLI_CAT(mli_krn_lstm_cell_, KRN_SFX)(const mli_tensor *in, const mli_
     const mli_dense_shifts sh = {f_in + f_w - bias->el_params.fx.frac_bits, f_in - f_h, f_h + f_w - f_ir};
     const int ir_shift = q - f_c;
     const int mshift = act == RNN_ACT_NONE ? f_c + q - f_h : q;
+    /* [MLI quirk, seen on MLI 1.1's x86 build] a cell whose mem_stride is set
+     * and not dense makes MLI's output activation (into the out row) refuse
+     * it without failing the call: h = out(p * o) then takes p from what the
+     * out row holds, and out's frac bits end as 0 */
+    const int p_from_out = mli_lstm_p_from_out(cell, act);
 
     mli_tensor *ir = cfg->ir_tsr;
     ir->rank = bias->rank;
@@ -151,7 +156,7 @@ mli_status MLI_CAT(mli_krn_lstm_cell_, KRN_SFX)(const mli_tensor *in, const mli_
 #ifdef MLIPY_X86_TARGETS
     /* the fused step where it applies (same integers) */
     lstm16_fused fz;
-    const int fused = lstm16_fused_ok(&plan, M, N, batch, mode == RNN_BATCH_TO_BATCH ? batch : 1, sh, ir_shift,
+    const int fused = !p_from_out && lstm16_fused_ok(&plan, M, N, batch, mode == RNN_BATCH_TO_BATCH ? batch : 1, sh, ir_shift,
                                       mshift, x, gates, c, y, sizeof(KRN_IO_T));
     if (fused) lstm16_fused_init(&fz, &plan, M, sh, ir_shift, mshift, act, f_ir, f_c, sizeof(KRN_W_T) == 1,
                                   KRN_BITS == 8);
@@ -193,7 +198,8 @@ mli_status MLI_CAT(mli_krn_lstm_cell_, KRN_SFX)(const mli_tensor *in, const mli_
         MLI_CAT(mli_prv_dense_step_, KRN_SFX)(&plan, x + t * N, N, h, M, W, N + M, b, 4 * M, sh, ready, gates);
         MLI_CAT(lstm_gates_, KRN_SFX)(gates, M, f_ir);
         MLI_CAT(lstm_cell_update_, KRN_SFX)(gates, M, c, ir_shift);
-        MLI_CAT(lstm_hidden_, KRN_SFX)(gates, M, c, f_c, act, mshift, h_out);
+        if (p_from_out) MLI_CAT(hidden_, KRN_SFX)(h_out, gates + 3 * M, M, mshift, mlipy_rounding_up, h_out);
+        else MLI_CAT(lstm_hidden_, KRN_SFX)(gates, M, c, f_c, act, mshift, h_out);
         h = h_out;
     }
 
@@ -206,7 +212,7 @@ mli_status MLI_CAT(mli_krn_lstm_cell_, KRN_SFX)(const mli_tensor *in, const mli_
         out->shape[1] = (uint32_t)M;
     }
     out->el_type = in->el_type;
-    out->el_params.fx.frac_bits = (uint8_t)(act == RNN_ACT_NONE ? f_h : q);
+    out->el_params.fx.frac_bits = (uint8_t)(p_from_out ? 0 : (act == RNN_ACT_NONE ? f_h : q));
     return MLI_STATUS_OK;
 }
 

@@ -134,7 +134,9 @@ mli_status MLI_CAT(mlipy_lstm_cell_rows_, KRN_SFX)(int rows, const mli_tensor *i
     const int b2b = mode == RNN_BATCH_TO_BATCH;
     const long T = mode == RNN_ONE_TO_ONE ? 1 : (long)in[0].shape[0];
     const int M = (int)mli_prv_count(&prev_out[0], 0), K = 4 * M;
-    if (rows_lstm_per_row(M, T)) {
+    int per_row = rows_lstm_per_row(M, T);
+    for (int r = 0; r < rows && !per_row; r++) per_row = mli_lstm_p_from_out(&cell[r], act); /* the kernel's quirk */
+    if (per_row) {
         /* the kernel's fused time step outruns the shared-weights engine here:
          * the rows one after another, each a whole kernel call (its results by
          * definition) packing the weights once into one workspace for all; a
