@@ -132,18 +132,12 @@ LSTM16_TARGET static inline void lstm16_lut(const lut_regs *r, const lut_setup *
  * place, 32 lanes at a time with four vpermt2w (n a multiple of 16). */
 LSTM16_TARGET static inline void lstm8_lut(const int16_t *t, int8_t *v, int n) {
     __m512i r[8];
-    for (int k = 0; k < 8; k++) r[k] = _mm512_loadu_si512((const void *)(t + 32 * k));
+    lut256_load_regs(t, r);
     for (int i = 0; i < n; i += 32) {
         const __mmask32 m = n - i >= 32 ? 0xFFFFFFFFu : 0xFFFFu;
         const __m512i idx = _mm512_add_epi16(_mm512_cvtepi8_epi16(_mm256_maskz_loadu_epi8(m, (const void *)(v + i))),
                                              _mm512_set1_epi16(128));
-        const __m512i a = _mm512_permutex2var_epi16(r[0], idx, r[1]);
-        const __m512i b = _mm512_permutex2var_epi16(r[2], idx, r[3]);
-        const __m512i c = _mm512_permutex2var_epi16(r[4], idx, r[5]);
-        const __m512i d = _mm512_permutex2var_epi16(r[6], idx, r[7]);
-        const __mmask32 b6 = _mm512_test_epi16_mask(idx, _mm512_set1_epi16(64));
-        const __mmask32 b7 = _mm512_test_epi16_mask(idx, _mm512_set1_epi16(128));
-        const __m512i y = _mm512_mask_blend_epi16(b7, _mm512_mask_blend_epi16(b6, a, b), _mm512_mask_blend_epi16(b6, c, d));
+        const __m512i y = lut256_lookup32(r, idx);
         _mm256_mask_storeu_epi8((void *)(v + i), m, _mm512_cvtepi16_epi8(y));
     }
 }

@@ -248,17 +248,11 @@ __attribute__((target("avx512f,avx512bw"))) static long lut8_tab_avx512(const lu
     long i = 0;
     if (n < 32) return 0;
     __m512i r[8];
-    for (int k = 0; k < 8; k++) r[k] = _mm512_loadu_si512((const void *)(t->r + 32 * k));
+    lut256_load_regs(t->r, r);
     for (; i + 32 <= n; i += 32) {
         const __m512i idx = _mm512_add_epi16(_mm512_cvtepi8_epi16(_mm256_loadu_si256((const __m256i *)(x + i))),
                                              _mm512_set1_epi16(128));
-        const __m512i a = _mm512_permutex2var_epi16(r[0], idx, r[1]);
-        const __m512i b = _mm512_permutex2var_epi16(r[2], idx, r[3]);
-        const __m512i c = _mm512_permutex2var_epi16(r[4], idx, r[5]);
-        const __m512i d = _mm512_permutex2var_epi16(r[6], idx, r[7]);
-        const __mmask32 b6 = _mm512_test_epi16_mask(idx, _mm512_set1_epi16(64));
-        const __mmask32 b7 = _mm512_test_epi16_mask(idx, _mm512_set1_epi16(128));
-        const __m512i v = _mm512_mask_blend_epi16(b7, _mm512_mask_blend_epi16(b6, a, b), _mm512_mask_blend_epi16(b6, c, d));
+        const __m512i v = lut256_lookup32(r, idx);
         _mm256_storeu_si256((__m256i *)(y + i), _mm512_cvtepi16_epi8(v)); /* within int8 */
     }
     return i;

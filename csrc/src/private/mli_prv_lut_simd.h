@@ -60,6 +60,22 @@ __attribute__((target("avx512f,avx512bw"))) static inline __m512i lut_lookup32(c
     return _mm512_mask_blend_epi16(ge128, _mm512_mask_blend_epi16(ge64, a, b), c);
 }
 
+/* A 256-entry int16 table in eight registers (the 8-bit tables of the 1.1
+ * core, the sa8 tables of the 2.x cells): t[idx] for 32 indices in 0..255,
+ * four vpermt2w of 64 entries and the index's bits 6 and 7 choosing. */
+__attribute__((target("avx512f,avx512bw"))) static inline void lut256_load_regs(const int16_t *t, __m512i r[8]) {
+    for (int k = 0; k < 8; k++) r[k] = _mm512_loadu_si512((const void *)(t + 32 * k));
+}
+__attribute__((target("avx512f,avx512bw"))) static inline __m512i lut256_lookup32(const __m512i r[8], __m512i idx) {
+    const __m512i a = _mm512_permutex2var_epi16(r[0], idx, r[1]);
+    const __m512i b = _mm512_permutex2var_epi16(r[2], idx, r[3]);
+    const __m512i c = _mm512_permutex2var_epi16(r[4], idx, r[5]);
+    const __m512i d = _mm512_permutex2var_epi16(r[6], idx, r[7]);
+    const __mmask32 b6 = _mm512_test_epi16_mask(idx, _mm512_set1_epi16(64));
+    const __mmask32 b7 = _mm512_test_epi16_mask(idx, _mm512_set1_epi16(128));
+    return _mm512_mask_blend_epi16(b7, _mm512_mask_blend_epi16(b6, a, b), _mm512_mask_blend_epi16(b6, c, d));
+}
+
 /* The interpolation in int16 lanes: with |diff| <= 2^15 and 0 <= frac < 2^s
  * the product p = diff * frac has |p| < 2^(15+s), so floor(p / 2^s) fits
  * int16; it is assembled from the high and low halves of p, and the
