@@ -254,6 +254,35 @@ def input_tensor(x_fx, model, rows=False):
     return x
 
 
+def _model_for(depth, layer3, data_dir, model):
+    """The HAR model of a run (`model`, or read from `data_dir`), its arguments checked."""
+    if layer3 not in ("custom", "library"):
+        raise ValueError(f"layer3: expected 'custom' or 'library', got {layer3!r}")
+    m = model if model is not None else load_har(data_dir, depth)
+    if model is not None and _check_depth(depth) != m.depth:
+        raise ValueError(f"depth {depth} does not match the model's depth {m.depth}")
+    return m
+
+
+def _layers_1_2(x, m, rnn, lstm):
+    """FC1 (a batch-to-batch basic RNN with zero recurrent weights), ReLU and
+    LSTM2 on `x`, with the cell functions of one sequence or of batched rows;
+    also layer 3's zero h0 and c0.  (fc1, relu1, lstm2, h0, c0)"""
+    f, c = m.frac, m.coef
+    dt = np.dtype(_DT[m.data_type])
+    w_seq, h_seq = m.fc1_seq
+    seq = RnnCellConfig(mode=RnnMode.BATCH_TO_BATCH, act=RnnActivation.NONE)
+    fc1 = rnn(x, h_seq, w_seq, c["L1_fc_bias"], seq, out_frac_bits=f["FC1_OUT"])
+    relu1 = relu(fc1, ReluType.GEN)
+
+    def zeros(frac):
+        return Tensor(np.zeros(32, dt), frac)
+
+    lstm2, _ = lstm(relu1, zeros(f["LSTM2_OUT"]), c["L2_lstm_wt"], c["L2_lstm_bias"],
+                    RnnCellConfig(mode=RnnMode.BATCH_TO_BATCH, act=RnnActivation.TANH), zeros(f["LSTM2_CELL"]))
+    return fc1, relu1, lstm2, zeros(f["LSTM3_OUT"]), zeros(f["LSTM3_CELL"])
+
+
 def run_har(x_fx, depth=16, layer3="custom", data_dir=None, *, model=None):
     """Run the HAR network on one quantized input sequence.
 
@@ -277,26 +306,11 @@ def run_har(x_fx, depth=16, layer3="custom", data_dir=None, *, model=None):
         ``fc1``, ``relu1``, ``lstm2`` ([T, 32]), ``lstm3`` ([32]) and ``out``
         ([6]) as :class:`Tensor` (integer data and frac bits).
     """
-    if layer3 not in ("custom", "library"):
-        raise ValueError(f"layer3: expected 'custom' or 'library', got {layer3!r}")
-    m = model if model is not None else load_har(data_dir, depth)
-    if model is not None and _check_depth(depth) != m.depth:
-        raise ValueError(f"depth {depth} does not match the model's depth {m.depth}")
+    m = _model_for(depth, layer3, data_dir, model)
     f = m.frac
-    dt = np.dtype(_DT[m.data_type])
     x = input_tensor(x_fx, m)
     c = m.coef
-    w_seq, h_seq = m.fc1_seq
-    seq = RnnCellConfig(mode=RnnMode.BATCH_TO_BATCH, act=RnnActivation.NONE)
-    fc1 = basic_rnn_cell(x, h_seq, w_seq, c["L1_fc_bias"], seq, out_frac_bits=f["FC1_OUT"])
-    relu1 = relu(fc1, ReluType.GEN)
-
-    def zeros(frac):
-        return Tensor(np.zeros(32, dt), frac)
-
-    lstm2, _ = lstm_cell(relu1, zeros(f["LSTM2_OUT"]), c["L2_lstm_wt"], c["L2_lstm_bias"],
-                         RnnCellConfig(mode=RnnMode.BATCH_TO_BATCH, act=RnnActivation.TANH), zeros(f["LSTM2_CELL"]))
-    h0, c0 = zeros(f["LSTM3_OUT"]), zeros(f["LSTM3_CELL"])
+    fc1, relu1, lstm2, h0, c0 = _layers_1_2(x, m, basic_rnn_cell, lstm_cell)
     if layer3 == "custom":
         lstm3 = _layer3_custom(lstm2, h0, c0, m)
     else:
@@ -349,11 +363,7 @@ def run_har_rows(x_fx, depth=16, layer3="custom", data_dir=None, *, model=None):
         ``out`` ([B, 6]) as :class:`Tensor`; row r is :func:`run_har`'s result
         for ``x_fx[r]``.
     """
-    if layer3 not in ("custom", "library"):
-        raise ValueError(f"layer3: expected 'custom' or 'library', got {layer3!r}")
-    m = model if model is not None else load_har(data_dir, depth)
-    if model is not None and _check_depth(depth) != m.depth:
-        raise ValueError(f"depth {depth} does not match the model's depth {m.depth}")
+    m = _model_for(depth, layer3, data_dir, model)
     f = m.frac
     dt = np.dtype(_DT[m.data_type])
     x = input_tensor(x_fx, m, rows=True)
@@ -369,18 +379,7 @@ def run_har_rows(x_fx, depth=16, layer3="custom", data_dir=None, *, model=None):
         one = run_har(Tensor(x.numpy()[0], x.frac_bits), m.depth, layer3, model=m)
         return {k: Tensor(v.numpy()[None], v.frac_bits) for k, v in one.items()}
     c = m.coef
-    w_seq, h_seq = m.fc1_seq
-    seq = RnnCellConfig(mode=RnnMode.BATCH_TO_BATCH, act=RnnActivation.NONE)
-    fc1 = basic_rnn_cell_rows(x, h_seq, w_seq, c["L1_fc_bias"], seq, out_frac_bits=f["FC1_OUT"])
-    relu1 = relu(fc1, ReluType.GEN)
-
-    def zeros(frac):
-        return Tensor(np.zeros(32, dt), frac)
-
-    lstm2, _ = lstm_cell_rows(relu1, zeros(f["LSTM2_OUT"]), c["L2_lstm_wt"], c["L2_lstm_bias"],
-                              RnnCellConfig(mode=RnnMode.BATCH_TO_BATCH, act=RnnActivation.TANH),
-                              zeros(f["LSTM2_CELL"]))
-    h0, c0 = zeros(f["LSTM3_OUT"]), zeros(f["LSTM3_CELL"])
+    fc1, relu1, lstm2, h0, c0 = _layers_1_2(x, m, basic_rnn_cell_rows, lstm_cell_rows)
     if layer3 == "custom":
         lstm3 = _layer3_custom_rows(lstm2.numpy(), h0, c0, m)
     else:
