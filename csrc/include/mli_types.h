@@ -108,6 +108,50 @@ typedef struct {
     uint8_t first_out_dim_size;
 } mli_point_to_subtsr_cfg;
 
+
+/* Configurations of the rest of MLI 1.1's kernels (convolution, pooling,
+ * data movement); field order and types as MLI 1.1's mli_types.h. */
+typedef struct {
+    mli_relu_cfg relu;
+    uint8_t stride_width;
+    uint8_t stride_height;
+    uint8_t padding_left;
+    uint8_t padding_right;
+    uint8_t padding_top;
+    uint8_t padding_bottom;
+} mli_conv2d_cfg;
+
+typedef struct {
+    uint8_t kernel_width;
+    uint8_t kernel_height;
+    uint8_t stride_width;
+    uint8_t stride_height;
+    uint8_t padding_left;
+    uint8_t padding_right;
+    uint8_t padding_top;
+    uint8_t padding_bottom;
+} mli_pool_cfg;
+
+typedef struct {
+    uint8_t perm_dim[MLI_MAX_RANK];
+} mli_permute_cfg;
+
+typedef struct {
+    uint8_t padding_left;
+    uint8_t padding_right;
+    uint8_t padding_top;
+    uint8_t padding_bottom;
+} mli_padding2d_cfg;
+
+typedef struct {
+    uint8_t tensors_num; /* how many inputs (at most MLI_CONCAT_MAX_TENSORS) */
+    uint8_t axis;
+} mli_concat_cfg;
+
+#ifndef MLI_CONCAT_MAX_TENSORS
+#define MLI_CONCAT_MAX_TENSORS (8)
+#endif
+
 #ifdef __cplusplus
 }
 #endif
