@@ -18,7 +18,7 @@ from typing import Optional
 
 import numpy as np
 
-__all__ = ["Report", "compare", "snr_db"]
+__all__ = ["Report", "compare", "snr_db", "log10f", "f32_ulps_apart"]
 
 
 def snr_db(signal_energy, noise_energy):
@@ -30,6 +30,40 @@ def snr_db(signal_energy, noise_energy):
     if s == 0.0:
         return -math.inf
     return 10.0 * math.log10(s / n)
+
+
+def log10f(x):
+    """``log10f`` correctly rounded to float32, the same on every machine.
+
+    numpy's float32 ``log10`` takes other SIMD code on AVX2 and AVX-512
+    machines and differs between them in the last bit for some inputs; the
+    float64 logarithm of the (exact) float64 value of `x`, rounded once to
+    float32, is the correctly rounded result but for inputs within 2**-29
+    relative of a float32 rounding boundary."""
+    x = float(np.float32(x))
+    if x == 0.0:
+        return np.float32(-np.inf)
+    if x < 0.0 or math.isnan(x):
+        return np.float32(np.nan)
+    if math.isinf(x):
+        return np.float32(np.inf)
+    return np.float32(math.log10(x))
+
+
+def f32_ulps_apart(a, b):
+    """How many float32 values lie from `a` to `b` (0 when equal, inf when
+    either is nan or they differ in sign): the tolerance unit for float32
+    figures whose last bits depend on a libm (a stated number of ulps)."""
+    a, b = np.float32(a), np.float32(b)
+    if np.isnan(a) or np.isnan(b):
+        return math.inf
+    if a == b:
+        return 0
+    if (a < 0) != (b < 0) and a != 0 and b != 0:
+        return math.inf
+    ia = int(np.abs(a).view(np.int32))
+    ib = int(np.abs(b).view(np.int32))
+    return abs(ia - ib)
 
 
 def sn_db(reference, approx):

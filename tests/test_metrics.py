@@ -126,3 +126,24 @@ def test_text_and_json_output():
 def test_snr_db_edges():
     assert snr_db(100.0, 1.0) == pytest.approx(20.0)
     assert math.isinf(snr_db(1.0, 0.0)) and snr_db(0.0, 1.0) == -math.inf
+
+
+def test_log10f_correctly_rounded():
+    """log10f is float32(log10(float64)): the same bits on every machine
+    (numpy's float32 log10 is not; case 0628's quotient is one it differs on)."""
+    from mli.metrics import log10f
+    rng = np.random.default_rng(7)
+    for q in np.concatenate([rng.uniform(1e-3, 1e9, 2000).astype(np.float32), [1, 10, 1e5, 3326464.5]]):
+        assert log10f(q) == np.float32(math.log10(float(np.float32(q))))
+    assert log10f(np.float32(1000)) == np.float32(3)
+    assert log10f(0) == -np.inf and np.isnan(log10f(-1.0)) and log10f(np.inf) == np.inf
+
+
+def test_f32_ulps_apart():
+    from mli.metrics import f32_ulps_apart
+    one = np.float32(1)
+    nxt = np.nextafter(one, np.float32(2))
+    assert f32_ulps_apart(one, one) == 0 and f32_ulps_apart(one, nxt) == 1
+    assert f32_ulps_apart(nxt, one) == 1 and f32_ulps_apart(np.nextafter(nxt, np.float32(2)), one) == 2
+    assert f32_ulps_apart(-one, -nxt) == 1 and f32_ulps_apart(0.0, -0.0) == 0
+    assert math.isinf(f32_ulps_apart(one, -one)) and math.isinf(f32_ulps_apart(np.nan, one))
