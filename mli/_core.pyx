@@ -585,6 +585,12 @@ cdef size_t _ws_size_s(const mli_tensor *w, const mli_tensor *prev_out, int rows
     cdef long long K = rows_per_state * S
     if S <= 0 or cols <= S or K * cols > (1 << 28):
         return 0
+    # shapes their tensors merely claim never size the workspace: the weights
+    # and the state must hold them (else the kernel's checks refuse them)
+    if w.data == NULL or prev_out.data == NULL or \
+            <unsigned long long>(K * cols) * (1 if w.el_type == MLI_EL_FX_8 else 2) > w.capacity or \
+            <unsigned long long>S * (1 if prev_out.el_type == MLI_EL_FX_8 else 2) > prev_out.capacity:
+        return 0
     return mlipy_workspace_size(<int>K, <int>(cols - S), <int>S)
 
 

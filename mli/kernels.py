@@ -84,17 +84,6 @@ def _count(t):
     return math.prod(t.shape) if t.rank <= 4 else 0
 
 
-def _fits(count, *tensors):
-    """`count` when the tensors it is derived from could hold that many
-    elements, else 1: then a C check rejects them (their capacity is too
-    small for their shape) and nothing large is allocated from bogus shape
-    fields."""
-    room = 1
-    for t in tensors:
-        room *= max(t.capacity, 1) if not t.data_null and t.scalar_value is None else 1
-    return count if count <= room else 1
-
-
 def _not_a_strided_copy(name, out, fname):
     """An output must be the caller's memory, not mli.Tensor's copy of a strided view."""
     if getattr(out, "_strided_copy", False):

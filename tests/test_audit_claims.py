@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 
 import mli
+from mli import v2
 
 MLI_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(mli.__file__)))
 ASAN = "asan" in os.environ.get("LD_PRELOAD", "")   # ASan reserves terabytes of address space
@@ -167,3 +168,65 @@ def test_claimed_huge_shapes_end_in_the_checkers_error(name):
     rc, out, err = run_py(code)
     assert rc == 0, err
     assert out.startswith(f"MliError {arg} "), out
+
+
+def test_claimed_weights_never_size_the_workspace():
+    """The packed-weights workspace of a basic RNN / LSTM call is sized from
+    the shapes of weights and prev_out only when their buffers hold them: a
+    lie (here 4 x 4096 x 8192 weights in 8 bytes) takes no memory before the
+    checker refuses it (it took some 300 MB)."""
+    code = _SETUP + textwrap.dedent("""
+        import resource
+        x = fx(np.zeros(4096))
+        h = raw(4, (4096,))
+        w = raw(4, (4, 4096, 8192))
+        before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+        for call in (lambda: mli.lstm_cell_fx16(x, h, w, fx(np.zeros((4, 4096))), mli.RnnCellConfig(), fx(np.zeros(4096))),
+                     lambda: mli.basic_rnn_cell_fx16(x, h, raw(4, (4096, 8192)), fx(np.zeros(4096)), mli.RnnCellConfig())):
+            try:
+                call()
+            except mli.MliError as e:
+                print(e.argument)
+        print((resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before) // 1024)
+        """)
+    rc, out, err = run_py(code)
+    assert rc == 0, err
+    lines = out.split()
+    assert lines[:2] == ["prev_out", "prev_out"], out
+    assert int(lines[2]) < 32, f"{lines[2]} MiB taken"
+
+
+def test_ir_read_value_shape_within_the_size_limit(tmp_path):
+    """A ReadValue with no init_value starts from zeros of the variable_shape
+    the IR file states: above the size limit that is an IRError naming the
+    variable, before anything is allocated."""
+    from mli.ir import IRError, read_model
+    text = '''<?xml version="1.0"?>
+<net name="s" version="11"><layers>
+<layer id="0" name="rv" type="ReadValue" version="opset6">
+ <data variable_id="acc" variable_type="f32" variable_shape="SHAPE"/>
+ <output><port id="1" precision="FP32"><dim>2</dim></port></output></layer>
+<layer id="1" name="r" type="Result" version="opset1">
+ <input><port id="0" precision="FP32"><dim>2</dim></port></input></layer>
+</layers><edges>
+<edge from-layer="0" from-port="1" to-layer="1" to-port="0"/>
+</edges></net>'''
+    (tmp_path / "s.xml").write_text(text.replace("SHAPE", "2"))
+    (tmp_path / "s.bin").write_bytes(b"")
+    np.testing.assert_array_equal(list(read_model(tmp_path / "s.xml")({}).values())[0], np.zeros(2, np.float32))
+    (tmp_path / "s.xml").write_text(text.replace("SHAPE", "100000,100000"))
+    with pytest.raises(IRError, match="variable 'acc'.*more than the limit"):
+        read_model(tmp_path / "s.xml")({})
+
+
+def test_v2_numpy_refuses_strides_that_leave_the_buffer():
+    """mli.v2.Tensor.numpy(): a negative stride read before the buffer, a
+    zero one copied a claimed shape (10**9 elements) out of one element."""
+    t = v2.Tensor(np.arange(4, dtype=np.int16), v2.FX_16, (2,), mem_stride=[-1])
+    with pytest.raises(ValueError, match="must be positive"):
+        t.numpy()
+    t = v2.Tensor(np.zeros(4, np.int16), v2.FX_16, (10 ** 9,), mem_stride=[0])
+    with pytest.raises(ValueError, match="must be positive"):
+        t.numpy()
+    assert v2.Tensor.fx(np.arange(6).reshape(2, 3), 3).numpy().tolist() == [[0, 1, 2], [3, 4, 5]]
+    assert v2.Tensor.zeros((0, 3)).numpy().shape == (0, 3)
