@@ -585,6 +585,12 @@ cdef size_t _ws_size_s(const mli_tensor *w, const mli_tensor *prev_out, int rows
     cdef long long K = rows_per_state * S
     if S <= 0 or cols <= S or K * cols > (1 << 28):
         return 0
+    # shapes their tensors merely claim never size the workspace: the weights
+    # and the state must hold them (else the kernel's checks refuse them)
+    if w.data == NULL or prev_out.data == NULL or \
+            <unsigned long long>(K * cols) * (1 if w.el_type == MLI_EL_FX_8 else 2) > w.capacity or \
+            <unsigned long long>S * (1 if prev_out.el_type == MLI_EL_FX_8 else 2) > prev_out.capacity:
+        return 0
     return mlipy_workspace_size(<int>K, <int>(cols - S), <int>S)
 
 
@@ -690,6 +696,49 @@ cdef inline void _cfg(mli_rnn_cell_cfg *cfg, int mode, int act, CTensor ir):
     cfg.mode = <mli_rnn_mode>mode
     cfg.act = <mli_rnn_out_activation>act
     cfg.ir_tsr = tp(ir)
+
+
+cdef char _virtual_byte = 0
+
+
+cdef inline void _virtual(mli_tensor *t) noexcept:
+    """A stand-in for an output not allocated yet: it passes every output
+    check (data somewhere, dense, the largest capacity) and is never written."""
+    memset(t, 0, sizeof(mli_tensor))
+    t.data = &_virtual_byte
+    t.capacity = 0xFFFFFFFF
+
+
+cdef int _check_cell_c(bint lstm, int variant, mli_tensor *inp, mli_tensor *prev_out, mli_tensor *weights,
+                       mli_tensor *bias, int mode, int act, mli_tensor *ir, mli_tensor *cell, mli_tensor *out,
+                       bint v_ir, bint v_out) noexcept:
+    """The status of the kernel's argument checks alone (mlipy_check_*); v_ir,
+    v_out: a stand-in (_virtual) for the ir / out the caller allocates later."""
+    cdef mli_rnn_cell_cfg cfg
+    cdef mli_tensor vir, vout
+    _virtual(&vir)
+    _virtual(&vout)
+    cfg.mode = <mli_rnn_mode>mode
+    cfg.act = <mli_rnn_out_activation>act
+    cfg.ir_tsr = &vir if v_ir else ir
+    if lstm:
+        return <int>mlipy_check_lstm_cell(variant, inp, prev_out, weights, bias, &cfg, cell,
+                                          &vout if v_out else out)
+    return <int>mlipy_check_basic_rnn_cell(variant, inp, prev_out, weights, bias, &cfg, &vout if v_out else out)
+
+
+def check_cell(bint lstm, int variant, CTensor inp, CTensor prev_out, CTensor weights, CTensor bias, int mode,
+               int act, CTensor ir, CTensor cell, CTensor out):
+    """The C checks of a basic RNN / LSTM call (MLI's order and status) before
+    its outputs exist: `ir` or `out` None stands for the one the caller is
+    about to allocate (sized from the shapes these checks have then vouched
+    for).  The bridge's input checks run first, as in a call.  Returns the
+    status (last_error() names the argument)."""
+    _variant(variant, 3)
+    _prep(("in", "prev_out", "weights", "bias") + (("cell",) if lstm else ()),
+          (inp, prev_out, weights, bias) + ((cell,) if lstm else ()), (), False)
+    return _check_cell_c(lstm, variant, tp(inp), tp(prev_out), tp(weights), tp(bias), mode, act, tp(ir),
+                         tp(cell) if lstm else NULL, tp(out), ir is None, out is None)
 
 
 cdef int _rnn_run(int variant, CTensor inp, CTensor prev_out, CTensor weights, CTensor bias,
@@ -1022,6 +1071,21 @@ cdef CTensor _cell_copy(_Scratch s, CTensor cell):
     return cell.copy()
 
 
+cdef int _vouch(bint lstm, int variant, str fname, u64 count, CTensor tx, CTensor th, CTensor tw, CTensor tb, cfg,
+                CTensor tc) except -1:
+    """Before a new output of `count` elements is allocated: when it is large,
+    the kernel's checks (with stand-ins for out and a missing cfg.ir) see the
+    shapes it comes from first, so that a shape the tensors merely claim ends
+    in the checker's error naming the argument, not in a huge allocation (the
+    product of two claimed sizes can pass _fits)."""
+    if _mul(count, 1 if variant == 0 else 2) <= _SCRATCH_KEEP:
+        return 0
+    ir = cfg.ir
+    _status(check_cell(lstm, variant, tx, th, tw, tb, _c_int(cfg.mode), _c_int(cfg.act),
+                       None if ir is None else _ir_arg(ir), tc, None), fname)
+    return 0
+
+
 def lstm_api(int variant, str fname, x, prev_out, weights, bias, cfg, cell, out, cell_out):
     """mli.lstm_cell_<kind>(x, prev_out, weights, bias, cfg, cell, out=out, cell_out=cell_out)."""
     return _lstm_api(variant, fname, x, prev_out, weights, bias, cfg, cell, out, cell_out)
@@ -1040,8 +1104,11 @@ cdef object _lstm_api(int variant, str fname, x, prev_out, weights, bias, cfg, c
         raise TypeError(f"{fname}: cfg must be an mli.RnnCellConfig")
     mode = cfg.mode
     cdef u64 M = _fits(_count(th), th)
+    cdef u64 count = _fits(_mul(M, _batch(tx, mode)), th, tx)
+    if out is None:
+        _vouch(True, variant, fname, count, tx, th, tw, tb, cfg, tc)
     a[0], a[1], a[2], a[3], a[4] = <PyObject *>th, <PyObject *>tw, <PyObject *>tb, <PyObject *>tc, <PyObject *>tx
-    cdef CTensor y = _out_arg(fname, out, _fits(_mul(M, _batch(tx, mode)), th, tx), variant,
+    cdef CTensor y = _out_arg(fname, out, count, variant,
                               ("prev_out", "weights", "bias", "cell", "in", "out"), a, 5)
     cdef bint apart = cell_out is not None and cell_out is not cell   # nothing is copied into an alias
     if apart:
@@ -1085,6 +1152,8 @@ cdef object _rnn_api(int variant, str fname, x, prev_out, weights, bias, cfg, ou
     mode = cfg.mode
     cdef u64 K = _fits(_count(tb), tb)
     cdef u64 count = _fits(_mul(K, _batch(tx, mode)), tb, tx)
+    if out is None:
+        _vouch(False, variant, fname, count, tx, th, tw, tb, cfg, None)
     frac = th.t.el_params.fx.frac_bits if out_frac_bits is None else out_frac_bits
     cdef PyObject *a[5]
     a[0], a[1], a[2], a[3] = <PyObject *>th, <PyObject *>tw, <PyObject *>tb, <PyObject *>tx
@@ -1821,7 +1890,8 @@ cdef int _row_views(str name, object obj, bint stacked, bint output, Py_ssize_t 
             t = obj[r]
             if t is None or t.is_null or t.data_is_value:
                 raise BridgeError(f"{name}[{r}]", "needs a tensor (not NULL, not a rank-0 value)")
-            dst[r] = t.t
+            if dst != NULL:
+                dst[r] = t.t
         return 0
     t = obj
     if t is None or t.is_null or not _live(t):
@@ -1829,7 +1899,7 @@ cdef int _row_views(str name, object obj, bint stacked, bint output, Py_ssize_t 
     if output and not t.writable:
         raise BridgeError(name, "the output buffer is read-only")
     if not stacked:
-        for r in range(rows):
+        for r in range(rows if dst != NULL else 0):
             dst[r] = t.t
         return 0
     if t.t.rank < 1 or t.t.rank > 4 or t.t.shape[0] != rows:
@@ -1848,10 +1918,68 @@ cdef int _row_views(str name, object obj, bint stacked, bint output, Py_ssize_t 
     for i in range(4):
         v.shape[i] = t.t.shape[i + 1] if i + 1 < 4 else 0
     v.capacity = <uint32_t>row_bytes
+    if dst == NULL:    # validated only (check_rows)
+        return 0
     for r in range(rows):
         v.data = <char *>t.t.data + r * row_bytes
         dst[r] = v
     return 0
+
+
+cdef void _row_at(object obj, bint stacked, Py_ssize_t r, mli_tensor *dst) noexcept:
+    """Row r's view of `obj` as _row_views makes it (which has validated `obj`)."""
+    cdef CTensor t
+    cdef unsigned long long count = 1, es
+    cdef uint32_t i
+    if isinstance(obj, list):
+        dst[0] = (<CTensor>obj[r]).t
+        return
+    t = obj
+    dst[0] = t.t
+    if not stacked:
+        return
+    for i in range(1, t.t.rank):
+        count *= t.t.shape[i]
+    es = 2 if t.t.el_type == MLI_EL_FX_16 else (4 if t.t.el_type == MLI_EL_ASYM_I32 else 1)
+    dst.rank = t.t.rank - 1
+    for i in range(4):
+        dst.shape[i] = t.t.shape[i + 1] if i + 1 < 4 else 0
+    dst.capacity = <uint32_t>(count * es)
+    dst.data = <char *>t.t.data + r * count * es
+
+
+def check_rows(bint lstm, int variant, Py_ssize_t rows, object inp, object prev_out, bint prev_rows,
+               CTensor weights, CTensor bias, int mode, int act, CTensor ir, object cell, bint cell_rows,
+               CTensor out):
+    """Each row's kernel checks, as cell_rows runs them first, before the
+    caller allocates what the shapes ask for: `ir` or `out` None stands for
+    the one about to be allocated (see check_cell); `cell` is the caller's
+    (stacked when cell_rows, else shared by every row).  No memory is taken
+    per row.  Returns (status, failed_row)."""
+    cdef int v = _variant(variant, 3)
+    cdef mli_tensor r_in, r_prev, r_cell, r_out
+    cdef Py_ssize_t r
+    cdef int st
+    if rows < 1 or rows > MAX_ROWS:
+        raise BridgeError("rows", f"must be in 1..{MAX_ROWS}, got {rows}")
+    _row_views("in", inp, True, False, rows, NULL)
+    _row_views("prev_out", prev_out, prev_rows, False, rows, NULL)
+    if out is not None:
+        _row_views("out", out, True, True, rows, NULL)
+    if lstm:
+        _row_views("cell", cell, cell_rows, False, rows, NULL)
+    for r in range(rows):
+        _row_at(inp, True, r, &r_in)
+        _row_at(prev_out, prev_rows, r, &r_prev)
+        if out is not None:
+            _row_at(out, True, r, &r_out)
+        if lstm:
+            _row_at(cell, cell_rows, r, &r_cell)
+        st = _check_cell_c(lstm, v, &r_in, &r_prev, tp(weights), tp(bias), mode, act, tp(ir),
+                           &r_cell if lstm else NULL, &r_out if out is not None else NULL, ir is None, out is None)
+        if st != 0:
+            return st, <int>r
+    return 0, -1
 
 
 def cell_rows(bint lstm, int variant, Py_ssize_t rows, object inp, object prev_out, bint prev_rows,

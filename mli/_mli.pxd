@@ -109,3 +109,9 @@ cdef extern from "mli_api.h" nogil:
     void mlipy_lstm_hidden_fx8(const int8_t *, int, const int8_t *, int, mli_rnn_out_activation, int, int8_t *)
     void mlipy_lstm_hidden_fx16(const int16_t *, int, const int16_t *, int, mli_rnn_out_activation, int, int16_t *)
     void mlipy_lstm_hidden_fx8w16d(const int16_t *, int, const int16_t *, int, mli_rnn_out_activation, int, int16_t *)
+    mli_status mlipy_check_basic_rnn_cell(int kind, const mli_tensor *inp, const mli_tensor *prev_out,
+                                          const mli_tensor *weights, const mli_tensor *bias,
+                                          const mli_rnn_cell_cfg *cfg, const mli_tensor *out)
+    mli_status mlipy_check_lstm_cell(int kind, const mli_tensor *inp, const mli_tensor *prev_out,
+                                     const mli_tensor *weights, const mli_tensor *bias,
+                                     const mli_rnn_cell_cfg *cfg, const mli_tensor *cell, const mli_tensor *out)

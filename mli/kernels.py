@@ -84,17 +84,6 @@ def _count(t):
     return math.prod(t.shape) if t.rank <= 4 else 0
 
 
-def _fits(count, *tensors):
-    """`count` when the tensors it is derived from could hold that many
-    elements, else 1: then a C check rejects them (their capacity is too
-    small for their shape) and nothing large is allocated from bogus shape
-    fields."""
-    room = 1
-    for t in tensors:
-        room *= max(t.capacity, 1) if not t.data_null and t.scalar_value is None else 1
-    return count if count <= room else 1
-
-
 def _not_a_strided_copy(name, out, fname):
     """An output must be the caller's memory, not mli.Tensor's copy of a strided view."""
     if getattr(out, "_strided_copy", False):
@@ -331,11 +320,49 @@ def convert_tensor(t, el_type, frac_bits):
     and `frac_bits`, values shifted with rounding and saturated."""
     from .tensor import element_type
 
+    fname = "mli_hlp_convert_tensor"
     _tensor("in", t, "convert_tensor")
     et = element_type(el_type)
-    n = _fits(_count(t), t)
-    out = Tensor.empty(max(n, 1), et, frac_bits)
-    out.capacity = n * (1 if et == ElementType.FX_8 else 2)
+    es = 1 if et == ElementType.FX_8 else 2
+    need = _count(t) * es      # the bytes MLI's out capacity check asks for
+    fx_in = t.el_type in (ElementType.FX_8, ElementType.FX_16)
+    data = not t.data_null and t.scalar_value is None
+    # an fx input passes CHK_TENSOR(in) only when its capacity (never more than
+    # its buffer) holds its shape, so that out costs at most twice the input
+    backed = fx_in and data and _count(t) * (1 if t.el_type == ElementType.FX_8 else 2) <= t.capacity
+    if need <= _SMALL_OUT or (backed and need <= 0xFFFFFFFF):
+        return _convert_into(t, need, es, et, frac_bits)
+    # a shape that no data vouches for: MLI's checks before out's capacity
+    # first, with an out of capacity 0 (nothing is written when it fails)
+    probe = Tensor.empty(1, et, frac_bits)
+    probe.capacity = 0
+    st = _core.convert_tensor(t, probe)
+    failed = _core.last_error()
+    if st != Status.NOT_ENGH_MEM or failed[0] != st or failed[2] != "out":
+        raise_for_status(st, fname)
+    if need > 0xFFFFFFFF:
+        raise error(Status.NOT_ENGH_MEM, fname, "out", "capacity",
+                    f"is too small for the result: {need} bytes exceed the largest capacity", expected=need,
+                    actual=0xFFFFFFFF)
+    if fx_in:   # what C answers once out is large enough: MLI would read through NULL
+        raise error(Status.BAD_TENSOR, fname, "in", "data", "is NULL", mlipy_safety=True)
+    # MLI converts nothing for this el_type and answers OK with out's shape set (SPEC 12.3)
+    from .io.limits import max_array_bytes
+    if need > max_array_bytes():
+        raise error(Status.NOT_ENGH_MEM, fname, "in", "shape",
+                    f"asks for a {need}-byte out, above the {max_array_bytes()}-byte limit for data no buffer "
+                    f"holds (in.el_type {t.el_type} is not an fx type, so MLI converts nothing)",
+                    expected=max_array_bytes(), actual=need, mlipy_safety=True)
+    return _convert_into(t, need, es, et, frac_bits)
+
+
+_SMALL_OUT = 1 << 16   # bytes: an output this small is allocated before any check
+
+
+def _convert_into(t, need, es, et, frac_bits):
+    """convert_tensor's call into a new out of capacity `need` (its whole buffer)."""
+    out = Tensor.empty(max(-(-need // es), 1), et, frac_bits)
+    out.capacity = need
     raise_for_status(_core.convert_tensor(t, out), "mli_hlp_convert_tensor")
     return out
 
@@ -369,16 +396,21 @@ def prepare(kernel, x, prev_out, weights, bias, cfg, cell=None, *, out):
         _tensor("cell", cell, "prepare")
     if not isinstance(cfg, RnnCellConfig):
         raise TypeError("prepare: cfg must be an mli.RnnCellConfig")
-    M = _count(prev_out)
+    fname = "mli_krn_" + name
+    # the bridge's checks of the caller's tensors (the caller's weights too:
+    # the handle computes from a copy of them), then the kernel's C checks on
+    # the arguments as bound now, before anything is allocated from their
+    # shapes (a cfg.ir made here stands in as one the checks accept): a bad
+    # argument fails here, naming it, and no handle is made
+    given = (cfg.ir, cell, out) if lstm else (cfg.ir, out)
+    _core.check_call(("in", "prev_out", "weights", "bias", "cfg.ir_tsr") + (("cell",) if lstm else ()) + ("out",),
+                     (x, prev_out, weights, bias), given)
+    _not_a_strided_copy("out", out, "prepare")
+    raise_for_status(_core.check_cell(lstm, VARIANT[kind], x, prev_out, weights, bias, int(cfg.mode), int(cfg.act),
+                                      cfg.ir, cell if lstm else None, out), fname)
     ir = cfg.ir
     if ir is None and (lstm or cfg.mode == RnnMode.BATCH_TO_LAST):
-        ir = Tensor(np.zeros(max(4 * _fits(M, prev_out) if lstm else _fits(_count(bias), bias), 1), _dtype(kind)))
-    fname = "mli_krn_" + name
-    # the caller's weights too (the handle computes from a copy of them)
-    outs = (ir, cell, out) if lstm else (ir, out)
-    _core.check_call(("in", "prev_out", "weights", "bias", "cfg.ir_tsr") + (("cell",) if lstm else ()) + ("out",),
-                     (x, prev_out, weights, bias), outs)
-    _not_a_strided_copy("out", out, "prepare")
+        ir = Tensor(np.zeros(max(4 * _count(prev_out) if lstm else _count(bias), 1), _dtype(kind)))
 
     def on_error(st):
         raise_for_status(st, fname)

@@ -131,13 +131,17 @@ def _make_lstm(kind):
         B = _rows_of(x, fname)
         x = list(x) if isinstance(x, tuple) else x
         prev_out, h_rows, M = _state("prev_out", prev_out, B, fname)
-        _, c_rows, _ = _state("cell", cell, B, fname)
+        cell_arg, c_rows, _ = _state("cell", cell, B, fname)
         steps = _steps(x, cfg.mode)
-        if out is None:
-            out = _new((B, steps, M) if steps else (B, M), kind, 0)
-        else:
+        if out is not None:
             _tensor("out", out, fname)
             _not_a_strided_copy("out", out, fname)
+        # every row's kernel checks see the shapes before anything is allocated from them
+        st, row = _core.check_rows(True, variant, B, x, prev_out, h_rows, weights, bias, int(cfg.mode),
+                                   int(cfg.act), cfg.ir, cell_arg, c_rows, out)
+        _raise(st, cname, row)
+        if out is None:
+            out = _new((B, steps, M) if steps else (B, M), kind, 0)
         if cell_out is not None:
             _tensor("cell_out", cell_out, fname)
             _not_a_strided_copy("cell_out", cell_out, fname)
@@ -218,11 +222,15 @@ def _make_rnn(kind):
         steps = _steps(x, cfg.mode)
         h0 = prev_out[0] if isinstance(prev_out, list) else prev_out
         frac = h0.frac_bits if out_frac_bits is None else out_frac_bits
-        if out is None:
-            out = _new((B, steps, K) if steps else (B, K), kind, frac)
-        else:
+        if out is not None:
             _tensor("out", out, fname)
             _not_a_strided_copy("out", out, fname)
+        # every row's kernel checks see the shapes before anything is allocated from them
+        st, row = _core.check_rows(False, variant, B, x, prev_out, h_rows, weights, bias, int(cfg.mode),
+                                   int(cfg.act), cfg.ir, None, False, out)
+        _raise(st, cname, row)
+        if out is None:
+            out = _new((B, steps, K) if steps else (B, K), kind, frac)
         old = out.frac_bits
         if cfg.act == RnnActivation.NONE:
             out.frac_bits = frac  # the output format the dense part is read out in

@@ -172,6 +172,20 @@ def test_C3_convert_tensor_ignores_other_element_types(R):
     assert rm["status"] == 0
 
 
+def test_convert_tensor_out_sized_by_mlis_checks_not_the_input_capacity(R):
+    """Issue 19 item 2: a non-fx input of capacity 0 whose shape asks for 3
+    elements.  MLI 1.1, given an int8 out of the 3 bytes its check asks for,
+    answers OK with out's shape (1, 1, 1, 3); mli.convert_tensor allocated a
+    1-byte out (sized through the input's capacity) and raised NOT_ENGH_MEM."""
+    case = _case("convert_tensor", "", {"in": R.tspec(raw=bytes(6), et=4, frac=1, shape=[1, 1, 1, 3], rank=4,
+                                                      capacity=0)}, out_et=R.FX8, out_frac=5)
+    rm = _agrees(R, case)
+    assert rm["status"] == 0
+    t = mli.Tensor.raw(bytearray(6), shape=(1, 1, 1, 3), el_type=4, frac_bits=1, capacity=0)
+    out = mli.convert_tensor(t, 0, 5)
+    assert (out.shape, out.frac_bits, out.el_type, out.capacity) == ((1, 1, 1, 3), 5, mli.EL_FX_8, 3)
+
+
 def test_C4_eltwise_keeps_in2_status(R):
     bad1 = R.tspec(np.array([[1, 2], [3, 4]], i16), 8)
     bad1["mem_stride"] = [-1, 0, 0, 0]

@@ -123,6 +123,23 @@ MLIPY_ROWS_DECL(fx8)
 MLIPY_ROWS_DECL(fx16)
 MLIPY_ROWS_DECL(fx8w16d)
 
+/* The argument checks of mli_krn_basic_rnn_cell_<kind> / mli_krn_lstm_cell_<kind>
+ * alone (kind 0 fx8, 1 fx16, 2 fx8w16d), as the kernel runs them before
+ * anything else: MLI's order and status, mlipy_last_error() naming the
+ * kernel, argument and field.  Only the tensors' fields are read (never their
+ * data) and nothing is written, so a caller can check its arguments before it
+ * allocates the outputs their shapes ask for (an out or cfg->ir_tsr whose
+ * data points anywhere and whose capacity is 0xFFFFFFFF passes every check
+ * but the one of a result larger than any capacity).  A basic RNN out too
+ * small for its steps is MLI_STATUS_OK here, as in the kernel.  Another kind
+ * is MLI_STATUS_ARGUMENT_ERROR. */
+mli_status mlipy_check_basic_rnn_cell(int kind, const mli_tensor *in, const mli_tensor *prev_out,
+                                      const mli_tensor *weights, const mli_tensor *bias,
+                                      const mli_rnn_cell_cfg *cfg, const mli_tensor *out);
+mli_status mlipy_check_lstm_cell(int kind, const mli_tensor *in, const mli_tensor *prev_out,
+                                 const mli_tensor *weights, const mli_tensor *bias,
+                                 const mli_rnn_cell_cfg *cfg, const mli_tensor *cell, const mli_tensor *out);
+
 
 /* Float32 recurrent sequences (beyond MLI, which has no float kernels): the
  * runner of the OpenVINO IR reader's LSTMSequence / GRUSequence / RNNSequence

@@ -164,8 +164,28 @@ def make_buffer(name, shape, *, el_type="fx16", frac_bits=0, comment=""):
     if not 1 <= len(shp) <= 4 or any(d <= 0 for d in shp):
         raise ExportError(f"{name}: buffer shape {shp} must have 1 to 4 positive dims")
     el = _el(el_type, f"{name}: el_type")
+    _buffer_bytes(name, shp, _DT[el].itemsize)
     return ExportTensor(_check_name(name), np.zeros(shp, _DT[el]), _frac(frac_bits, f"{name}: frac_bits"), el,
                         False, comment)
+
+
+def _buffer_bytes(name, shape, itemsize):
+    """A buffer's bytes, refused before anything is allocated when an MLI
+    capacity (a uint32) cannot hold them or they pass the size limit of
+    :mod:`mli.io.limits` (what a file may hold; a buffer asked for on the
+    command line is no larger)."""
+    n = itemsize
+    for d in shape:
+        n *= int(d)
+    if n > 0xFFFFFFFF:
+        raise ExportError(f"{name}: a buffer of shape {list(shape)} takes {n} bytes, more than an MLI capacity "
+                          "(2**32-1) holds")
+    from ..io.limits import check_size
+    try:
+        check_size(n, f"{name}: buffer of shape {list(shape)}")
+    except ValueError as e:
+        raise ExportError(str(e)) from None
+    return n
 
 
 def make_rnn_cfg(name, mode, act, ir_elements, *, el_type="fx16"):
@@ -642,9 +662,8 @@ def _run2(ap, args):
     """``--mli 2``: the MLI 2.0.2 rendering (:mod:`mli.tools.export_c2`)."""
     from .export_c2 import _el as el2
     from .export_c2 import make_buffer2, make_rnn_cfg2, make_tensor2
-    if args.auto_frac or args.allow_saturation:
-        ap.error("--auto-frac/--allow-saturation: MLI 2 float FX tensors take the largest frac that holds them "
-                 "when no frac is given")
+    if args.auto_frac:
+        ap.error("--auto-frac: MLI 2 float FX tensors take the largest frac that holds them when no frac is given")
     default_type = el2(args.type, "--type")
     types = _pairs(args.type_of, "--type-of", lambda x: el2(x, "--type-of"))
     fracs = _pairs(args.frac, "--frac", int)
@@ -659,8 +678,17 @@ def _run2(ap, args):
         el = types.get(name, default_type)
         f = fracs.get(name, ffile if ffile is not None else args.frac_all)
         cname = _check_name(args.prefix + renames.get(name, name), f"{name}: C name")
-        tensors.append(make_tensor2(cname, a, el_type=el, frac_bits=f, dim=dims.get(name, -1),
-                                    symmetric=name not in asym, sa=sas.get(name)))
+        t = make_tensor2(cname, a, el_type=el, frac_bits=f, dim=dims.get(name, -1), symmetric=name not in asym,
+                         sa=sas.get(name))
+        if t.saturated:   # as the 1.1 export: refused unless asked for
+            at = f"at {f} frac bits" if el.startswith("fx") else \
+                "with zero point, scale, scale_frac_bits " + ",".join(str(v) for v in sas[name])
+            msg = f"{name}: {t.saturated} value(s) saturated {at} in {el}"
+            if not args.allow_saturation:
+                raise ExportError(msg + (" (lower the frac bits, or --allow-saturation)" if el.startswith("fx") else
+                                         " (give a larger scale, or --allow-saturation)"))
+            print(f"mli export-c: warning: {msg}", file=sys.stderr)
+        tensors.append(t)
     for spec in args.buffer or ():
         name, o = _kv_spec(spec, "--buffer")
         unknown = set(o) - {"shape", "frac", "type", "sa"}

@@ -24,7 +24,7 @@ from typing import Optional
 import numpy as np
 
 from ..io.c_array import format_c_array
-from .export_c import ExportError, _check_name
+from .export_c import ExportError, _buffer_bytes, _check_name
 
 __all__ = ["ExportTensor2", "ExportCfg2", "from_v2", "make_tensor2", "make_buffer2", "make_rnn_cfg2", "render2"]
 
@@ -50,6 +50,7 @@ class ExportTensor2:
     dim: int = -1
     const: bool = True
     comment: str = ""
+    saturated: int = 0      # float values the quantization clamped
 
     @property
     def shape(self):
@@ -124,7 +125,10 @@ def make_tensor2(name, values, *, el_type="fx16", frac_bits=None, dim=-1, symmet
         if frac_bits is not None and (isinstance(frac_bits, bool) or not -128 <= int(frac_bits) <= 127):
             raise ExportError(f"{name}: frac bits must be in -128..127, got {frac_bits!r}")
         if a.dtype.kind == "f":
-            return from_v2(name, v2.Tensor.from_float(a, el, frac_bits), const=const, comment=comment)
+            t = from_v2(name, v2.Tensor.from_float(a, el, frac_bits), const=const, comment=comment)
+            if frac_bits is not None:   # (the frac chosen otherwise holds every value)
+                t.saturated = _clamped(np.round(a.astype(np.float64) * 2.0 ** int(frac_bits)), info)
+            return t
         if frac_bits is None:
             raise ExportError(f"{name}: integer values need their frac bits")
         return ExportTensor2(name, np.ascontiguousarray(a.astype(_DT[el])), el, int(frac_bits), const=const,
@@ -144,14 +148,30 @@ def make_tensor2(name, values, *, el_type="fx16", frac_bits=None, dim=-1, symmet
     if any(s <= 0 or s > 32767 for s in sc) or any(not -128 <= f <= 127 for f in sf) or \
             any(not -32768 <= z <= 32767 for z in zp):
         raise ExportError(f"{name}: scale must be 1..32767, scale_frac_bits -128..127, zero point int16")
+    # the zero points MLI 2.0.2's checks accept: sa8 data in [-128, 127]
+    # (weights 0); sa32 tensors are biases, whose zero point is 0
+    lo, hi = (0, 0) if el == "sa32" else (-128, 127)
+    bad = [z for z in zp if not lo <= z <= hi]
+    if bad:
+        raise ExportError(f"{name}: zero point {bad[0]} is refused by MLI 2.0.2 for {el} "
+                          + ("(a bias: zero point 0)" if el == "sa32" else
+                             "(data: -128..127, weights: 0)"))
+    saturated = 0
     if a.dtype.kind == "f":
         shp = [1] * a.ndim
         if dim >= 0:
             shp[dim] = -1
         step = (np.array(sc, np.float64) * 2.0 ** -np.array(sf, np.float64)).reshape(shp)
-        a = np.clip(np.round(a / step) + np.array(zp, np.float64).reshape(shp), info.min, info.max)
+        q = np.round(a / step) + np.array(zp, np.float64).reshape(shp)
+        saturated = _clamped(q, info)
+        a = np.clip(q, info.min, info.max)
     return ExportTensor2(name, np.ascontiguousarray(a.astype(_DT[el])), el, 0, zp, sc, sf, dim if dim >= 0 else -1,
-                         const, comment)
+                         const, comment, saturated)
+
+
+def _clamped(q, info):
+    """How many of the rounded values `q` lie outside the integer range."""
+    return int(np.count_nonzero((q < info.min) | (q > info.max)))
 
 
 def make_buffer2(name, shape, *, el_type="fx16", frac_bits=0, sa=(0, 1, 0), comment=""):
@@ -160,6 +180,7 @@ def make_buffer2(name, shape, *, el_type="fx16", frac_bits=0, sa=(0, 1, 0), comm
     if not 1 <= len(shp) <= 4 or any(d <= 0 for d in shp):
         raise ExportError(f"{name}: buffer shape {shp} must have 1 to 4 positive dims")
     el = _el(el_type, f"{name}: el_type")
+    _buffer_bytes(name, shp, _DT[el].itemsize)
     t = make_tensor2(name, np.zeros(shp, _DT[el]), el_type=el, frac_bits=frac_bits,
                      sa=None if el.startswith("fx") else sa, const=False, comment=comment)
     return t
@@ -175,6 +196,7 @@ def make_rnn_cfg2(name, *, direction="forward", results="all", act="tanh", scrat
             raise ExportError(f"{name}: {k} must be one of {', '.join(allowed)}, got {v!r}")
     if isinstance(scratch_bytes, bool) or not isinstance(scratch_bytes, (int, np.integer)) or scratch_bytes <= 0:
         raise ExportError(f"{name}: scratch size must be a positive byte count, got {scratch_bytes!r}")
+    _buffer_bytes(name + "_scratch", (int(scratch_bytes),), 1)
     return ExportCfg2(name, str(direction).lower(), str(results).lower(), str(act).lower(), name + "_scratch",
                       int(scratch_bytes))
 

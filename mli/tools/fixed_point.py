@@ -8,20 +8,34 @@ from pathlib import Path
 
 import numpy as np
 
+from .._status import MliError
 from ..fixed_point import to_fixed_point
+from ..io.limits import limit_text, max_array_bytes
+from ..io.npz import npz_keys, read_npz
 from ..ir import read_model
 
 __all__ = ["main"]
 
 
+class _ToolError(ValueError):
+    """A bad model, input file or option: one line, exit 2."""
+
+
 def _case_inputs(xml):
     npz = Path(xml).with_suffix(".npz")
     if not npz.is_file():
-        raise SystemExit(f"{xml}: no {npz.name} beside it with the inputs (in__<name> arrays)")
-    with np.load(npz, allow_pickle=False) as d:
-        inputs = {k[4:]: d[k] for k in d.files if k.startswith("in__")}
-    if not inputs:
-        raise SystemExit(f"{npz}: no in__<name> arrays")
+        raise _ToolError(f"{xml}: no {npz.name} beside it with the inputs (in__<name> arrays)")
+    # mli.io's reader: the size limit, no pickles, a damaged file named
+    keys = [k for k in npz_keys(npz) if k.startswith("in__")]
+    if not keys:
+        raise _ToolError(f"{npz}: no in__<name> arrays")
+    inputs, left = {}, max_array_bytes()
+    for k in keys:
+        a = read_npz(npz, k)
+        left -= a.nbytes
+        if left < 0:
+            raise _ToolError(f"{npz}: its in__ arrays together exceed {limit_text()}")
+        inputs[k[4:]] = a
     return inputs
 
 
@@ -31,7 +45,44 @@ _LIB_NAME = {"mli1": "MLI 1.1", "mli2": "MLI 2.0.2"}
 
 def main(argv=None) -> int:
     """``mli fixed-point XML [--kind K] [--library mli1|mli2|both]``: frac bits and S/N
-    per output; with several runs a table of the S/N side by side."""
+    per output; with several runs a table of the S/N side by side.  Returns 0;
+    a usage error, an unreadable or malformed model or inputs file, or a model
+    the kernels cannot run prints one line ``mli fixed-point: error: ...``
+    (naming the file or layer) and returns 2."""
+    import os
+    import sys
+    import zipfile
+
+    try:
+        return _run(argv)
+    except SystemExit as e:     # argparse: --help (0) or its usage error (2, printed)
+        return e.code if isinstance(e.code, int) else 2
+    except BrokenPipeError:
+        raise
+    except (_ToolError, MliError, ValueError, TypeError, KeyError, OSError, zipfile.BadZipFile,
+            NotImplementedError) as e:
+        print(f"mli fixed-point: error: {_message(e, argv)}", file=sys.stderr)
+        return 2
+    except Exception as e:      # an input we did not foresee: still no traceback
+        if os.environ.get("MLI_DEBUG"):
+            raise
+        print(f"mli fixed-point: error: {type(e).__name__}: {e} (set MLI_DEBUG=1 for a traceback)",
+              file=sys.stderr)
+        return 2
+
+
+def _message(e, argv):
+    """One line naming the file (and the layer, which the model's errors name)."""
+    if isinstance(e, OSError) and e.filename is not None:
+        return f"{e.filename}: {e.strerror or e}"
+    text = str(e.args[0]) if isinstance(e, KeyError) and e.args else str(e)
+    xml = next((a for a in (argv or []) if not a.startswith("-")), None)
+    if xml and not text.startswith(xml) and xml not in text:
+        text = f"{xml}: {text}"
+    return text
+
+
+def _run(argv) -> int:
     ap = argparse.ArgumentParser(
         prog="mli fixed-point",
         description="Convert the LSTM/RNN/GRU layers of an OpenVINO IR model to MLI fixed "

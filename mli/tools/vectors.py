@@ -17,6 +17,7 @@ import numpy as np
 from .. import _core
 from .._status import Status
 from ..enums import VARIANT
+from ..io.limits import check_size
 from ..rounding import rounding as rounding_ctx
 from ..tensor import Tensor
 from .cases import CaseResult
@@ -43,7 +44,7 @@ def build_tensor(meta, arrays, role):
     if meta.get(f"{role}_null"):
         return Tensor.raw(is_null=True)
     data = arrays.get(f"{role}_data")
-    cap = int(meta[f"{role}_capacity"])
+    cap = _capacity(meta, f"{role}_capacity")
     kw = dict(shape=meta[f"{role}_shape"], rank=meta[f"{role}_rank"], mem_stride=meta[f"{role}_mem_stride"],
               el_type=meta[f"{role}_el_type"], frac_bits=meta[f"{role}_frac"])
     if meta.get(f"{role}_scalar") is not None and int(meta[f"{role}_rank"]) == 0:
@@ -55,6 +56,16 @@ def build_tensor(meta, arrays, role):
     if data is not None:
         buf[:nbytes] = np.ascontiguousarray(data).view(np.uint8).reshape(-1)
     return Tensor.raw(buf, capacity=cap, **kw)
+
+
+def _capacity(meta, key):
+    """A capacity the case states: a uint32, and within the size limit of data
+    read from case files (checked before anything is allocated from it)."""
+    v = meta[key]
+    if isinstance(v, bool) or not isinstance(v, int) or not 0 <= v <= 0xFFFFFFFF:
+        raise ValueError(f"{key}: expected an integer in 0..2**32-1, got {v!r}")
+    check_size(v, key)
+    return v
 
 
 def _data(t, el_type, count):
@@ -123,18 +134,39 @@ def _run_kernel(meta, arrays, t):
     if k == "float_to_fx_tensor":
         return _core.float_to_fx_tensor(np.ascontiguousarray(arrays["src_float32"], np.float32), t["out"]), {}
     if k == "fx_tensor_to_float":
-        dst = np.zeros(max(int(meta["dst_size"]), 1), np.float32)
+        dst_size = meta["dst_size"]
+        if isinstance(dst_size, bool) or not isinstance(dst_size, int) or not 0 <= dst_size <= 0xFFFFFFFF:
+            raise ValueError(f"dst_size: expected an integer in 0..2**32-1, got {dst_size!r}")
+        check_size(4 * dst_size, "dst_size (floats)")
+        dst = np.zeros(max(dst_size, 1), np.float32)
         return _core.fx_tensor_to_float(t["in"], dst, int(meta["dst_size"])), {"floats": dst}
     raise NotImplementedError(f"kernel {k!r} is not implemented")
 
 
 def run_case(path, rounding="convergent", har_data=None):
-    """Run one MLI case file; returns a CaseResult."""
+    """Run one MLI case file; returns a CaseResult (a malformed case file, one
+    whose meta lacks a field or states a capacity above the size limit, is a
+    failed case: "cannot read case: ...")."""
     name = os.path.splitext(os.path.basename(path))[0]
+    try:
+        return _run_case(path, name, rounding, har_data)
+    except Exception as e:  # a malformed case file is a failure, not a crash
+        return CaseResult(name, False, f"cannot read case: {_problem(e)}")
+
+
+def _problem(e):
+    if isinstance(e, KeyError) and e.args:
+        return f"no {e.args[0]!r} in its meta"
+    return str(e) if isinstance(e, (ValueError, OSError)) and str(e) else f"{type(e).__name__}: {e}"
+
+
+def _run_case(path, name, rounding, har_data):
     try:
         meta, arrays = load_case(path)
     except Exception as e:  # a malformed case file is a failure, not a crash
         return CaseResult(name, False, f"cannot read case: {e}")
+    if not isinstance(meta, dict):
+        return CaseResult(name, False, "cannot read case: its meta_json is not an object")
     if meta.get("kernel") == "har_model":
         from .har import run_har_case
 
@@ -237,7 +269,10 @@ def _iter_mli20(path, patterns, rounding, jobs):
 
     def run(file):
         name = os.path.relpath(file, path)[:-4].replace(os.sep, "/")
-        r = v2cases.run_case(file, rounding)
+        try:
+            r = v2cases.run_case(file, rounding)
+        except Exception as e:  # a malformed case file is a failed case, not a crash
+            return CaseResult(name, False, f"cannot read case: {_problem(e)}")
         if r.passed:
             return CaseResult(name, True)
         return CaseResult(name, False, f"{r.where}: expected {r.expected!r}, got {r.actual!r} {r.message}".rstrip())
@@ -271,7 +306,7 @@ def main(argv=None):
     passed = failed = 0
     for d in args.dirs:
         if not os.path.isdir(d):
-            print(f"{d}: not a folder", file=sys.stderr)
+            print(f"mli vectors: error: {d}: not a folder", file=sys.stderr)
             return 2
         try:
             for r in iter_dir(d, args.patterns, args.rounding, args.har_data, args.jobs):
@@ -283,7 +318,13 @@ def main(argv=None):
                     failed += 1
                     print(f"FAIL {r.name}: {r.message}", flush=True)
         except (OSError, ValueError) as e:
-            print(f"{d}: {e}", file=sys.stderr)
+            print(f"mli vectors: error: {d}: {e}", file=sys.stderr)
+            return 2
+        except Exception as e:  # an input we did not foresee: still one line, no traceback
+            if os.environ.get("MLI_DEBUG"):
+                raise
+            print(f"mli vectors: error: {d}: {type(e).__name__}: {e} (set MLI_DEBUG=1 for a traceback)",
+                  file=sys.stderr)
             return 2
     if passed + failed == 0:  # a run that checked nothing must not look like a pass
         what = f"no case matched -k {' -k '.join(args.patterns)}" if args.patterns else "no cases"

@@ -128,12 +128,42 @@ _LstmFn = Callable[[Tensor, Tensor, Tensor, Tensor, Tensor, Optional[Lut], Optio
 _GruFn = Callable[[Tensor, Tensor, Tensor, Tensor, Tensor, Optional[Lut], Optional[Lut], RnnCellCfg, Tensor], Tensor]
 
 
+def _backed_count(t) -> Optional[int]:
+    """The elements of `t`'s shape when its buffer and capacity hold the extent
+    of its shape and strides (as MLI 2.0.2's tensor check asks), else None: a
+    shape merely claimed, which the kernel's checks refuse naming the tensor,
+    so nothing is allocated from it."""
+    try:
+        rank = int(t.rank)
+        if not 0 <= rank <= 4:
+            return None
+        shape = [int(v) for v in t.shape[:rank]]
+        strides = [int(v) for v in t.mem_stride[:rank]]
+        if any(v <= 0 for v in shape) or any(v <= 0 for v in strides):
+            return None
+        span = 1 + sum((n - 1) * st for n, st in zip(shape, strides))
+        buf = t.buffer
+        have = min(int(t.capacity), int(buf.nbytes) if buf is not None else 0)
+        from .tensor import DTYPES
+        if span * np.dtype(DTYPES[t.el_type]).itemsize > have:
+            return None
+        n = 1
+        for v in shape:
+            n *= v
+        return n
+    except (AttributeError, KeyError, TypeError, ValueError):
+        return None
+
+
 def _make_act(fn: str, kind: str) -> _ActFn:
     cname = f"mli_krn_{fn}_{kind}"
 
     def act(x: Tensor, lut: Optional[Lut] = None, out: Optional[Tensor] = None) -> Tensor:
         if out is None:
-            out = Tensor.zeros(x.shape[:x.rank], x.el_type)
+            # a new dense out of x's shape, when x's buffer holds that shape;
+            # else one element, and the kernel's check of `in` refuses x first
+            backed = _backed_count(x) is not None
+            out = Tensor.zeros(x.shape[:x.rank] if backed else (1,), x.el_type)
         lut = _shared_lut(fn) if lut is None else lut
         _raise(_core2.activation(fn, kind, x, lut, out, _mode()), cname)
         return out
@@ -176,7 +206,9 @@ def _scratch_cfg(cfg: RnnCellCfg, gates: int, prev_out: Tensor, x: Tensor) -> Rn
     """cfg with a scratch buffer of the required size when it has none."""
     if cfg is None or cfg.scratch_buffer is not None or cfg.scratch_capacity:
         return cfg
-    m = int(np.prod(prev_out.shape[:prev_out.rank])) if prev_out is not None else 0
+    # M from prev_out's shape only when its buffer holds it: else the
+    # kernel's check of prev_out (before the scratch's) refuses it first
+    m = (_backed_count(prev_out) or 0) if prev_out is not None else 0
     esz = 2 if x is not None and x.el_type == FX_16 else 1
     cap = max(gates * m * esz, 1)
     return RnnCellCfg(cfg.direction, cfg.results, cfg.act, np.zeros(cap, np.uint8), cap)

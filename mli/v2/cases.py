@@ -19,6 +19,7 @@ from typing import BinaryIO, Dict, Iterable, List, Optional, Union
 import numpy as np
 
 from .. import _core as _core11
+from ..io.limits import check_size
 from . import _core2
 from .tensor import DTYPES, SA_8, SA_32, Lut, Tensor
 
@@ -66,11 +67,22 @@ class DirResult:
         return c
 
 
+def _cap(meta, key, default=None):
+    """A capacity the case states: an integer in 0..2**32-1 within the size
+    limit of data read from case files (mli.io.limits), checked before
+    anything is allocated from it."""
+    v = meta[key] if default is None else meta.get(key, default)
+    if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or not 0 <= int(v) <= 0xFFFFFFFF:
+        raise ValueError(f"{key}: expected an integer in 0..2**32-1, got {v!r}")
+    check_size(int(v), key)
+    return int(v)
+
+
 def _buffer_for(meta, z, role, extra_bytes=0):
     el = meta[f"{role}_el_type"]
     data = z[f"{role}_data"] if f"{role}_data" in z.files else None
     nbytes = 0 if data is None else data.nbytes
-    size = max(int(meta[f"{role}_capacity"]), nbytes, extra_bytes, 1)
+    size = max(_cap(meta, f"{role}_capacity"), nbytes, extra_bytes, 1)
     raw = np.zeros(size, np.uint8)
     if data is not None:
         raw[:nbytes] = np.ascontiguousarray(data).view(np.uint8).reshape(-1)
@@ -88,7 +100,7 @@ def _tensor(meta, role, raw) -> Optional[Tensor]:
     if el in (SA_8, SA_32):
         t.sa_type = int(meta.get(f"{role}_sa_type", 0))
         t.sa_dim = int(meta[f"{role}_sa_dim"])
-        caps = [int(meta.get(f"{role}_{p}_capacity", 0)) for p in ("zero_point", "scale", "scale_frac_bits")]
+        caps = [_cap(meta, f"{role}_{p}_capacity", 0) for p in ("zero_point", "scale", "scale_frac_bits")]
         vals = [meta[f"{role}_{p}"] for p in ("zero_point", "scale", "scale_frac_bits")]
         arrs = []
         for v, cap, dt in zip(vals, caps, (np.int16, np.int16, np.int8)):
@@ -113,10 +125,13 @@ def run_case(path: Union[str, BinaryIO], rounding: str = "convergent") -> CaseRe
     ``"convergent"`` or ``"up"``."""
     if rounding not in ROUNDINGS:
         raise ValueError(f"rounding: expected one of {ROUNDINGS}, got {rounding!r}")
-    z = np.load(path)
+    z = np.load(path, allow_pickle=False)
     meta = json.loads(str(z["meta_json"]))
-    if meta.get("schema") != "mli20":
+    if not isinstance(meta, dict) or meta.get("schema") != "mli20":
         raise ValueError(f"{path}: not a case of schema mli20")
+    for key in ("kernel", "kind", "args", "expected_status"):
+        if key not in meta:
+            raise ValueError(f"{path}: its meta has no {key!r}")
     kernel, kind = meta["kernel"], meta["kind"]
     case_id = meta.get("case_id") or (os.path.basename(path) if isinstance(path, str) else "case")
     res = CaseResult(case_id, kernel, kind, rounding, False)
@@ -132,9 +147,9 @@ def run_case(path: Union[str, BinaryIO], rounding: str = "convergent") -> CaseRe
             continue
         if r == "out" and alias:
             continue
-        extra = int(meta.get("cfg_scratch_capacity", 0)) if (r == in_role and scratch_over) else 0
+        extra = _cap(meta, "cfg_scratch_capacity", 0) if (r == in_role and scratch_over) else 0
         if r == in_role and alias:
-            extra = max(extra, int(meta.get("out_capacity", 0)))
+            extra = max(extra, _cap(meta, "out_capacity", 0))
         raws[r] = _buffer_for(meta, z, r, extra)
         tens[r] = _tensor(meta, r, raws[r])
     if alias and not meta.get("out_null"):
@@ -155,7 +170,7 @@ def run_case(path: Union[str, BinaryIO], rounding: str = "convergent") -> CaseRe
     luts = {}
     for name in ("tanh_lut", "sigm_lut", "lut"):
         if f"{name}_from" in meta:
-            luts[name], lut_status[name] = _lut(meta[f"{name}_from"], int(meta[f"{name}_capacity"]))
+            luts[name], lut_status[name] = _lut(meta[f"{name}_from"], _cap(meta, f"{name}_capacity"))
     exp_lut = meta.get("expected_lut_create_status", {})
     for name, st in exp_lut.items():
         if lut_status.get(name) != st:
@@ -179,7 +194,7 @@ def run_case(path: Union[str, BinaryIO], rounding: str = "convergent") -> CaseRe
             cfg = SimpleNamespace()
             cfg.direction, cfg.results, cfg.act = (int(meta.get("cfg_direction", 0)), int(meta.get("cfg_results", 0)),
                                                    int(meta.get("cfg_act", 0)))
-            cap = int(meta.get("cfg_scratch_capacity", 0))
+            cap = _cap(meta, "cfg_scratch_capacity", 0)
             cfg.scratch_capacity = cap
             if meta.get("cfg_scratch_null"):
                 cfg.scratch_buffer = None

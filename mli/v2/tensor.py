@@ -178,6 +178,13 @@ class Tensor:
         if not shape:
             return flat[:1].copy().reshape(())
         strides = tuple(s * flat.itemsize for s in self.mem_stride[:self.rank])
+        if any(d < 0 or s < 0 or (s == 0 and d > 1) for d, s in zip(shape, self.mem_stride[:self.rank])):
+            # (MLI 2.x strides are positive: a negative one would read before the buffer, a zero
+            # one copy a shape the buffer merely claims out of one element)
+            raise ValueError(f"numpy: shape {list(shape)} with mem_stride {list(self.mem_stride[:self.rank])}: "
+                             "the strides of dimensions above 1 must be positive")
+        if 0 in shape:
+            return np.zeros(shape, dt)
         need = 1 + sum((d - 1) * s for d, s in zip(shape, self.mem_stride[:self.rank]))
         if need > flat.size:
             raise ValueError("numpy: shape and mem_stride reach beyond the buffer")

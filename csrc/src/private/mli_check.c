@@ -401,3 +401,36 @@ mli_status mli_chk_lstm_cell(const mli_tensor *in, const mli_tensor *prev_out,
     RETURN_BAD(safe_int_count(weights, "weights"));
     return MLI_STATUS_OK;
 }
+
+/* ------------------------------------------- the checks alone (mlipy_) -- */
+static const mli_chk_kind CHK_KIND[3] = {
+    {MLI_EL_FX_8, MLI_EL_FX_8}, {MLI_EL_FX_16, MLI_EL_FX_16}, {MLI_EL_FX_16, MLI_EL_FX_8}};
+static const char *const RNN_NAME[3] = {"mli_krn_basic_rnn_cell_fx8", "mli_krn_basic_rnn_cell_fx16",
+                                        "mli_krn_basic_rnn_cell_fx8w16d"};
+static const char *const LSTM_NAME[3] = {"mli_krn_lstm_cell_fx8", "mli_krn_lstm_cell_fx16",
+                                         "mli_krn_lstm_cell_fx8w16d"};
+
+mli_status mlipy_check_basic_rnn_cell(int kind, const mli_tensor *in, const mli_tensor *prev_out,
+                                      const mli_tensor *weights, const mli_tensor *bias,
+                                      const mli_rnn_cell_cfg *cfg, const mli_tensor *out) {
+    if (kind < 0 || kind > 2) {
+        mlipy_err_reset("mlipy_check_basic_rnn_cell");
+        return mlipy_err_val(MLI_STATUS_ARGUMENT_ERROR, "kind", "", "must be 0 (fx8), 1 (fx16) or 2 (fx8w16d)", 0,
+                             kind);
+    }
+    mlipy_err_reset(RNN_NAME[kind]);
+    bool skip = false;
+    return mli_chk_basic_rnn_cell(in, prev_out, weights, bias, cfg, out, CHK_KIND[kind], &skip);
+}
+
+mli_status mlipy_check_lstm_cell(int kind, const mli_tensor *in, const mli_tensor *prev_out,
+                                 const mli_tensor *weights, const mli_tensor *bias,
+                                 const mli_rnn_cell_cfg *cfg, const mli_tensor *cell, const mli_tensor *out) {
+    if (kind < 0 || kind > 2) {
+        mlipy_err_reset("mlipy_check_lstm_cell");
+        return mlipy_err_val(MLI_STATUS_ARGUMENT_ERROR, "kind", "", "must be 0 (fx8), 1 (fx16) or 2 (fx8w16d)", 0,
+                             kind);
+    }
+    mlipy_err_reset(LSTM_NAME[kind]);
+    return mli_chk_lstm_cell(in, prev_out, weights, bias, cfg, cell, out, CHK_KIND[kind]);
+}

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ...io.limits import check_size
 from ..errors import ELEMENT_TYPES, IRError
 from ..program import compute_dtype, variables
 from ..reader import _shape_attr
@@ -55,6 +56,14 @@ def _read_value(layer, a, graph):
             if vtype is None or vshape is None or None in vshape:
                 raise IRError(f"variable {vid!r} has no init_value input and no static "
                               f"variable_type/variable_shape to start from")
+            # a shape the IR file states: within the size limit before anything is allocated
+            n = np.dtype(vtype).itemsize
+            for d in vshape:
+                n *= int(d)
+            try:
+                check_size(n, f"variable {vid!r}: variable_shape {list(vshape)}")
+            except ValueError as e:
+                raise IRError(str(e)) from None
             return np.zeros(vshape, vtype)
         _check(init, vtype, vshape, vid)
         return init

@@ -7,7 +7,8 @@ import sys
 
 from ..._status import MliError
 from ..jobs import jobs_arg
-from .case import _CLI_FLAG, ROUNDINGS, CaseError, _msg
+from ...io.load import parse_spec
+from .case import _CLI_FLAG, ROUNDINGS, CaseError, _msg, load_case
 from .har_dumps import crosscheck_har
 from .plot import plot_results
 from .results import DatasetResult
@@ -139,6 +140,69 @@ _KERNEL_FLAGS = _V2_FLAGS + ("kernel", "kind", "weights", "bias", "prev_out", "c
                  "prev_out_frac", "cell_frac", "in2_frac", "time_axis")
 
 
+_SPEC_FLAGS = ("input", "weights", "bias", "prev_out", "cell", "in2", "weights_in", "weights_out", "firmware",
+               "firmware_cell", "float_ref")
+
+
+def _spec_path(value, base_dir=None):
+    """The file a spec names (None when it names none)."""
+    try:
+        return parse_spec(value, base_dir=base_dir).path
+    except (ValueError, TypeError, OSError):
+        return value if isinstance(value, str) else None
+
+
+def _strings(obj):
+    """Every string in a case file's tables and lists."""
+    if isinstance(obj, str):
+        yield obj
+    elif isinstance(obj, dict):
+        for k, v in obj.items():
+            if k in ("path", "file") or not isinstance(v, (int, float, bool)):
+                yield from _strings(v)
+    elif isinstance(obj, (list, tuple)):
+        for v in obj:
+            yield from _strings(v)
+
+
+def _plot_inputs(args):
+    """(what, path) of every file and folder the run reads."""
+    out = [(_CLI_FLAG.get(k, "--" + k.replace("_", "-")), _spec_path(getattr(args, k))) for k in _SPEC_FLAGS
+           if getattr(args, k) is not None]
+    for flag, v in (("--har", args.har), ("--data", args.data)):
+        if v is not None:
+            out.append((flag, v))
+    if args.case:
+        out.append(("the case file", args.case))
+        try:
+            case = load_case(args.case)
+        except CaseError:
+            case = {}
+        base = os.path.dirname(os.fspath(args.case))
+        out += [("the case file", _spec_path(v, base)) for v in _strings(case)]
+    return [(w, p) for w, p in out if p]
+
+
+def _refuse_plot_over_input(args):
+    """--plot FILE must not be one of the run's inputs (compared as files:
+    another spelling or a link counts), nor an existing file inside an input
+    folder (a data set's vectors, the HAR dumps)."""
+    target = os.fspath(args.plot)
+    exists = os.path.exists(target)
+    real = os.path.realpath(target)
+    for what, p in _plot_inputs(args):
+        try:
+            same = exists and os.path.samefile(target, p)
+        except (OSError, ValueError):
+            same = False
+        inside = False
+        if exists and not same and os.path.isdir(p):
+            inside = os.path.commonpath([real, os.path.realpath(p)]) == os.path.realpath(p)
+        if same or inside:
+            raise CaseError(f"--plot: would overwrite the input {target} (in {what}'s folder {p})" if inside
+                            else f"--plot: would overwrite the input {p}" + ("" if p == target else f" ({what})"))
+
+
 def _print_line(result):
     # line and newline in one write, flushed at once: the lines of the vectors done reach a
     # pipe whole, whenever an interrupt comes
@@ -153,6 +217,7 @@ def _run(argv):
     stream = None if args.json else _print_line
     show_bar = bool(args.json)
     if args.plot:
+        _refuse_plot_over_input(args)   # before matplotlib is imported (it may be missing)
         try:
             import matplotlib  # noqa: F401
         except ImportError:

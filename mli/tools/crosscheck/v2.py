@@ -133,6 +133,29 @@ class _Layer2:
         return f"{self.label}.{key}"
 
 
+def _per_axis_dim_ok(lay, role, key, dim):
+    """The per-axis dimension MLI 2.0.2 accepts for a weight or bias (its
+    checks refuse any other with INCOMPATEBLE_TENSORS): a cell's weights and
+    bias per gate (dim 0); fully_connected's weights per output (dim 1) and
+    its bias along dim 0."""
+    if dim < 0 or not (role.startswith("weights") or role == "bias"):
+        return
+    cell = lay.kernel in ("lstm_cell", "gru_cell")
+    want = 0 if cell or role == "bias" else 1 if lay.kernel == "fully_connected" else None
+    if want is None or dim == want:
+        return
+    where = f"--sa-dim {key}={dim}" if lay.label == "--" else f"{lay.where(key + '_dim')} = {dim}"
+    if cell:
+        what = f"the {lay.kernel.split('_')[0].upper()}'s weights are quantized per gate (dim 0)"
+        if role == "bias":
+            what = f"the {lay.kernel.split('_')[0].upper()}'s bias is quantized per gate (dim 0)"
+    elif role == "bias":
+        what = "fully_connected's bias is quantized along dim 0"
+    else:
+        what = "fully_connected's weights are quantized per output (dim 1)"
+    raise CaseError(f"{where}: {what}; MLI 2.0.2 refuses any other dimension")
+
+
 def _int(v, where, lo=-2 ** 31, hi=2 ** 31 - 1):
     if isinstance(v, str) and v.strip().lstrip("-").isdigit():
         v = int(v)
@@ -228,6 +251,7 @@ class _Runner:
             return v2.Tensor.fx(self._ints_of(arr, el, where), fr, el)
         zp, sc, sf, dim = (c.get(key + s) for s in ("_zp", "_scale", "_scale_frac", "_dim"))
         dim = -1 if dim is None else _int(dim, lay.where(key + "_dim"), -1, 3)
+        _per_axis_dim_ok(lay, role, key, dim)
         if sc is None and arr.dtype.kind == "f":
             if role == "bias" and ref is not None:
                 return self._sa_bias(arr, ref, dim, where)
@@ -284,7 +308,7 @@ class _Runner:
         try:
             return _sa_bias(np.asarray(arr, np.float64), (0, int(x.scale[0]), int(x.scale_frac_bits[0])), w,
                             per_axis=w.sa_dim >= 0)
-        except (ValueError, OverflowError) as e:
+        except (ValueError, OverflowError, IndexError) as e:
             raise CaseError(f"{where}: {e}") from None
 
     def _statics(self, lay):
