@@ -271,3 +271,49 @@ def test_C5_lstm_cell_with_set_strides_skips_the_output_activation(R):
         cell["mem_stride"] = [st, 0, 0, 0]
         c.update(isa_index=0, index=i)
         _agrees(R, c)
+
+
+def test_C6_eltwise_broadcast_operand_read_once_under_an_aliased_out(R):
+    """run_diff --seed 7043 case 4611: an out over the one-element operand.  MLI
+    reads the broadcast value once, before its loop, so the elements after the
+    first still see the old value (mli-py reread it after out[0] was written)."""
+    assert R.main(["--seed", "7043", "--only", "4611"]) == 0
+
+
+@pytest.mark.parametrize("op", ["add", "sub", "mul", "max", "min"])
+@pytest.mark.parametrize("kind,dt,et", [("fx16", i16, 1), ("fx8", i8, 0)])
+@pytest.mark.parametrize("scalar_first", [True, False])
+def test_C6_eltwise_broadcast_over_its_own_out(R, op, kind, dt, et, scalar_first):
+    """Every op and type, the scalar as in1 or in2, out over the scalar's buffer:
+    MLI's library (called here directly) and mli-py give the same buffer."""
+    import ctypes as C
+    mli11 = sys.modules.get("mli11") or importlib.import_module("mli11")
+    n = 9
+    other = np.array([(-1) ** i * (7 * i + 3) for i in range(n)], dt)
+    results = []
+    for impl in ("mli", "mlipy"):
+        buf = np.zeros(n, dt)
+        buf[0] = 20
+        if impl == "mli":
+            lib = mli11.lib("conv")
+            lib.reset_dsp()
+
+            def T(arr, shape):
+                t = mli11.MliTensor()
+                t.data, t.capacity, t.rank, t.el_type = arr.ctypes.data, arr.nbytes, len(shape), et
+                for i, s in enumerate(shape):
+                    t.shape[i] = s
+                t.el_params.fx.frac_bits = 3
+                return t
+            s, o, out = T(buf, [1]), T(other, [n]), T(buf, [n])
+            args = (s, o) if scalar_first else (o, s)
+            st = lib.fn(f"mli_krn_eltwise_{op}_{kind}")(C.byref(args[0]), C.byref(args[1]), C.byref(out))
+            assert st == 0
+        else:
+            s = mli.Tensor.raw(buf, shape=(1,), el_type=et, frac_bits=3)
+            out = mli.Tensor.raw(buf, shape=(n,), el_type=et, frac_bits=3)
+            o = mli.Tensor(other.copy(), 3)
+            args = (s, o) if scalar_first else (o, s)
+            getattr(mli, f"eltwise_{op}_{kind}")(*args, out=out)
+        results.append(buf.tolist())
+    assert results[0] == results[1]

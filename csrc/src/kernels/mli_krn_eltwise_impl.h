@@ -36,11 +36,14 @@ static mli_status MLI_CAT(eltwise_, KRN_SFX)(mli_eltwise_op op, const mli_tensor
     const long n2 = in2->rank ? (long)mli_prv_count(in2, 0) : 1;
     const int shift = in1->el_params.fx.frac_bits + in2->el_params.fx.frac_bits - out->el_params.fx.frac_bits;
     KRN_IO_T *y = (KRN_IO_T *)out->data;
-    /* A single-element operand is broadcast; operand order is kept. */
+    /* A single-element operand is broadcast; operand order is kept.  MLI
+     * reads it once, before the loop: an out over it changes nothing after. */
     if (n2 == 1) {
-        for (long i = 0; i < n1; i++) y[i] = MLI_CAT(op_, KRN_SFX)(op, a[i], c[0], shift);
+        const KRN_IO_T c0 = c[0];
+        for (long i = 0; i < n1; i++) y[i] = MLI_CAT(op_, KRN_SFX)(op, a[i], c0, shift);
     } else if (n1 == 1) {
-        for (long i = 0; i < n2; i++) y[i] = MLI_CAT(op_, KRN_SFX)(op, a[0], c[i], shift);
+        const KRN_IO_T a0 = a[0];
+        for (long i = 0; i < n2; i++) y[i] = MLI_CAT(op_, KRN_SFX)(op, a0, c[i], shift);
     } else {
         for (long i = 0; i < n1; i++) y[i] = MLI_CAT(op_, KRN_SFX)(op, a[i], c[i], shift);
     }
