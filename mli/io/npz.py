@@ -32,6 +32,7 @@ import math
 import os
 import struct
 import sys
+import threading
 import tokenize
 import warnings
 import zipfile
@@ -81,17 +82,35 @@ def _check_array(a, what):
     return a.astype(a.dtype.newbyteorder("=")) if not a.dtype.isnative else a
 
 
+# numpy parses an .npy header with ast.literal_eval, and CPython 3.11 can
+# raise SystemError ("AST constructor recursion depth mismatch") when two
+# threads do that at once (seen under `mli vectors --jobs 2`): every header
+# the package reads, and every whole case file, takes this lock.
+HEADER_LOCK = threading.Lock()
+
+
 def _npy_header(f):
     """(shape, dtype) of the .npy stream at the cursor of `f`; the cursor
     ends after the header."""
-    version = _npy_format.read_magic(f)
-    if version == (1, 0):
-        shape, _, dtype = _npy_format.read_array_header_1_0(f)
-    elif version in ((2, 0), (3, 0)):  # 3.0 only differs in utf-8 field names
-        shape, _, dtype = _npy_format.read_array_header_2_0(f)
-    else:
-        raise ValueError(f"unsupported .npy format version {version[0]}.{version[1]}")
+    with HEADER_LOCK:
+        version = _npy_format.read_magic(f)
+        if version == (1, 0):
+            shape, _, dtype = _npy_format.read_array_header_1_0(f)
+        elif version in ((2, 0), (3, 0)):  # 3.0 only differs in utf-8 field names
+            shape, _, dtype = _npy_format.read_array_header_2_0(f)
+        else:
+            raise ValueError(f"unsupported .npy format version {version[0]}.{version[1]}")
     return shape, dtype
+
+
+def load_npz_arrays(path):
+    """``{name: array}`` of every entry of a small .npz file (a path or an
+    open binary file) through numpy's loader, pickles refused, under
+    :data:`HEADER_LOCK` (so threads may load case files side by side).
+    Raises what :func:`numpy.load` raises for a damaged file."""
+    with HEADER_LOCK:
+        with np.load(path, allow_pickle=False) as z:
+            return {k: z[k] for k in z.files}
 
 
 def _read_npy_stream(f, nbytes, budget=None):

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..io.npz import load_npz_arrays
 from . import mli2
 
 _ROLE_RE = re.compile(r"^(in|out|bias|cell|prev_out|weights_in|weights_out|weights|in\d|weights\d)$")
@@ -19,9 +20,8 @@ _ROLE_RE = re.compile(r"^(in|out|bias|cell|prev_out|weights_in|weights_out|weigh
 
 def load_case(path):
     """(meta dict, {name: array}) of one case file."""
-    with np.load(path, allow_pickle=False) as z:
-        arrays = {k: z[k] for k in z.files if k != "meta_json"}
-        meta = json.loads(str(z["meta_json"]))
+    arrays = load_npz_arrays(path)
+    meta = json.loads(str(arrays.pop("meta_json")))
     if meta.get("schema") != "mli20":
         raise ValueError(f"{path}: not an mli20 case (schema {meta.get('schema')!r})")
     return meta, arrays

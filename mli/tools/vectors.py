@@ -18,6 +18,7 @@ from .. import _core
 from .._status import Status
 from ..enums import VARIANT
 from ..io.limits import check_size
+from ..io.npz import load_npz_arrays
 from ..rounding import rounding as rounding_ctx
 from ..tensor import Tensor
 from .cases import CaseResult
@@ -31,9 +32,8 @@ _CONTAINER = {0: np.int8, 1: np.int16, 2: np.int8, 3: np.int32}
 
 def load_case(path):
     """(meta dict, arrays dict) of one MLI case file."""
-    with np.load(path, allow_pickle=False) as z:
-        arrays = {k: z[k] for k in z.files if k != "meta_json"}
-        meta = json.loads(str(z["meta_json"]))
+    arrays = load_npz_arrays(path)
+    meta = json.loads(str(arrays.pop("meta_json")))
     return meta, arrays
 
 

@@ -20,6 +20,7 @@ import numpy as np
 
 from .. import _core as _core11
 from ..io.limits import check_size
+from ..io.npz import load_npz_arrays
 from . import _core2
 from .tensor import DTYPES, SA_8, SA_32, Lut, Tensor
 
@@ -80,7 +81,7 @@ def _cap(meta, key, default=None):
 
 def _buffer_for(meta, z, role, extra_bytes=0):
     el = meta[f"{role}_el_type"]
-    data = z[f"{role}_data"] if f"{role}_data" in z.files else None
+    data = z[f"{role}_data"] if f"{role}_data" in z else None
     nbytes = 0 if data is None else data.nbytes
     size = max(_cap(meta, f"{role}_capacity"), nbytes, extra_bytes, 1)
     raw = np.zeros(size, np.uint8)
@@ -125,7 +126,7 @@ def run_case(path: Union[str, BinaryIO], rounding: str = "convergent") -> CaseRe
     ``"convergent"`` or ``"up"``."""
     if rounding not in ROUNDINGS:
         raise ValueError(f"rounding: expected one of {ROUNDINGS}, got {rounding!r}")
-    z = np.load(path, allow_pickle=False)
+    z = load_npz_arrays(path)
     meta = json.loads(str(z["meta_json"]))
     if not isinstance(meta, dict) or meta.get("schema") != "mli20":
         raise ValueError(f"{path}: not a case of schema mli20")
@@ -243,7 +244,7 @@ def run_case(path: Union[str, BinaryIO], rounding: str = "convergent") -> CaseRe
 
     def expected(name):
         key = f"expected_{name}_data"
-        if rounding == "up" and f"{key}_if_round_up" in z.files:
+        if rounding == "up" and f"{key}_if_round_up" in z:
             return z[f"{key}_if_round_up"]
         return z[key]
 
