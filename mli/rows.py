@@ -34,7 +34,8 @@ import numpy as np
 from . import _core
 from ._status import Status, error
 from .enums import VARIANT, RnnActivation, RnnMode
-from .kernels import RnnCellConfig, _dtype, _not_a_strided_copy, _tensor
+from .kernels._base import dtype_of as _dtype, kind_of, not_a_strided_copy as _not_a_strided_copy, tensor_arg as _tensor
+from .kernels.config import RnnCellConfig
 from .tensor import Tensor
 
 __all__ = ["lstm_cell_rows_fx8", "lstm_cell_rows_fx16", "lstm_cell_rows_fx8w16d", "basic_rnn_cell_rows_fx8",
@@ -267,7 +268,6 @@ for _k in ("fx8", "fx16", "fx8w16d"):
 
 
 def _kind(x, weights, fname):
-    from .kernels import kind_of
 
     _tensor("weights", weights, fname)
     if isinstance(x, (list, tuple)) and x:

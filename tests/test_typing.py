@@ -81,6 +81,6 @@ def test_help_lists_the_kernels():
 
 def test_stubs_ship_with_the_package():
     pkg = pathlib.Path(mli.__file__).parent
-    for stub in ("__init__.pyi", "kernels.pyi", "tensor.pyi", "rounding.pyi", "dispatch.pyi", "_core.pyi",
+    for stub in ("__init__.pyi", "kernels/__init__.pyi", "tensor.pyi", "rounding.pyi", "dispatch.pyi", "_core.pyi",
                  "py.typed"):
         assert (pkg / stub).is_file(), stub

@@ -1,12 +1,12 @@
-# Types of mli/kernels.py, whose kernel functions are made in loops (one per
+# Types of the mli.kernels package, whose kernel functions are made in loops (one per
 # MLI C function) and so are invisible to type checkers without this stub.
 # tests/test_typing.py checks it against the module (mypy.stubtest): every
 # function listed here exists there with these parameters, and back.
 from collections.abc import Callable, Sequence
 from typing import Any, Literal
 
-from .enums import ReluType, RnnActivation, RnnMode
-from .tensor import _ElTypeLike, Tensor
+from ..enums import ReluType, RnnActivation, RnnMode
+from ..tensor import _ElTypeLike, Tensor
 
 _Kind = Literal["fx8", "fx16", "fx8w16d"]
 
