@@ -15,6 +15,8 @@ line per detected keyword.
   a whole file (:func:`features_of_wav`);
 * :mod:`~mli.tools.kws.data`: the data folder and the quantized model
   (:func:`load_model`);
+* :mod:`~mli.tools.kws.network`: one inference on the MLI 1.1 kernels
+  (:func:`run_network`);
 * :mod:`~mli.tools.kws.post`: the post-processor and the printed lines
   (:class:`PostProcessor`, :func:`detections`);
 
@@ -24,10 +26,12 @@ they are (``--data``, ``$MLI_KWS_DATA``, ``$MLI_SHARED/data/kws`` or
 """
 from .data import KwsModel, default_data_dir, load_model
 from .features import FbankExtractor, to_fx8
+from .network import LAYER_OUTPUTS, missing_kernels, run_network
 from .post import CLASSES, PostProcessor, detections, format_detection, probabilities
 from .stream import FeatureStream, features_of_samples, features_of_wav, timestamps
 from .wav import WavError, read_wav
 
-__all__ = ["KwsModel", "default_data_dir", "load_model", "FbankExtractor", "to_fx8", "CLASSES", "PostProcessor", "detections", "format_detection",
+__all__ = ["KwsModel", "default_data_dir", "load_model", "FbankExtractor", "to_fx8", "LAYER_OUTPUTS",
+           "missing_kernels", "run_network", "CLASSES", "PostProcessor", "detections", "format_detection",
            "probabilities", "FeatureStream", "features_of_samples", "features_of_wav", "timestamps", "WavError",
            "read_wav"]
