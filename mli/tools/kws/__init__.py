@@ -1,5 +1,5 @@
 """MLI 1.1's keyword-spotting example (``examples/example_kws_speech``),
-run as its firmware runs it.
+run as its firmware runs it: ``mli kws``.
 
 Every 240 samples (15 ms) of a 16 kHz mono WAV file the example computes 13
 log mel filter-bank features from the last 480 samples; every 16 feature
@@ -19,11 +19,13 @@ line per detected keyword.
   (:func:`run_network`);
 * :mod:`~mli.tools.kws.post`: the post-processor and the printed lines
   (:class:`PostProcessor`, :func:`detections`);
+* :mod:`~mli.tools.kws.cli`: the command.
 
 The data (``model.json``, ``quantized.npz``, ``test.wav``) are read where
 they are (``--data``, ``$MLI_KWS_DATA``, ``$MLI_SHARED/data/kws`` or
 ``<project>/../shared/data/kws``); nothing is copied into the package.
 """
+from .cli import main
 from .data import KwsModel, default_data_dir, load_model
 from .features import FbankExtractor, to_fx8
 from .network import LAYER_OUTPUTS, missing_kernels, run_network
@@ -31,7 +33,7 @@ from .post import CLASSES, PostProcessor, detections, format_detection, probabil
 from .stream import FeatureStream, features_of_samples, features_of_wav, timestamps
 from .wav import WavError, read_wav
 
-__all__ = ["KwsModel", "default_data_dir", "load_model", "FbankExtractor", "to_fx8", "LAYER_OUTPUTS",
+__all__ = ["main", "KwsModel", "default_data_dir", "load_model", "FbankExtractor", "to_fx8", "LAYER_OUTPUTS",
            "missing_kernels", "run_network", "CLASSES", "PostProcessor", "detections", "format_detection",
            "probabilities", "FeatureStream", "features_of_samples", "features_of_wav", "timestamps", "WavError",
            "read_wav"]
