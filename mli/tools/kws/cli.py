@@ -27,8 +27,8 @@ from ...rounding import rounding as rounding_ctx
 from .data import MODEL_NAME, default_data_dir, load_model, searched_places
 from .network import LAYER_OUTPUTS, LAYER_SHAPES, LAYER_DTYPES, missing_kernels, run_network
 from .post import PostProcessor, probabilities
-from .stream import SAMPLES_PER_CALL, features_of_wav, timestamps
-from .wav import WavError
+from .stream import SAMPLES_PER_CALL, features_of_samples, timestamps
+from .wav import WavError, read_wav
 
 PROG = "mli kws"
 
@@ -126,7 +126,7 @@ def _run(argv):
     model = load_model(data)
     wav = args.wav if args.wav is not None else os.path.join(model.data_dir, "test.wav")
     try:
-        stream = features_of_wav(wav, strict=not args.lenient_wav)
+        samples = read_wav(wav, strict=not args.lenient_wav)
     except WavError as e:
         hint = " (--lenient-wav reads it as the example does)" if e.strict_only else ""
         raise _UsageError(f"{e}{hint}") from None
@@ -136,6 +136,7 @@ def _run(argv):
     if missing:
         raise NotImplementedError("the network needs MLI 1.1 kernels this build of mli-py does not have yet: "
                                   + ", ".join(f"mli.{k}" for k in missing))
+    stream = features_of_samples(samples)
     if args.dump is not None:
         os.makedirs(args.dump, exist_ok=True)
         _save_new(os.path.join(args.dump, "features.npy"), stream.features_fx8)
