@@ -19,19 +19,23 @@ and dsplib's real FFT (closed source).  Here:
 * ``cosf`` and ``logf`` are the float64 ``math.cos``/``math.log`` of the
   float32 argument, rounded once to float32 (correctly rounded in practice,
   and the same on every machine, unlike numpy's float32 SIMD paths); a
-  target libm may differ by one ulp (glibc's does in 2 of the 480 window
-  values and 3 of the 438 filter weights);
+  target libm may round differently by one ulp: glibc's ``cosf``/``logf``,
+  used by the x86 build of the example's C code, change 2 of the 480 window
+  values and 3 of the 438 filter weights (by 1-5 ulps after the
+  subtractions that follow them);
 * no fused multiply-add (MetaWare may contract ``re*re + im*im`` and
   ``acc + p*w``).
 
-These differences are around 1e-7 relative (1.5e-5 in log units at most on
-the example's test.wav) and reach the network only where a feature lies
-that close to a rounding boundary of the fx8 conversion (a multiple of 1/8
-plus 1/16).  On test.wav all 346 x 13 fx8 features equal those of the
-example's own C code built on x86, and the float features are within 1 ulp
-of it.  For other recordings a single-LSB feature difference next to such a
-boundary is a float-side difference, not a network error; it can move a
-detection by one inference or a percentage in its last digit.
+These differences are around 1e-7 relative (spec.md measured at most
+1.5e-5 in log units between FFT and FMA variants on the example's
+test.wav) and reach the network only where a feature lies that close to a
+rounding boundary of the fx8 conversion (a multiple of 1/8 plus 1/16).  On
+test.wav all 346 x 13 fx8 features equal those of the example's own C code
+built on x86; the float features are within 1e-6 of it (within 1 ulp when
+given its window and filter weights).  For other recordings a single-LSB
+feature difference next to such a boundary is a float-side difference, not
+a network error; it can move a detection by one inference or a percentage
+in its last digit.
 """
 import math
 
