@@ -52,7 +52,10 @@ LOW_HZ = 20.0
 HIGH_HZ = 7600.0
 FLT_MIN = np.float32(1.17549435e-38)
 
-_f32 = np.float32
+
+def _f32(x):
+    """x rounded to binary32 (one IEEE rounding)."""
+    return np.float32(x)
 
 
 def fft_size(frame_length=FRAME_LENGTH):
