@@ -1,4 +1,4 @@
-"""The ``mli`` command: ``mli demo`` (the default), ``mli har``,
+"""The ``mli`` command: ``mli demo`` (the default), ``mli har``, ``mli kws``,
 ``mli crosscheck``, ``mli export-c``, ``mli vectors``, ``mli fixed-point``;
 ``mli --version``.  Exit codes: 0 success (bit-exact for
 crosscheck), 1 mismatch, 2 usage or input error, 130 interrupted (Ctrl-C:
@@ -12,6 +12,7 @@ import sys
 COMMANDS = {
     "demo": ("mli.tools.demo", "quantize a seeded synthetic RNN and compare fx8 / fx16 / fx8w16d against float"),
     "har": ("mli.tools.har", "run the MLI 1.1 HAR LSTM example exactly as its firmware does"),
+    "kws": ("mli.tools.kws", "run the MLI 1.1 keyword-spotting example on a WAV file as its firmware does"),
     "crosscheck": ("mli.tools.crosscheck", "compare firmware outputs with the package, bit for bit"),
     "export-c": ("mli.tools.export_c", "write quantized weights and MLI tensor initialisers as C source"),
     "vectors": ("mli.tools.vectors", "run reference cases (MLI cases, OpenVINO TensorIterator/Loop folders)"),
