@@ -69,5 +69,61 @@ static inline int64_t mli_math_acc40_shift(int64_t acc, int n) {
     if (n > 0) return mli_math_floor_shr(acc, n);
     return mli_math_sat_shl(acc, -n, 40);
 }
+/* One step of a 40-bit accumulator that saturates after every operation. */
+static inline int64_t mli_math_acc40_add(int64_t acc, int64_t x) { return mli_math_sat40(acc + x); }
+
+/* C int arithmetic of MLI's plain loops: the low 32 bits (two's complement). */
+static inline int32_t mli_math_wrap32(int64_t x) { return (int32_t)(uint32_t)(uint64_t)x; }
+
+/* Redundant sign bits of a 32-bit value (31 for 0 and -1). */
+static inline int mli_math_norm32(int32_t x) {
+    uint32_t u = x < 0 ? ~(uint32_t)x : (uint32_t)x;
+    int n = 0;
+    while (n < 31 && !(u & (0x40000000u >> n))) n++;
+    return n;
+}
+
+/* ------------------------------------------------ average pooling -- */
+/* The multiplier and shift by which average pooling divides a sum of k
+ * values (SPEC_MLI11_MORE 6): for k < 32 MLI's table, (1, log2 k) for a
+ * power of two, else (floor(2^s / k), s) with s = 14 + ceil(log2 k) (0 for
+ * k = 0); from 32 on floor(2^31 / k) normalised to 15 bits and the shift
+ * that goes with it, computed as MLI does in 32-bit unsigned arithmetic. */
+static inline void mli_math_avg_mul_shift(uint32_t k, int16_t *mul, int *shift) {
+    if (k < 32) {
+        int lg = 0;
+        while ((1u << lg) < k) lg++;
+        if (k == 0) { *mul = 0; *shift = 0; }
+        else if ((1u << lg) == k) { *mul = 1; *shift = lg; }
+        else { *shift = 14 + lg; *mul = (int16_t)((1u << *shift) / k); }
+        return;
+    }
+    uint32_t val = 0x80000000u / k;
+    const int norm = mli_math_norm32((int32_t)val) + 1;
+    val = norm < 32 ? val << norm : 0;
+    *mul = (int16_t)(val >> 17);
+    *shift = 14 + norm;
+}
+
+/* -------------------------------------------- sa8 (SPEC_MLI11_MORE 5) -- */
+/* The ACC0 accumulator of the 16x8 dual MACs: 40 bits that saturate,
+ * read back saturated to 32 bits after every MAC. */
+static inline int32_t mli_math_acc0_read(int64_t acc0) { return mli_math_sat32(acc0); }
+
+/* in.scale / out.scale in Q30: SAT_32((in_scale << 30) / out_scale), a
+ * 64-bit C division (toward zero); out_scale must not be 0. */
+static inline int32_t mli_math_sa8_scale_ratio(int32_t in_scale, int32_t out_scale) {
+    return mli_math_sat32(((int64_t)in_scale * ((int64_t)1 << 30)) / out_scale);
+}
+/* The output multiplier of one channel: SAT_32(RND(ratio * w_scale, 32)). */
+static inline int32_t mli_math_sa8_out_mul(int32_t ratio, int32_t w_scale) {
+    return (int32_t)mli_math_asr_rnd_sat((int64_t)ratio * w_scale, 32, 32);
+}
+/* The sa8 output stage before the ReLU clamp: SAT_16(RND(acc * out_mul,
+ * shift)) (a left shift for shift < 0), then SAT_16(+ zero point). */
+static inline int16_t mli_math_sa8_requant16(int32_t acc, int32_t out_mul, int shift, int16_t zero_point) {
+    const int64_t y = mli_math_asr_rnd_sat((int64_t)acc * out_mul, shift, 16);
+    return mli_math_sat16(y + zero_point);
+}
 
 #endif /* MLI_MATH_H */

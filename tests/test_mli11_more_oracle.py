@@ -1,0 +1,329 @@
+"""Differential test of the C core's rest-of-MLI-1.1 kernels against MLI
+1.1's own code (../shared/oracle_c: MLI's sources built for x86, one library
+per rounding mode).
+
+Each case (`gen_*` below, drawn from (seed, index) alone) is one call of one
+C function -- every pooling variant, dispatcher and debug twin, the sa8
+convolutions, fully connected sa8, leaky ReLU, softmax, permute, concat and
+padding2d -- with hostile arguments mixed in (strides, padding at its
+limits, kernels larger than the input, saturating values, bad arguments,
+variants outside their domain).  It runs in both rounding modes on the
+package's core (the exported mli_krn_* symbols of the built extension, via
+ctypes) and on MLI's build, with byte-identical tensors, and compares:
+
+* the status;
+* every byte of the output buffer, the bytes past its capacity included, and
+  the output tensor's metadata (shape, rank, el_type, element parameters,
+  mem_stride, capacity);
+* the input buffers (never modified).
+
+Where the core refuses a call as unsafe (mlipy_safety), MLI's call is run in
+a forked child instead and the refusal is excused only when MLI is seen to
+fail there: it crashes, writes past a capacity, reads past one (two fillings
+beyond every capacity give different results), leaves outputs unwritten (two
+initial outputs give different results), or runs a window of no or negative
+size (the variant outside its domain with a padding not smaller than its
+kernel, or an input smaller than the kernel: SPEC_MLI11_MORE 2 and 3.5).
+Every call the core returns a non-OK status for also runs MLI in a child.
+
+MLI_MORE_ORACLE_CASES scales the run (cases per seed, default 1500; each is
+run in both rounding modes); MLI_MORE_ORACLE_SEEDS lists the seeds.
+"""
+import os
+from collections import Counter
+
+import numpy as np
+import pytest
+
+from mli11_more_harness import (HAVE_ORACLE, SKIP_REASON, VM, Call, Core, Oracle, out_spec, run, run_in_child,
+                                tensor_spec)
+
+pytestmark = pytest.mark.skipif(not HAVE_ORACLE, reason=SKIP_REASON)
+
+CASES = int(os.environ.get("MLI_MORE_ORACLE_CASES", "1500"))
+SEEDS = [int(s) for s in os.environ.get("MLI_MORE_ORACLE_SEEDS", "1,2").split(",")]
+FX8, FX16, SA8, SA32 = 0, 1, 2, 3
+KIND_EL = {"fx8": FX8, "fx16": FX16, "sa8": SA8}
+NP_OF = {FX8: np.int8, FX16: np.int16, SA8: np.int8, SA32: np.int32}
+
+
+# ------------------------------------------------------------------ values --
+def values(rng, el, n, how=None):
+    """n values of element type `el`: uniform, extreme (type limits), small."""
+    dt = NP_OF[el]
+    info = np.iinfo(dt)
+    how = how or rng.choice(["uniform", "uniform", "extreme", "small", "same"])
+    if how == "extreme":
+        v = rng.choice([info.min, info.max, info.min + 1, info.max - 1, 0], n)
+    elif how == "small":
+        v = rng.integers(-4, 5, n)
+    elif how == "same":
+        v = np.full(n, rng.integers(info.min, info.max + 1))
+    elif how == "max":
+        v = np.full(n, info.max)
+    elif how == "min":
+        v = np.full(n, info.min)
+    else:
+        v = rng.integers(info.min, info.max + 1, n)
+    return np.asarray(v, dtype=dt)
+
+
+def dense_strides(shape):
+    st, acc = [], 1
+    for s in reversed(shape):
+        st.insert(0, acc)
+        acc *= s
+    return st
+
+
+def strided_spec(rng, el, shape, frac=0, asym=None, how=None, holes=True):
+    """A tensor of `shape` with values; sometimes with row/channel holes."""
+    shape = list(shape)
+    if holes and len(shape) >= 2 and rng.random() < 0.25:
+        st = [0] * len(shape)
+        st[-1] = 1
+        for i in range(len(shape) - 2, -1, -1):
+            st[i] = st[i + 1] * shape[i + 1] + int(rng.integers(0, 3))
+        extent = 1 + sum((s - 1) * t for s, t in zip(shape, st))
+        data = values(rng, el, extent, how)
+        return tensor_spec(data, el, shape, mem_stride=st, frac=frac, asym=asym)
+    n = int(np.prod(shape)) if shape else 1
+    return tensor_spec(values(rng, el, n, how), el, shape, frac=frac, asym=asym)
+
+
+def junk_out(rng, need_bytes, el, rank=None, asym=None):
+    """An output of about `need_bytes` (sometimes less, sometimes more), junk metadata."""
+    r = rng.random()
+    cap = need_bytes if r < 0.6 else (need_bytes + int(rng.integers(1, 40)) if r < 0.85 else
+                                      max(0, need_bytes - int(rng.integers(1, max(2, need_bytes)))))
+    rank = (rank if rank is not None else int(rng.choice([1, 2, 3, 3, 3, 4])))
+    shape = [int(x) for x in rng.integers(0, 9, 4)]
+    return out_spec(cap, el_type=el, rank=rank, shape=shape, frac=int(rng.integers(0, 16)), asym=asym,
+                    seed=int(rng.integers(1 << 30)))
+
+
+# ----------------------------------------------------------------- pooling --
+POOL_FAMILIES = ["maxpool_chw", "avepool_chw", "maxpool_hwc", "avepool_hwc"]
+
+
+def same_pad(rng, kw, kh):
+    return dict(padding_top=int(rng.integers(0, (kh - 1) // 2 + 1)), padding_bottom=int(rng.integers(0, kh // 2 + 1)),
+                padding_left=int(rng.integers(0, (kw - 1) // 2 + 1)), padding_right=int(rng.integers(0, kw // 2 + 1)))
+
+
+def window_cfg(rng, v, kmax):
+    """Kernel, stride and padding: inside variant v's condition (mostly) or anywhere."""
+    inside = rng.random() < 0.7
+    kw = v.kernel_width if (v.kernel_width and inside) else int(rng.integers(1, kmax + 1))
+    kh = v.kernel_height if (v.kernel_height and inside) else int(rng.integers(1, kmax + 1))
+    st = v.stride if (v.stride and inside) else int(rng.choice([1, 1, 2, 3, int(rng.integers(1, 6))]))
+    sh = st if (v.stride and inside) else int(rng.choice([st, int(rng.integers(1, 5))]))
+    if inside and v.when == "zero":
+        pad = dict(padding_top=0, padding_bottom=0, padding_left=0, padding_right=0)
+    elif inside and v.when == "same":
+        pad = same_pad(rng, kw, kh)
+    else:
+        pad = dict(padding_top=int(rng.integers(0, kh)), padding_bottom=int(rng.integers(0, kh)),
+                   padding_left=int(rng.integers(0, kw)), padding_right=int(rng.integers(0, kw)))
+    return kw, kh, st, sh, pad, inside
+
+
+def gen_pool(rng, family=None, kind=None):
+    family = family or str(rng.choice(POOL_FAMILIES))
+    kinds, _, variants = VM.VARIANT_FAMILIES[family]
+    kind = kind or str(rng.choice(kinds))
+    role = rng.random()
+    if role < 0.3:
+        v, suffix = VM.GENERIC, ""
+    elif role < 0.45:
+        v = VM.GENERIC
+        suffix = "generic"
+    else:
+        v = variants[int(rng.integers(len(variants)))]
+        suffix = v.suffix
+    debug = rng.random() < 0.05 and suffix == ""
+    kw, kh, sw, sh, pad, inside = window_cfg(rng, v, 10)
+    hwc = family.endswith("hwc")
+    el = KIND_EL[kind]
+    c = int(rng.integers(1, 6))
+    h = max(1, kh + int(rng.integers(-1 if rng.random() < 0.1 else 0, 7)))
+    w = max(1, kw + int(rng.integers(-1 if rng.random() < 0.1 else 0, 7)))
+    if rng.random() < 0.05:  # a larger window (average pooling beyond 512 elements)
+        kh = kw = int(rng.integers(20, 40))
+        h, w = kh + int(rng.integers(0, 5)), kw + int(rng.integers(0, 5))
+        c = int(rng.integers(1, 3))
+        pad = dict(padding_top=0, padding_bottom=0, padding_left=0, padding_right=0)
+    shape = [h, w, c] if hwc else [c, h, w]
+    asym = {"zero_point": int(rng.integers(-100, 100)), "scale": int(rng.integers(1, 1 << 20)), "dim": -1,
+            "scale_frac_bits": int(rng.integers(0, 20))} if el == SA8 else None
+    xin = strided_spec(rng, el, shape, frac=int(rng.integers(0, 16)), asym=asym,
+                       how=str(rng.choice(["uniform", "extreme", "max", "min", "small"])))
+    ho = max(1, -(-(h + pad["padding_top"] + pad["padding_bottom"] - kh + 1) // sh))
+    wo = max(1, -(-(w + pad["padding_left"] + pad["padding_right"] - kw + 1) // sw))
+    esize = 2 if el == FX16 else 1
+    need = c * ho * wo * esize
+    out = junk_out(rng, need, int(rng.choice([el, el, el, FX8, FX16, 7])),
+                   asym={"zero_point": 3, "scale": 5, "dim": -1, "scale_frac_bits": 2} if el == SA8 else None)
+    if rng.random() < 0.15:  # a strided output
+        oshape = [ho, wo, c] if hwc else [c, ho, wo]
+        st = [0, 0, 0]
+        st[2] = 1
+        st[1] = oshape[2] + int(rng.integers(0, 3))
+        st[0] = st[1] * oshape[1] + int(rng.integers(0, 3))
+        if rng.random() < 0.3:  # partly set strides: MLI uses them as given
+            st[int(rng.integers(0, 2))] = 0
+        out["mem_stride"] = st + [0]
+        out["capacity"] = esize * (1 + sum((s - 1) * t for s, t in zip(oshape, st))) + int(rng.integers(0, 8))
+        out["bytes"] = bytes(out["capacity"])
+    cfg = dict(kernel_width=kw, kernel_height=kh, stride_width=sw, stride_height=sh, **pad)
+    call = Call(VM.func_name(family, kind, suffix), "pool", {"in": xin, "out": out}, cfg,
+                tags=[family, kind, suffix or "dispatcher", "inside" if inside else "outside"])
+    mutate_common(rng, call, el, ["cfg_pool"])
+    if debug:
+        call.func = "mli_debug_krn_" + call.func[len("mli_krn_"):]
+        call.tags.append("debug")
+    return call
+
+
+def mutate_common(rng, call, el, extra=()):
+    """Now and then one bad argument."""
+    if rng.random() > 0.12:
+        return
+    what = str(rng.choice(["in_null", "out_null", "out_data_null", "in_rank", "in_type", "in_stride",
+                           "out_rank", "in_shape0", "out_stride"] + list(extra)))
+    t = call.tensors
+    call.tags.append("bad:" + what)
+    if what == "in_null":
+        t["in"] = None
+    elif what == "out_null":
+        t["out"] = None
+    elif what == "out_data_null":
+        t["out"] = dict(t["out"], data_null=True)
+    elif what == "in_rank" and t.get("in"):
+        t["in"] = dict(t["in"], rank=int(rng.choice([0, 1, 2, 4, 5])))
+    elif what == "in_type" and t.get("in"):
+        t["in"] = dict(t["in"], el_type=int(rng.choice([x for x in (0, 1, 2, 3) if x != el])))
+    elif what == "in_stride" and t.get("in"):
+        st = list(t["in"]["mem_stride"])
+        st[max(0, t["in"]["rank"] - 1)] = int(rng.choice([2, -1, 3]))
+        t["in"] = dict(t["in"], mem_stride=st)
+    elif what == "out_rank" and t.get("out"):
+        t["out"] = dict(t["out"], rank=int(rng.choice([0, 5, 6, 9, 10, 11])))
+    elif what == "in_shape0" and t.get("in") and t["in"]["rank"]:
+        sh = list(t["in"]["shape"])
+        sh[int(rng.integers(0, t["in"]["rank"]))] = 0
+        t["in"] = dict(t["in"], shape=sh)
+    elif what == "out_stride" and t.get("out"):
+        st = list(t["out"]["mem_stride"])
+        st[int(rng.integers(0, 4))] = int(rng.choice([-1, 2, 7]))
+        t["out"] = dict(t["out"], mem_stride=st)
+    elif what == "cfg_pool" and call.cfg is not None:
+        k = str(rng.choice(["null", "pad", "stride", "kernel0"]))
+        if k == "null":
+            call.cfg = None
+        elif k == "pad":
+            call.cfg["padding_left"] = call.cfg["kernel_width"] + int(rng.integers(0, 2))
+        elif k == "stride":
+            call.cfg["stride_height"] = 0
+        else:
+            call.cfg["kernel_width"] = 0
+
+
+# ------------------------------------------------------------------ driver --
+GENERATORS = [(gen_pool, 1.0)]
+
+
+def gen_case(seed, index):
+    rng = np.random.default_rng([seed, index])
+    gens, weights = zip(*GENERATORS)
+    g = gens[int(rng.choice(len(gens), p=np.array(weights) / sum(weights)))]
+    return g(rng)
+
+
+def _same_inputs(a, b, call):
+    return all(a.get(r + "_buf") == b.get(r + "_buf") for r in call.tensors if r != "out")
+
+
+def compare(core, call, rounding, stats):
+    """None when the core agrees with MLI on `call`, else a description;
+    the second value is the excuse of an excused safety refusal."""
+    mine = run(core, call, rounding)
+    stats["ok" if mine["ret"] == 0 else ("safety" if core.detail()["safety"] else "error")] += 1
+    if call.func.startswith("mli_debug_krn_"):
+        theirs = run(Oracle(rounding), call, rounding) if mine["ret"] is not None else \
+            run_in_child(rounding, call, rounding)
+        if theirs.get("crashed") and mine["ret"] is None:
+            return None, "crash"
+        return (None if theirs.get("ret") == mine["ret"] else f"debug: MLI {theirs.get('ret')} core {mine['ret']}"), None
+    detail = core.detail()
+    if mine["ret"] == 0:
+        theirs = run(Oracle(rounding), call, rounding)
+    else:
+        theirs = run_in_child(rounding, call, rounding)
+    if mine["ret"] != 0 and detail["safety"]:
+        return excuse(call, rounding, theirs, detail)
+    if theirs.get("crashed"):
+        return f"MLI crashed (signal {theirs['crashed']}), core status {mine['ret']}", None
+    if theirs.get("error"):
+        return f"oracle harness error {theirs['error']}", None
+    if theirs["ret"] != mine["ret"]:
+        return f"status: MLI {theirs['ret']} core {mine['ret']} ({detail})", None
+    if mine.get("out_buf") != theirs.get("out_buf"):
+        a = np.frombuffer(mine["out_buf"], np.uint8)
+        b = np.frombuffer(theirs["out_buf"], np.uint8)
+        diff = np.nonzero(a != b)[0]
+        return f"out bytes differ at {diff[:8].tolist()} (of {len(diff)}): MLI {b[diff[:8]].tolist()} " \
+               f"core {a[diff[:8]].tolist()}", None
+    if mine.get("out_meta") != theirs.get("out_meta"):
+        return f"out metadata: MLI {theirs.get('out_meta')} core {mine.get('out_meta')}", None
+    if not _same_inputs(mine, theirs, call):
+        return "an input buffer differs after the call", None
+    return None, None
+
+
+def excuse(call, rounding, theirs, detail):
+    """A safety refusal: excused only when MLI is seen to fail on the call."""
+    if theirs.get("crashed"):
+        return None, "crash"
+    if theirs.get("error"):
+        return f"oracle harness error {theirs['error']}", None
+    if theirs["ret"] != 0:
+        return f"core refused ({detail}) where MLI returns status {theirs['ret']}", None
+    if any(theirs.get(r + "_beyond") for r in call.tensors):
+        return None, "writes outside"
+    a = run_in_child(rounding, call, rounding, fill=11, out_fill=5)
+    b = run_in_child(rounding, call, rounding, fill=12, out_fill=5)
+    if a.get("crashed") or b.get("crashed"):
+        return None, "crash"
+    if a.get("out_buf") != b.get("out_buf") or a.get("out_meta") != b.get("out_meta"):
+        return None, "reads outside"
+    c = run_in_child(rounding, call, rounding, fill=11, out_fill=6)
+    cap = call.tensors["out"]["capacity"] if call.tensors.get("out") else 0
+    if (a.get("out_buf") or b"")[:cap] != (c.get("out_buf") or b"")[:cap]:
+        return None, "leaves output unwritten"
+    if detail["argument"] in ("in", "cfg") and detail["field"] in ("shape", "padding"):
+        return None, "degenerate windows"
+    return f"core refused ({detail}) where MLI stays inside its buffers", None
+
+
+@pytest.fixture(scope="module")
+def core():
+    return Core()
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_against_mli11(core, seed):
+    counts, excused, stats, bad = Counter(), Counter(), Counter(), []
+    for i in range(CASES):
+        call = gen_case(seed, i)
+        for rounding in ("convergent", "up"):
+            counts[rounding] += 1
+            why, exc = compare(core, call, rounding, stats)
+            if exc:
+                excused[exc] += 1
+            if why:
+                bad.append(f"seed {seed} case {i} {rounding} {call.func} {call.tags} {call.cfg}: {why}")
+    total = sum(counts.values())
+    print(f"\nseed {seed}: {total} calls ({dict(counts)}), {len(bad)} mismatches; core results {dict(stats)}; "
+          f"excused refusals {dict(excused)}")
+    assert not bad, f"{len(bad)} mismatches of {total} calls:\n" + "\n".join(bad[:30])
