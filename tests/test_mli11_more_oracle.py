@@ -229,8 +229,164 @@ def mutate_common(rng, call, el, extra=()):
             call.cfg["kernel_width"] = 0
 
 
+
+# ----------------------------------------------- leaky ReLU and softmax --
+def rand_shape(rng, rank, hi=6):
+    return [int(x) for x in rng.integers(1, hi + 1, rank)]
+
+
+def gen_leaky(rng):
+    kind = str(rng.choice(["fx8", "fx16"]))
+    el = KIND_EL[kind]
+    rank = int(rng.integers(0, 5))
+    shape = rand_shape(rng, rank)
+    xin = strided_spec(rng, el, shape, frac=int(rng.integers(0, 16)), holes=False)
+    xin["rank"] = rank
+    a = int(values(rng, el, 1)[0])
+    sf = int(rng.choice([0, 3, 7, 8, 14, 15, 16, int(rng.integers(0, 20))]))
+    if rng.random() < 0.5:
+        slope = {"bytes": None, "scalar": a, "capacity": 0, "mem_stride": [0] * 4, "shape": [0] * 4, "rank": 0,
+                 "el_type": el, "frac": sf}
+    else:
+        srank = int(rng.integers(1, 4))
+        slope = tensor_spec(np.array([a] * (1 if rng.random() < 0.9 else 2), NP_OF[el]), el,
+                            [1] * (srank - 1) + [1 if rng.random() < 0.9 else 2], frac=sf)
+    n = int(np.prod(shape)) if rank else 1
+    esize = 2 if el == FX16 else 1
+    out = junk_out(rng, n * esize, el, rank=int(rng.integers(0, 5)))
+    call = Call(f"mli_krn_leaky_relu_{kind}", "leaky_relu", {"in": xin, "slope_coeff": slope, "out": out},
+                tags=["leaky_relu", kind])
+    r = rng.random()
+    if r < 0.05:
+        call.tensors["slope_coeff"] = None
+    elif r < 0.1:
+        call.tensors["slope_coeff"] = dict(slope, el_type=int(rng.choice([0, 1, 2])))
+    elif r < 0.15 and rank:
+        call.tensors["out"] = dict(out, mem_stride=[int(x) for x in rng.integers(0, 3, 4)])
+    mutate_common(rng, call, el)
+    return call
+
+
+def gen_softmax(rng):
+    kind = str(rng.choice(["fx8", "fx16"]))
+    el = KIND_EL[kind]
+    rank = int(rng.integers(0, 5))
+    shape = rand_shape(rng, rank, 7)
+    how = str(rng.choice(["uniform", "extreme", "small", "same", "max", "min"]))
+    xin = strided_spec(rng, el, shape, frac=int(rng.choice([0, 1, 4, 7, 10, 15, 20, int(rng.integers(0, 16))])),
+                       holes=False, how=how)
+    xin["rank"] = rank
+    if rng.random() < 0.05:  # many elements: the normalisation of a large sum
+        n = int(rng.integers(2000, 70000))
+        xin = tensor_spec(values(rng, el, n, "same"), el, [n], frac=int(rng.integers(0, 16)))
+        shape, rank = [n], 1
+    n = int(np.prod(shape)) if rank else 1
+    esize = 2 if el == FX16 else 1
+    out = junk_out(rng, n * esize, el, rank=int(rng.integers(0, 5)))
+    call = Call(f"mli_krn_softmax_{kind}", "softmax", {"in": xin, "out": out}, tags=["softmax", kind, how])
+    mutate_common(rng, call, el)
+    return call
+
+
+# ------------------------------------------ permute, concat, padding2d --
+def gen_permute(rng):
+    kind = str(rng.choice(["fx8", "fx16"]))
+    el = KIND_EL[kind]
+    rank = int(rng.integers(0, 5))
+    shape = rand_shape(rng, rank, 5)
+    xin = strided_spec(rng, el, shape, frac=int(rng.integers(0, 16)), holes=rng.random() < 0.1)
+    xin["rank"] = rank
+    perm = [int(x) for x in rng.permutation(4)] if rank == 4 else \
+        [int(x) for x in rng.permutation(max(rank, 1))][:rank] + [int(x) for x in rng.integers(0, 9, 4 - rank)]
+    if rng.random() < 0.1 and rank:
+        perm[int(rng.integers(0, rank))] = int(rng.integers(0, 5))
+    n = int(np.prod(shape)) if rank else 1
+    esize = 2 if el == FX16 else 1
+    out = junk_out(rng, n * esize, el)
+    call = Call(f"mli_krn_permute_{kind}", "permute", {"in": xin, "out": out}, {"perm_dim": perm},
+                tags=["permute", kind])
+    if rng.random() < 0.04:
+        call.cfg = None
+    mutate_common(rng, call, el)
+    return call
+
+
+def gen_concat(rng):
+    kind = str(rng.choice(["fx8", "fx16"]))
+    el = KIND_EL[kind]
+    rank = int(rng.integers(1, 5))
+    base = rand_shape(rng, rank, 4)
+    axis = int(rng.integers(0, rank))
+    num = int(rng.choice([1, 2, 3, 4, 8, int(rng.integers(1, 9))]))
+    frac = int(rng.integers(0, 16))
+    tensors, total = {}, 0
+    for i in range(num):
+        sh = list(base)
+        sh[axis] = int(rng.integers(1, 4))
+        total += int(np.prod(sh))
+        tensors[f"in{i}"] = strided_spec(rng, el, sh, frac=frac, holes=(i == 0 and rng.random() < 0.2))
+    esize = 2 if el == FX16 else 1
+    tensors["out"] = junk_out(rng, total * esize, el)
+    cfg = {"tensors_num": num, "axis": axis}
+    inputs = [f"in{i}" for i in range(num)]
+    call = Call(f"mli_krn_concat_{kind}", "concat", tensors, cfg, inputs=inputs, tags=["concat", kind])
+    r = rng.random()
+    if r < 0.03:
+        call.inputs = None
+    elif r < 0.06:
+        call.cfg = None
+    elif r < 0.1:
+        call.cfg["tensors_num"] = int(rng.choice([0, 9]))
+    elif r < 0.13:
+        call.cfg["axis"] = rank + int(rng.integers(0, 2))
+    elif r < 0.2 and num > 1:
+        i = int(rng.integers(1, num))
+        t = dict(tensors[f"in{i}"])
+        what = str(rng.choice(["frac", "type", "rank", "shape", "stride", "null"]))
+        call.tags.append("bad:" + what)
+        if what == "frac":
+            t["frac"] = (frac + 1) % 16
+        elif what == "type":
+            t["el_type"] = 1 - el if el < 2 else 0
+        elif what == "rank":
+            t["rank"] = rank % 4 + 1
+        elif what == "shape":
+            d = [x for x in range(rank) if x != axis]
+            if d:
+                t["shape"] = list(t["shape"])
+                t["shape"][d[0]] += 1
+        elif what == "stride":
+            t["mem_stride"] = [3, 0, 0, 0]
+        else:
+            t = None
+        call.tensors[f"in{i}"] = t
+    elif r < 0.25:
+        call.tensors["in0"] = None if rng.random() < 0.5 else dict(tensors["in0"], el_type=int(rng.choice([2, 3])))
+    return call
+
+
+def gen_padding(rng):
+    kind = str(rng.choice(["fx8", "fx16"]))
+    layout = str(rng.choice(["chw", "hwc"]))
+    el = KIND_EL[kind]
+    shape = rand_shape(rng, 3, 5)
+    xin = strided_spec(rng, el, shape, frac=int(rng.integers(0, 16)), holes=rng.random() < 0.1)
+    pad = {k: int(rng.integers(0, 4)) for k in ("padding_left", "padding_right", "padding_top", "padding_bottom")}
+    c, h, w = (shape[2], shape[0], shape[1]) if layout == "hwc" else shape
+    n = c * (h + pad["padding_top"] + pad["padding_bottom"]) * (w + pad["padding_left"] + pad["padding_right"])
+    esize = 2 if el == FX16 else 1
+    out = junk_out(rng, n * esize, el)
+    call = Call(f"mli_krn_padding2d_{layout}_{kind}", "padding2d", {"in": xin, "out": out}, pad,
+                tags=["padding2d", layout, kind])
+    if rng.random() < 0.04:
+        call.cfg = None
+    mutate_common(rng, call, el)
+    return call
+
+
 # ------------------------------------------------------------------ driver --
-GENERATORS = [(gen_pool, 1.0)]
+GENERATORS = [(gen_pool, 4.0), (gen_leaky, 1.0), (gen_softmax, 1.0), (gen_permute, 0.7), (gen_concat, 0.7),
+              (gen_padding, 0.7)]
 
 
 def gen_case(seed, index):

@@ -105,6 +105,28 @@ static inline void mli_math_avg_mul_shift(uint32_t k, int16_t *mul, int *shift) 
     *shift = 14 + norm;
 }
 
+/* ------------------------------------------ leaky ReLU and softmax -- */
+/* Leaky ReLU's test of its slope a (frac bits f) against one: a < 1 << f in
+ * 16 bits, true for f > 15; at f = 15 the 16-bit one is -32768 and the test
+ * is never true (SPEC_MLI11_MORE 7). */
+static inline int mli_math_less_than_one(int16_t a, int f) {
+    if (f > 15) return 1;
+    return a < (int16_t)(uint16_t)(1u << f);
+}
+
+/* Softmax's reciprocal of the sum S > 0 of its exponentials (SPEC_MLI11_MORE
+ * 8): *norm = 31 - bitlength(S) (negative beyond 2^31, as the 40-bit
+ * accumulator's count continues), the Q15 mantissa m = SAT_16(RND(S, 16 -
+ * *norm)), and min(2^29 / m, 32767). */
+static inline int32_t mli_math_softmax_recip(int64_t sum, int *norm) {
+    int bits = 0;
+    while (bits < 40 && (sum >> bits) != 0) bits++;
+    *norm = 31 - bits;
+    const int64_t mnt = mli_math_asr_rnd_sat(sum, 16 - *norm, 16);
+    const int64_t r = ((int64_t)1 << 29) / mnt;
+    return (int32_t)(r > 32767 ? 32767 : r);
+}
+
 /* -------------------------------------------- sa8 (SPEC_MLI11_MORE 5) -- */
 /* The ACC0 accumulator of the 16x8 dual MACs: 40 bits that saturate,
  * read back saturated to 32 bits after every MAC. */
