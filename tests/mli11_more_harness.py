@@ -13,14 +13,18 @@ import ctypes as C
 import faulthandler
 import importlib.util
 import os
+import pathlib
 import pickle
+import struct
+import subprocess
 import sys
 from dataclasses import dataclass, field
 from typing import Dict, List, Optional
 
 import numpy as np
 
-from conftest import ROOT, SHARED
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+SHARED = pathlib.Path(os.environ.get("MLI_SHARED", ROOT.parent / "shared"))  # as tests/conftest.py
 
 
 
@@ -236,9 +240,9 @@ def run(lib, call, rounding, fill=None, out_fill=None, guard=False):
     return res
 
 
-def run_in_child(lib_rounding, call, rounding, fill=None, out_fill=None, guard=False, timeout=60):
-    """`run` on MLI's build in a forked child: the result, or {"crashed":
-    signal} when MLI's code killed the process."""
+def _child(lib_rounding, call, rounding, fill, out_fill, guard):
+    """Fork; the child runs the call on MLI's build.  The result, or
+    {"crashed": signal} when MLI's code killed the child."""
     r, w = os.pipe()
     pid = os.fork()
     if pid == 0:  # child
@@ -259,6 +263,60 @@ def run_in_child(lib_rounding, call, rounding, fill=None, out_fill=None, guard=F
     if os.WIFSIGNALED(status):
         return {"crashed": os.WTERMSIG(status)}
     return pickle.loads(data)
+
+
+def _send(f, obj):
+    data = pickle.dumps(obj)
+    f.write(struct.pack("<Q", len(data)) + data)
+    f.flush()
+
+
+def _recv(f):
+    head = f.read(8)
+    if len(head) < 8:
+        raise EOFError
+    return pickle.loads(f.read(struct.unpack("<Q", head)[0]))
+
+
+def serve():
+    """The fork server: a small process with MLI's libraries loaded that
+    forks one child per request (cheaper than forking the test process)."""
+    Oracle("convergent"), Oracle("up")
+    inp, out = sys.stdin.buffer, sys.stdout.buffer
+    while True:
+        try:
+            req = _recv(inp)
+        except EOFError:
+            return
+        _send(out, _child(*req))
+
+
+class ForkServer:
+    def __init__(self):
+        env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(pathlib.Path(__file__).parent),
+                                                            os.environ.get("PYTHONPATH", "")]))
+        self.p = subprocess.Popen([sys.executable, "-c", "import mli11_more_harness as h; h.serve()"],
+                                  stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env)
+
+    def run(self, *req):
+        _send(self.p.stdin, req)
+        return _recv(self.p.stdout)
+
+    def close(self):
+        self.p.stdin.close()
+        self.p.wait(timeout=60)
+
+
+_SERVER = None
+
+
+def run_in_child(lib_rounding, call, rounding, fill=None, out_fill=None, guard=False):
+    """`run` on MLI's build in a forked child (of the fork server): the
+    result, or {"crashed": signal} when MLI's code killed the process."""
+    global _SERVER
+    if _SERVER is None:
+        _SERVER = ForkServer()
+    return _SERVER.run(lib_rounding, call, rounding, fill, out_fill, guard)
 
 
 def tensor_spec(data, el_type, shape, rank=None, mem_stride=(0, 0, 0, 0), capacity=None, frac=0, asym=None,

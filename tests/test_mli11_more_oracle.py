@@ -23,8 +23,13 @@ fail there: it crashes, writes past a capacity, reads past one (two fillings
 beyond every capacity give different results), leaves outputs unwritten (two
 initial outputs give different results), or runs a window of no or negative
 size (the variant outside its domain with a padding not smaller than its
-kernel, or an input smaller than the kernel: SPEC_MLI11_MORE 2 and 3.5).
-Every call the core returns a non-OK status for also runs MLI in a child.
+kernel, or an input smaller than the kernel: SPEC_MLI11_MORE 2 and 3.5), or
+reads the bits of pointers as values (an sa8 output with per-axis
+parameters: its zero point and scale containers hold array pointers) or the
+padding of the tensor struct (an output rank above 10).
+Every other call runs MLI in this process: the core's checks, MLI's order,
+reject it before MLI touches memory, or the core showed that MLI's loops
+stay inside the buffers (each has 16 KiB of sentinel bytes after it).
 
 MLI_MORE_ORACLE_CASES scales the run (cases per seed, default 1500; each is
 run in both rounding modes); MLI_MORE_ORACLE_SEEDS lists the seeds.
@@ -217,6 +222,14 @@ def mutate_common(rng, call, el, extra=()):
         st = list(t["out"]["mem_stride"])
         st[int(rng.integers(0, 4))] = int(rng.choice([-1, 2, 7]))
         t["out"] = dict(t["out"], mem_stride=st)
+    elif what == "cfg_conv" and call.cfg is not None:
+        k = str(rng.choice(["null", "pad", "stride"]))
+        if k == "null":
+            call.cfg = None
+        elif k == "pad":
+            call.cfg["padding_top"] = int(call.tensors["weights"]["shape"][1]) if call.tensors.get("weights") else 9
+        else:
+            call.cfg["stride_width"] = 0
     elif what == "cfg_pool" and call.cfg is not None:
         k = str(rng.choice(["null", "pad", "stride", "kernel0"]))
         if k == "null":
@@ -384,9 +397,191 @@ def gen_padding(rng):
     return call
 
 
+
+# -------------------------------------------------------------------- sa8 --
+def wrap32(v):
+    return (int(v) + (1 << 31)) % (1 << 32) - (1 << 31)
+
+
+def bias_scale_for(in_scale, in_sfb, w_scale, w_sfb, b_sfb):
+    """The bias scale MLI's check accepts (its wrapping product and shift)."""
+    e = wrap32(in_scale * w_scale)
+    sh = in_sfb + w_sfb - b_sfb
+    if sh > 0:
+        e >>= sh & 63
+    else:
+        e = ((e << (sh & 63)) + (1 << 63)) % (1 << 64) - (1 << 63)
+    return e
+
+
+def sa8_quant(rng, wild=False):
+    if wild or rng.random() < 0.1:
+        return {"scale": int(rng.integers(-(1 << 31), 1 << 31)), "sfb": int(rng.integers(-128, 128))}
+    return {"scale": int(rng.integers(1 << 13, 1 << 16)), "sfb": int(rng.integers(10, 24))}
+
+
+def zero_point(rng):
+    r = rng.random()
+    if r < 0.1:
+        return int(rng.choice([32767, -32767, 30000, -30000]))
+    if r < 0.2:
+        return 0
+    return int(rng.integers(-128, 128))
+
+
+def sa8_tensors(rng, in_shape, w_shape, oc, w_dim, n_scales):
+    """in, weights, bias and out specs (scales consistent with MLI's bias check, mostly)."""
+    qi, qw, qo = sa8_quant(rng), sa8_quant(rng), sa8_quant(rng)
+    w_scales = [int(rng.integers(1 << 13, 1 << 16)) for _ in range(n_scales)]
+    if rng.random() < 0.05:
+        w_scales = [int(rng.integers(-(1 << 31), 1 << 31)) for _ in range(n_scales)]
+    wild_out = rng.random() < 0.1
+    out_sfb = qi["sfb"] + qw["sfb"] - int(rng.integers(18, 26)) if not wild_out else int(rng.integers(-128, 128))
+    b_sfb = qi["sfb"] + qw["sfb"] - int(rng.choice([0, 1, 2, 4, 8, 16, int(rng.integers(-3, 30))]))
+    b_sfb = max(-128, min(127, b_sfb))
+    b_scales = [bias_scale_for(qi["scale"], qi["sfb"], ws, qw["sfb"], b_sfb) + int(rng.choice([0, 0, 1, -1]))
+                for ws in w_scales]
+    b_scales = [max(-(1 << 31), min((1 << 31) - 1, b)) for b in b_scales]
+    if rng.random() < 0.05:
+        b_scales[int(rng.integers(0, len(b_scales)))] += int(rng.choice([2, -5, 1000]))
+    in_asym = {"zero_point": zero_point(rng), "scale": qi["scale"], "dim": -1, "scale_frac_bits": qi["sfb"]}
+    how = str(rng.choice(["uniform", "uniform", "extreme", "max", "min", "small"]))
+    xin = strided_spec(rng, SA8, in_shape, asym=in_asym, how=how, holes=rng.random() < 0.5)
+    per_axis = w_dim >= 0
+    w_asym = {"zero_point": [int(rng.integers(-3, 3)) for _ in range(n_scales)] if per_axis else 0,
+              "scale": w_scales if per_axis else w_scales[0], "dim": w_dim, "scale_frac_bits": qw["sfb"]}
+    wt = strided_spec(rng, SA8, w_shape, asym=w_asym, how=str(rng.choice(["uniform", "extreme", "max", "small"])),
+                      holes=rng.random() < 0.3)
+    b_asym = {"zero_point": [0] * n_scales if per_axis else 0, "scale": b_scales if per_axis else b_scales[0],
+              "dim": 0 if per_axis else -1, "scale_frac_bits": b_sfb}
+    bvals = rng.integers(-(1 << 31), 1 << 31, oc) if rng.random() < 0.1 else rng.integers(-20000, 20000, oc)
+    bias = tensor_spec(np.asarray(bvals, np.int32), SA32, [oc], asym=b_asym)
+    out_asym = {"zero_point": zero_point(rng), "scale": int(rng.integers(1 << 13, 1 << 16)) if not wild_out else
+                int(rng.integers(-(1 << 31), 1 << 31)), "dim": -1, "scale_frac_bits": out_sfb}
+    return xin, wt, bias, out_asym
+
+
+def mutate_sa8(rng, call):
+    if rng.random() > 0.15:
+        return
+    t = call.tensors
+    what = str(rng.choice(["w_type", "b_type", "in_zp_min", "out_zp_min", "w_dim", "b_dim", "in_dim", "out_dim",
+                           "out_scale0", "w_null", "b_null", "b_data_null", "out_rank", "w_stride"]))
+    call.tags.append("bad:" + what)
+    if what == "w_type":
+        t["weights"] = dict(t["weights"], el_type=int(rng.choice([0, 1, 3])))
+    elif what == "b_type":
+        t["bias"] = dict(t["bias"], el_type=int(rng.choice([0, 1, 2])))
+    elif what in ("in_zp_min", "out_zp_min"):
+        r = "in" if what == "in_zp_min" else "out"
+        if t.get(r) and t[r].get("asym"):
+            t[r] = dict(t[r], asym=dict(t[r]["asym"], zero_point=-32768))
+    elif what in ("w_dim", "b_dim", "in_dim", "out_dim"):
+        r = {"w_dim": "weights", "b_dim": "bias", "in_dim": "in", "out_dim": "out"}[what]
+        a = dict(t[r]["asym"])
+        if a["dim"] < 0:
+            a.update(dim=0, zero_point=[a["zero_point"]] * 8, scale=[a["scale"]] * 8)
+        else:
+            a.update(dim=int(rng.choice([-1, 1, 2])) if a["dim"] != 1 else 0)
+            if a["dim"] < 0:
+                a.update(zero_point=a["zero_point"][0], scale=a["scale"][0])
+        t[r] = dict(t[r], asym=a)
+    elif what == "out_scale0":
+        t["out"] = dict(t["out"], asym=dict(t["out"]["asym"], scale=0))
+    elif what == "w_null":
+        t["weights"] = None
+    elif what == "b_null":
+        t["bias"] = None
+    elif what == "b_data_null":
+        t["bias"] = dict(t["bias"], data_null=True)
+    elif what == "out_rank":
+        t["out"] = dict(t["out"], rank=int(rng.choice([0, 2, 4, 5, 9, 10])))
+    elif what == "w_stride":
+        st = list(t["weights"]["mem_stride"])
+        st[3] = int(rng.choice([2, 0]))
+        st[int(rng.integers(0, 3))] = int(rng.integers(0, 50))
+        t["weights"] = dict(t["weights"], mem_stride=st)
+
+
+def gen_conv_sa8(rng, family=None):
+    family = family or str(rng.choice(["conv2d_nhwc", "depthwise_conv2d_hwcn"]))
+    dw = family.startswith("depthwise")
+    _, _, variants = VM.VARIANT_FAMILIES[family]
+    role = rng.random()
+    if role < 0.3:
+        v, suffix = VM.GENERIC, ""
+    elif role < 0.45:
+        v, suffix = VM.GENERIC, "generic"
+    else:
+        v = variants[int(rng.integers(len(variants)))]
+        suffix = v.suffix
+    kw, kh, sw, sh, pad, inside = window_cfg(rng, v, 5)
+    if not inside and rng.random() < 0.5:
+        sw = sh = int(rng.choice([1, 2, 3]))
+    c = int(rng.integers(1, 7))
+    h = max(1, kh + int(rng.integers(-1 if rng.random() < 0.1 else 0, 6)))
+    w = max(1, kw + int(rng.integers(-1 if rng.random() < 0.1 else 0, 6)))
+    if dw:
+        m = int(rng.choice([1, 1, 2, 3]))
+        oc = m * c
+        w_shape, w_dim, n_sc = [1, kh, kw, oc], 3, oc
+    else:
+        oc = int(rng.integers(1, 6))
+        w_shape, w_dim, n_sc = [oc, kh, kw, c], 0, oc
+    if rng.random() < 0.04:  # many channels: sums near the accumulator limit
+        c = int(rng.integers(60, 130))
+        oc = c if dw else int(rng.integers(1, 3))
+        w_shape = [1, kh, kw, oc] if dw else [oc, kh, kw, c]
+        n_sc = oc
+    xin, wt, bias, out_asym = sa8_tensors(rng, [h, w, c], w_shape, oc, w_dim, n_sc)
+    ho = max(1, -(-(h + pad["padding_top"] + pad["padding_bottom"] - kh + 1) // sh))
+    wo = max(1, -(-(w + pad["padding_left"] + pad["padding_right"] - kw + 1) // sw))
+    out = junk_out(rng, ho * wo * oc, int(rng.choice([SA8, SA8, FX8, 7])), rank=int(rng.choice([1, 3, 3, 4])),
+                   asym=out_asym)
+    if rng.random() < 0.15:
+        st = [0, 0, 0]
+        st[2] = 1
+        st[1] = oc + int(rng.integers(0, 3))
+        st[0] = st[1] * wo + int(rng.integers(0, 3))
+        if rng.random() < 0.3:
+            st[0] = 0
+        out["mem_stride"] = st + [0]
+        out["capacity"] = 1 + (ho - 1) * st[0] + (wo - 1) * st[1] + oc - 1 + int(rng.integers(0, 8))
+        out["bytes"] = bytes(out["capacity"])
+    cfg = dict(relu_type=int(rng.choice([0, 1, 2, 3, 0, 1, 2, 3, 4, -1, 255])), stride_width=sw, stride_height=sh,
+               **pad)
+    call = Call(VM.func_name(family, "sa8_sa8_sa32", suffix), "conv",
+                {"in": xin, "weights": wt, "bias": bias, "out": out}, cfg,
+                tags=[family, suffix or "dispatcher", "inside" if inside else "outside"])
+    mutate_sa8(rng, call)
+    mutate_common(rng, call, SA8, ["cfg_conv"])
+    if suffix == "" and rng.random() < 0.05:
+        call.func = "mli_debug_krn_" + call.func[len("mli_krn_"):]
+        call.tags.append("debug")
+    return call
+
+
+def gen_fc_sa8(rng):
+    n = int(rng.choice([1, 2, 3, 5, 7, 8, 9, 11, 12, 16, 19, int(rng.integers(1, 40))]))
+    k = int(rng.integers(1, 7))
+    xin_shape = [n] if rng.random() < 0.7 else [1, n]
+    xin, wt, bias, out_asym = sa8_tensors(rng, xin_shape, [k, n], k, -1, 1)
+    xin = dict(xin, mem_stride=[0, 0, 0, 0])
+    if rng.random() < 0.3:  # weight rows with a stride
+        rs = n + int(rng.integers(1, 5))
+        data = values(rng, SA8, (k - 1) * rs + n)
+        wt = tensor_spec(data, SA8, [k, n], mem_stride=[rs, 1], asym=wt["asym"])
+    out = junk_out(rng, k, int(rng.choice([SA8, SA8, FX16])), rank=int(rng.choice([1, 2, 3])), asym=out_asym)
+    call = Call("mli_krn_fully_connected_sa8_sa8_sa32", "fully_connected",
+                {"in": xin, "weights": wt, "bias": bias, "out": out}, tags=["fully_connected", f"n{n}"])
+    mutate_sa8(rng, call)
+    mutate_common(rng, call, SA8)
+    return call
+
+
 # ------------------------------------------------------------------ driver --
-GENERATORS = [(gen_pool, 4.0), (gen_leaky, 1.0), (gen_softmax, 1.0), (gen_permute, 0.7), (gen_concat, 0.7),
-              (gen_padding, 0.7)]
+GENERATORS = [(gen_pool, 4.0), (gen_conv_sa8, 3.0), (gen_fc_sa8, 1.0), (gen_leaky, 1.0), (gen_softmax, 1.0),
+              (gen_permute, 0.7), (gen_concat, 0.7), (gen_padding, 0.7)]
 
 
 def gen_case(seed, index):
@@ -412,12 +607,10 @@ def compare(core, call, rounding, stats):
             return None, "crash"
         return (None if theirs.get("ret") == mine["ret"] else f"debug: MLI {theirs.get('ret')} core {mine['ret']}"), None
     detail = core.detail()
-    if mine["ret"] == 0:
-        theirs = run(Oracle(rounding), call, rounding)
-    else:
-        theirs = run_in_child(rounding, call, rounding)
-    if mine["ret"] != 0 and detail["safety"]:
-        return excuse(call, rounding, theirs, detail)
+    if mine["ret"] != 0 and detail["safety"]:  # MLI may crash here: it runs in children
+        return excuse(call, rounding, detail)
+    # the core ran MLI's checks, or showed that MLI stays inside the buffers
+    theirs = run(Oracle(rounding), call, rounding)
     if theirs.get("crashed"):
         return f"MLI crashed (signal {theirs['crashed']}), core status {mine['ret']}", None
     if theirs.get("error"):
@@ -437,28 +630,33 @@ def compare(core, call, rounding, stats):
     return None, None
 
 
-def excuse(call, rounding, theirs, detail):
-    """A safety refusal: excused only when MLI is seen to fail on the call."""
-    if theirs.get("crashed"):
-        return None, "crash"
-    if theirs.get("error"):
-        return f"oracle harness error {theirs['error']}", None
-    if theirs["ret"] != 0:
-        return f"core refused ({detail}) where MLI returns status {theirs['ret']}", None
-    if any(theirs.get(r + "_beyond") for r in call.tensors):
-        return None, "writes outside"
+def excuse(call, rounding, detail):
+    """A safety refusal: excused only when MLI is seen to fail on the call.
+    First MLI runs with every buffer ending right before an inaccessible page
+    (a fault proves an access past a capacity), then, if it completes, with
+    two fillings beyond the capacities and two initial outputs."""
+    g = run_in_child(rounding, call, rounding, guard=True)
+    if g.get("crashed"):
+        return None, "outside the buffers (fault)"
+    if g.get("error"):
+        return f"oracle harness error {g['error']}", None
+    if g["ret"] != 0:
+        return f"core refused ({detail}) where MLI returns status {g['ret']}", None
     a = run_in_child(rounding, call, rounding, fill=11, out_fill=5)
-    b = run_in_child(rounding, call, rounding, fill=12, out_fill=5)
+    b = run_in_child(rounding, call, rounding, fill=12, out_fill=6)
     if a.get("crashed") or b.get("crashed"):
-        return None, "crash"
-    if a.get("out_buf") != b.get("out_buf") or a.get("out_meta") != b.get("out_meta"):
-        return None, "reads outside"
-    c = run_in_child(rounding, call, rounding, fill=11, out_fill=6)
+        return None, "outside the buffers (fault)"
+    if any(a.get(r + "_beyond") or b.get(r + "_beyond") for r in call.tensors):
+        return None, "writes outside"
     cap = call.tensors["out"]["capacity"] if call.tensors.get("out") else 0
-    if (a.get("out_buf") or b"")[:cap] != (c.get("out_buf") or b"")[:cap]:
-        return None, "leaves output unwritten"
+    if (a.get("out_buf") or b"")[:cap] != (b.get("out_buf") or b"")[:cap]:
+        return None, "reads outside or leaves outputs unwritten"
     if detail["argument"] in ("in", "cfg") and detail["field"] in ("shape", "padding"):
         return None, "degenerate windows"
+    if detail["argument"] == "out" and detail["field"] == "el_params.asym.dim":
+        return None, "reads pointer bits as values"
+    if detail["field"] == "rank" and "padding" in detail["reason"]:
+        return None, "reads the tensor struct's padding"
     return f"core refused ({detail}) where MLI stays inside its buffers", None
 
 

@@ -441,7 +441,9 @@ static mli_status innermost_stride(const mli_tensor *t, const char *arg, int64_t
     else if (t->rank == 10) *v = (int32_t)t->el_type;
     else
         return mlipy_err_safety(MLI_STATUS_INCOMPATEBLE_TENSORS, arg, "rank",
-                                "MLI reads mem_stride[rank - 1], outside the tensor struct for this rank");
+                                t->rank == 0 ? "is 0: MLI reads mem_stride[-1] (the word before the array)"
+                                             : "is above 10: MLI reads mem_stride[rank - 1] from the struct's "
+                                               "padding or element parameters (platform-dependent) or beyond it");
     return MLI_STATUS_OK;
 }
 
@@ -670,6 +672,15 @@ mli_status mli_chk_fully_connected_sa8(const mli_tensor *in, const mli_tensor *w
     RETURN_BAD(chk_fc_shapes(in, weights, bias, out));
     RETURN_BAD(chk_sa8_dims(in, weights, bias, -1, -1));
     RETURN_BAD(chk_bias_scale_asym(in, weights, bias));
+    /* mli-py safety: MLI reads out's zero point and scale as per-tensor
+     * values and divides by the scale (the bias's scale, which it also
+     * divides by, goes unused: that division is dead code in MLI's build) */
+    RETURN_IF(out->el_params.asym.dim >= 0,
+              mlipy_err_safety(MLI_STATUS_INCOMPATEBLE_TENSORS, "out", "el_params.asym.dim",
+                               "is not negative: MLI reads out's zero point and scale as per-tensor values"));
+    RETURN_IF(out->el_params.asym.scale.i32 == 0,
+              mlipy_err_safety(MLI_STATUS_INCOMPATEBLE_TENSORS, "out", "el_params.asym.scale",
+                               "is 0: MLI divides by it (a crash)"));
     /* mli-py safety: with fewer than 8 inputs MLI reads the rows back to back */
     const uint32_t n = weights->shape[1];
     const uint64_t row = n < 8 || !weights->mem_stride[0] ? n : (uint64_t)weights->mem_stride[0];

@@ -131,6 +131,16 @@ static inline int32_t mli_math_softmax_recip(int64_t sum, int *norm) {
 /* The ACC0 accumulator of the 16x8 dual MACs: 40 bits that saturate,
  * read back saturated to 32 bits after every MAC. */
 static inline int32_t mli_math_acc0_read(int64_t acc0) { return mli_math_sat32(acc0); }
+/* Whether `steps` MACs of at most 2^23 each, from a 32-bit start, keep every
+ * partial sum below ACC0's 40-bit limit (then only the final read-out
+ * saturates, and the exact sum gives MLI's value). */
+static inline int mli_math_acc0_exact(int64_t steps) {
+    return steps < (((int64_t)1 << 39) - ((int64_t)1 << 31)) / ((int64_t)1 << 23);
+}
+
+/* The multiplier of the weights' sums, -zero_point as MLI passes it: in 16
+ * bits (-(-32768) wraps to -32768). */
+static inline int16_t mli_math_sa8_neg_zp(int16_t zp) { return (int16_t)(uint16_t)(0u - (uint16_t)zp); }
 
 /* in.scale / out.scale in Q30: SAT_32((in_scale << 30) / out_scale), a
  * 64-bit C division (toward zero); out_scale must not be 0. */
@@ -146,6 +156,49 @@ static inline int32_t mli_math_sa8_out_mul(int32_t ratio, int32_t w_scale) {
 static inline int16_t mli_math_sa8_requant16(int32_t acc, int32_t out_mul, int shift, int16_t zero_point) {
     const int64_t y = mli_math_asr_rnd_sat((int64_t)acc * out_mul, shift, 16);
     return mli_math_sat16(y + zero_point);
+}
+
+/* (c << sfb) / scale as MLI's ReLU helper computes it for an sa8 output: a
+ * 64-bit shift by the scale_frac_bits read as an unsigned count (the x86
+ * build shifts by it mod 64), a 64-bit C division, the quotient truncated
+ * to int.  0 when the division would trap (scale 0, or INT64_MIN / -1):
+ * the callers refuse those calls first (mli_math_sa8_relu_traps). */
+static inline int32_t mli_math_sa8_relu_unit(int64_t c, int8_t sfb, int32_t scale) {
+    const int64_t num = (int64_t)((uint64_t)c << ((uint32_t)(int32_t)sfb & 63u));
+    if (scale == 0 || (num == INT64_MIN && scale == -1)) return 0;
+    return mli_math_wrap32(num / scale);
+}
+static inline int mli_math_sa8_relu_traps(int8_t sfb, int32_t scale) {
+    const unsigned sh = (uint32_t)(int32_t)sfb & 63u;
+    return scale == 0 || (scale == -1 && (((uint64_t)6 << sh) == ((uint64_t)1 << 63) || sh == 63));
+}
+
+/* The ReLU limits of an sa8 convolution's output (SPEC_MLI11_MORE 5), with
+ * MLI's int arithmetic and its 16-bit and then 8-bit truncations of the
+ * limits: GEN [zp, 127], RELU_6 [zp, min(zp + six, 127)], RELU_1
+ * [max(zp - one, -128), min(zp + one, 127)], any other type [-128, 127]. */
+static inline void mli_math_sa8_relu_limits(int type, int16_t zp, int8_t sfb, int32_t scale, int8_t *lo,
+                                            int8_t *hi) {
+    const int32_t six = mli_math_wrap32((int64_t)mli_math_sa8_relu_unit(6, sfb, scale) + zp);
+    const int32_t one_u = mli_math_sa8_relu_unit(1, sfb, scale);
+    const int32_t one = mli_math_wrap32((int64_t)one_u + zp), neg_one = mli_math_wrap32(-(int64_t)one_u + zp);
+    int32_t mn = -128, mx = 127;
+    switch (type) {
+    case MLI_RELU_GEN: mn = zp; break;
+    case MLI_RELU_6: mn = zp; mx = six < 127 ? six : 127; break;
+    case MLI_RELU_1: mn = neg_one > -128 ? neg_one : -128; mx = one < 127 ? one : 127; break;
+    default: break;
+    }
+    *lo = (int8_t)(int16_t)mn;
+    *hi = (int8_t)(int16_t)mx;
+}
+
+/* An sa8 output value: the requantized value clamped to the ReLU limits
+ * (in 16 bits, the maximum first), stored as int8. */
+static inline int8_t mli_math_sa8_clamp(int16_t y, int8_t lo, int8_t hi) {
+    y = y < hi ? y : hi;
+    y = y > lo ? y : lo;
+    return (int8_t)y;
 }
 
 #endif /* MLI_MATH_H */
