@@ -41,8 +41,10 @@ def _load_table():
 VM = _load_table()
 
 ORACLE_DIR = SHARED / "oracle_c"
-HAVE_ORACLE = (ORACLE_DIR / "mli11.py").is_file() and (ORACLE_DIR / "libmli11_conv.so").is_file()
+HAVE_BRIDGE = (ORACLE_DIR / "mli11.py").is_file()
+HAVE_ORACLE = HAVE_BRIDGE and (ORACLE_DIR / "libmli11_conv.so").is_file() and (ORACLE_DIR / "libmli11_up.so").is_file()
 SKIP_REASON = f"MLI 1.1's oracle build not found at {ORACLE_DIR} (set MLI_SHARED to the shared folder)"
+SKIP_BRIDGE = f"the ctypes bridge mli11.py not found in {ORACLE_DIR} (set MLI_SHARED to the shared folder)"
 
 _M = None
 
