@@ -681,3 +681,96 @@ def test_against_mli11(core, seed):
     print(f"\nseed {seed}: {total} calls ({dict(counts)}), {len(bad)} mismatches; core results {dict(stats)}; "
           f"excused refusals {dict(excused)}")
     assert not bad, f"{len(bad)} mismatches of {total} calls:\n" + "\n".join(bad[:30])
+
+
+# ------------------------------------------------ accumulator limits --
+def _sa8_big(family, c, oc, zp, wval, k=3):
+    """An sa8 convolution whose weights' sums or products reach ACC0's 40 bits."""
+    rng = np.random.default_rng(c)
+    dw = family.startswith("depthwise")
+    w_shape = [1, k, k, oc] if dw else [oc, k, k, c]
+    scales = [1 << 14] * oc
+    in_asym = {"zero_point": zp, "scale": 1 << 14, "dim": -1, "scale_frac_bits": 14}
+    w_asym = {"zero_point": [0] * oc, "scale": scales, "dim": 3 if dw else 0, "scale_frac_bits": 14}
+    b_asym = {"zero_point": [0] * oc, "scale": [bias_scale_for(1 << 14, 14, s, 14, 28) for s in scales], "dim": 0,
+              "scale_frac_bits": 28}
+    x = rng.integers(-128, 128, k * k * c).astype(np.int8) if wval == "mixed" else np.full(k * k * c, -128, np.int8)
+    w = np.full(int(np.prod(w_shape)), wval if wval != "mixed" else 127, np.int8)
+    if wval == "mixed":
+        w[::3] = -128
+    out_asym = {"zero_point": 0, "scale": 1 << 14, "dim": -1, "scale_frac_bits": 0}
+    return Call(VM.func_name(family, "sa8_sa8_sa32", "generic"), "conv",
+                {"in": tensor_spec(x, SA8, [k, k, c], asym=in_asym), "weights": tensor_spec(w, SA8, w_shape, asym=w_asym),
+                 "bias": tensor_spec(np.zeros(oc, np.int32), SA32, [oc], asym=b_asym),
+                 "out": out_spec(oc, el_type=SA8, asym=out_asym)},
+                dict(relu_type=0, stride_width=1, stride_height=1, padding_left=0, padding_right=0, padding_top=0,
+                     padding_bottom=0), tags=["limit", family])
+
+
+def _avepool_big(family, kind, how, k=33):
+    hwc = family.endswith("hwc")
+    el = KIND_EL[kind]
+    c = 2
+    shape = [k + 2, k + 2, c] if hwc else [c, k + 2, k + 2]
+    n = int(np.prod(shape))
+    info = np.iinfo(NP_OF[el])
+    x = np.full(n, info.max if how == "max" else info.min, NP_OF[el])
+    if how == "mixed":  # the first half at the minimum, the rest at the maximum: the order of saturation shows
+        x[n // 2:] = info.max
+    asym = {"zero_point": 0, "scale": 1, "dim": -1, "scale_frac_bits": 0} if el == SA8 else None
+    cfg = dict(kernel_width=k, kernel_height=k, stride_width=1, stride_height=1, padding_left=1, padding_right=0,
+               padding_top=1, padding_bottom=0)
+    esize = 2 if el == FX16 else 1
+    return Call(VM.func_name(family, kind, "generic"), "pool",
+                {"in": tensor_spec(x, el, shape, asym=asym), "out": out_spec(c * 16 * esize, el_type=el)}, cfg,
+                tags=["limit", family, kind, how])
+
+
+def _fc_big(n, zp):
+    rng = np.random.default_rng(n)
+    asym_in = {"zero_point": zp, "scale": 1 << 14, "dim": -1, "scale_frac_bits": 14}
+    asym_w = {"zero_point": 0, "scale": 1 << 14, "dim": -1, "scale_frac_bits": 14}
+    asym_b = {"zero_point": 0, "scale": bias_scale_for(1 << 14, 14, 1 << 14, 14, 28), "dim": -1, "scale_frac_bits": 28}
+    w = np.full(2 * n, 127, np.int8)
+    w[n:] = rng.integers(-128, 128, n)
+    return Call("mli_krn_fully_connected_sa8_sa8_sa32", "fully_connected",
+                {"in": tensor_spec(np.full(n, -128, np.int8), SA8, [n], asym=asym_in),
+                 "weights": tensor_spec(w, SA8, [2, n], asym=asym_w),
+                 "bias": tensor_spec(np.array([1 << 30, -(1 << 30)], np.int32), SA32, [2], asym=asym_b),
+                 "out": out_spec(2, el_type=SA8, asym={"zero_point": 0, "scale": 1 << 14, "dim": -1,
+                                                         "scale_frac_bits": 0})}, tags=["limit", "fc", str(n)])
+
+
+def _softmax_big(kind, n):
+    el = KIND_EL[kind]
+    return Call(f"mli_krn_softmax_{kind}", "softmax",
+                {"in": tensor_spec(np.full(n, 5, NP_OF[el]), el, [n], frac=3),
+                 "out": out_spec(n * (2 if el == FX16 else 1), el_type=el)}, tags=["limit", "softmax", kind])
+
+
+LIMIT_CASES = {
+    **{f"avepool_{lay}_{k}_{how}": (lambda lay=lay, k=k, how=how: _avepool_big(f"avepool_{lay}", k, how))
+       for lay in ("chw", "hwc") for k in ("fx16", "fx8") for how in ("max", "min", "mixed")},
+    "avepool_hwc_sa8_max": lambda: _avepool_big("avepool_hwc", "sa8", "max"),
+    "conv2d_nhwc_sum_steps": lambda: _sa8_big("conv2d_nhwc", 14600, 1, 32767, 127),
+    "conv2d_nhwc_sum_steps_neg": lambda: _sa8_big("conv2d_nhwc", 14601, 1, -32767, 127),
+    "conv2d_nhwc_mixed": lambda: _sa8_big("conv2d_nhwc", 14600, 1, 32767, "mixed"),
+    "conv2d_nhwc_sat32": lambda: _sa8_big("conv2d_nhwc", 600, 2, 32767, 127),
+    "depthwise_wide": lambda: _sa8_big("depthwise_conv2d_hwcn", 3, 3, 32767, 127, k=5),
+    "fc_sum_steps": lambda: _fc_big(40000, 32767),
+    "fc_sat32": lambda: _fc_big(3000, -32767),
+    "softmax_fx16_sum_beyond_2_31": lambda: _softmax_big("fx16", 70000),
+    "softmax_fx8_many": lambda: _softmax_big("fx8", 70000),
+}
+
+
+@pytest.mark.parametrize("name", sorted(LIMIT_CASES))
+def test_accumulator_limits(core, name):
+    """Sums that reach the accumulators' limits (40-bit saturation step by
+    step, ACC0's 32-bit read-out, the 40-bit softmax sum): MLI's bits."""
+    call = LIMIT_CASES[name]()
+    stats = Counter()
+    for rounding in ("convergent", "up"):
+        why, exc = compare(core, call, rounding, stats)
+        assert why is None, f"{rounding}: {why}"
+    assert stats["ok"] == 2, stats
