@@ -50,13 +50,17 @@ static int32_t CONV_F(_acc)(const conv_plan *p, const int8_t *xs, const int8_t *
     for (int64_t i = 0; i < rows; i++)
         for (int64_t j = 0; j < cols; j++) {
             const int8_t *xr = xs + i * p->in_rs + j * p->in_cs, *wr = ws + i * p->w_rs + j * p->w_cs;
-            int64_t d = 0, s = 0;
-            for (int64_t ic = 0; ic < pairs_end; ic++) {
-                d += xr[ic] * wr[ic];
-                s += wr[ic];
+            /* 32-bit partial sums of at most 2^16 channels (|d| <= 2^30): a loop the compiler vectorises */
+            for (int64_t c0 = 0; c0 < pairs_end; c0 += 65536) {
+                const int64_t c1 = pairs_end - c0 < 65536 ? pairs_end : c0 + 65536;
+                int32_t d = 0, s = 0;
+                for (int64_t ic = c0; ic < c1; ic++) {
+                    d += xr[ic] * wr[ic];
+                    s += wr[ic];
+                }
+                dot_pairs += d;
+                w_pairs += s;
             }
-            dot_pairs += d;
-            w_pairs += s;
             if (c & 1) {
                 dot_last += xr[last] * wr[last];
                 w_last += wr[last];

@@ -10,14 +10,22 @@
 #endif
 
 #define POOL_F(name) MLI_CAT(POOL_FN, name)
+/* the j-th column of a window row: chw columns are adjacent (a loop the
+ * compiler vectorises), hwc ones cs elements apart */
+#if POOL_HWC
+#define POOL_COL(j) ((j) * cs)
+#else
+#define POOL_COL(j) (j)
+#endif
 
 /* The value of one window of rows x cols elements, the first at s, rows
  * rs and columns cs elements apart. */
 #if POOL_MAX
 static inline KRN_IO_T POOL_F(_window)(const KRN_IO_T *s, int64_t rows, int64_t cols, int64_t rs, int64_t cs) {
     KRN_IO_T m = s[0];
+    (void)cs;
     for (int64_t i = 0; i < rows; i++, s += rs)
-        for (int64_t j = 0; j < cols; j++) m = s[j * cs] > m ? s[j * cs] : m;
+        for (int64_t j = 0; j < cols; j++) m = s[POOL_COL(j)] > m ? s[POOL_COL(j)] : m;
     return m;
 }
 #else
@@ -31,15 +39,16 @@ static inline KRN_IO_T POOL_F(_window)(const KRN_IO_T *s, int64_t rows, int64_t 
     int shift;
     mli_math_avg_mul_shift((uint32_t)(rows * cols), &mul, &shift);
     int64_t acc = 0;
+    (void)cs;
     if (rows * cols < 512) {
-        int64_t sum = 0;
+        int32_t sum = 0; /* at most 511 * 2^15 in magnitude */
         for (int64_t i = 0; i < rows; i++, s += rs)
-            for (int64_t j = 0; j < cols; j++) sum += s[j * cs];
-        acc = sum * mul;
+            for (int64_t j = 0; j < cols; j++) sum += s[POOL_COL(j)];
+        acc = (int64_t)sum * mul;
     } else {
         for (int64_t i = 0; i < rows; i++, s += rs) {
 #if POOL_HWC
-            for (int64_t j = 0; j < cols; j++) acc = mli_math_acc40_add(acc, (int64_t)s[j * cs] * mul);
+            for (int64_t j = 0; j < cols; j++) acc = mli_math_acc40_add(acc, (int64_t)s[POOL_COL(j)] * mul);
 #else
             int64_t j = 0;
             if (cols & 1) acc = mli_math_acc40_add(acc, (int64_t)s[j++] * mul);
@@ -135,6 +144,7 @@ char *POOL_DEBUG_FN(const mli_tensor *in, const mli_pool_cfg *cfg, mli_tensor *o
     return (char *)POOL_F(_pick)(cfg)->name;
 }
 
+#undef POOL_COL
 #undef POOL_ROW
 #undef POOL_INDEX
 #undef POOL_ENTRY
