@@ -31,7 +31,7 @@ Every other call runs MLI in this process: the core's checks, MLI's order,
 reject it before MLI touches memory, or the core showed that MLI's loops
 stay inside the buffers (each has 16 KiB of sentinel bytes after it).
 
-MLI_MORE_ORACLE_CASES scales the run (cases per seed, default 1500; each is
+MLI_MORE_ORACLE_CASES scales the run (cases per seed, default 1000; each is
 run in both rounding modes); MLI_MORE_ORACLE_SEEDS lists the seeds.
 """
 import os
@@ -45,7 +45,7 @@ from mli11_more_harness import (HAVE_ORACLE, SKIP_REASON, VM, Call, Core, Oracle
 
 pytestmark = pytest.mark.skipif(not HAVE_ORACLE, reason=SKIP_REASON)
 
-CASES = int(os.environ.get("MLI_MORE_ORACLE_CASES", "1500"))
+CASES = int(os.environ.get("MLI_MORE_ORACLE_CASES", "1000"))
 SEEDS = [int(s) for s in os.environ.get("MLI_MORE_ORACLE_SEEDS", "1,2").split(",")]
 FX8, FX16, SA8, SA32 = 0, 1, 2, 3
 KIND_EL = {"fx8": FX8, "fx16": FX16, "sa8": SA8}
