@@ -40,8 +40,8 @@ from collections import Counter
 import numpy as np
 import pytest
 
-from mli11_more_harness import (HAVE_ORACLE, SKIP_REASON, VM, Call, Core, Oracle, out_spec, run, run_in_child,
-                                tensor_spec)
+from mli11_more_harness import (HAVE_ORACLE, SKIP_REASON, VM, Call, Core, Oracle, mli11, out_spec, run,
+                                run_in_child, tensor_spec)
 
 pytestmark = pytest.mark.skipif(not HAVE_ORACLE, reason=SKIP_REASON)
 
@@ -591,22 +591,38 @@ def gen_case(seed, index):
     return g(rng)
 
 
+def _sentinel():
+    """What mli11.Buffer puts after every buffer."""
+    return b"\xa5" * mli11().SLACK
+
+
 def _same_inputs(a, b, call):
     return all(a.get(r + "_buf") == b.get(r + "_buf") for r in call.tensors if r != "out")
+
+
+def _inputs_untouched(res, call):
+    return all(res.get(r + "_buf") in (None, spec["bytes"] + _sentinel())
+               for r, spec in call.tensors.items() if r != "out" and spec is not None and spec.get("bytes"))
 
 
 def compare(core, call, rounding, stats):
     """None when the core agrees with MLI on `call`, else a description;
     the second value is the excuse of an excused safety refusal."""
     mine = run(core, call, rounding)
-    stats["ok" if mine["ret"] == 0 else ("safety" if core.detail()["safety"] else "error")] += 1
     if call.func.startswith("mli_debug_krn_"):
+        stats["debug"] += 1
         theirs = run(Oracle(rounding), call, rounding) if mine["ret"] is not None else \
             run_in_child(rounding, call, rounding)
         if theirs.get("crashed") and mine["ret"] is None:
             return None, "crash"
         return (None if theirs.get("ret") == mine["ret"] else f"debug: MLI {theirs.get('ret')} core {mine['ret']}"), None
     detail = core.detail()
+    stats["ok" if mine["ret"] == 0 else ("safety" if detail["safety"] else "error")] += 1
+    if not _inputs_untouched(mine, call):
+        return "the core modified an input buffer", None
+    if mine["ret"] != 0 and mine.get("out_buf") is not None and \
+            mine["out_buf"] != call.tensors["out"]["bytes"] + _sentinel():
+        return "the core wrote to the output of a call it rejected", None
     if mine["ret"] != 0 and detail["safety"]:  # MLI may crash here: it runs in children
         return excuse(call, rounding, detail)
     # the core ran MLI's checks, or showed that MLI stays inside the buffers

@@ -74,7 +74,7 @@ static int32_t CONV_F(_acc)(const conv_plan *p, const int8_t *xs, const int8_t *
                                                     : CONV_F(_acc0_steps)(p, xs, ws, rows, cols, 0, true);
         if (c & 1) wadd = mli_math_wrap32((int64_t)wadd + m * w_last);
     }
-    if (pointwise) /* one product per step at most 2^14: never near 2^39 */
+    if (pointwise) /* steps of at most two products (2^15): 2^39 is 2^24 steps beyond a 32-bit start */
         return mli_math_acc0_read((int64_t)wadd + dot_pairs + dot_last);
     int32_t acc = wadd;
     if (pair_ops > 0)
