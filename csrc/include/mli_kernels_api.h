@@ -42,6 +42,65 @@ MLIPY_DECLARE_3(MLIPY_LSTM_DECL)
 MLIPY_DECLARE_2(MLIPY_ACT_DECL)
 MLIPY_DECLARE_2(MLIPY_ELTWISE_DECL)
 
+/* ===== The rest of MLI 1.1's kernel API (branch mli11-more) ===========
+ * Pooling, leaky ReLU, softmax, permute, concat, padding2d and the sa8
+ * kernels, with MLI 1.1's prototypes.  The pooling variants and the debug
+ * twins of their dispatchers are in mli_krn_avepool_spec_api.h and
+ * mli_krn_maxpool_spec_api.h; the sa8 convolutions' variants are below
+ * (MLI 1.1 declares them in mli_krn_conv2d_spec_api.h and
+ * mli_krn_depthwise_conv2d_spec_api.h, with the chw families). */
+#define MLIPY_POOL_DECL(fam, sfx)                                                                   \
+    mli_status mli_krn_##fam##_##sfx(const mli_tensor *in, const mli_pool_cfg *cfg, mli_tensor *out); \
+    mli_status mli_krn_##fam##_##sfx##_generic(const mli_tensor *in, const mli_pool_cfg *cfg, mli_tensor *out);
+MLIPY_POOL_DECL(avepool_chw, fx8)
+MLIPY_POOL_DECL(avepool_chw, fx16)
+MLIPY_POOL_DECL(maxpool_chw, fx8)
+MLIPY_POOL_DECL(maxpool_chw, fx16)
+MLIPY_POOL_DECL(avepool_hwc, fx8)
+MLIPY_POOL_DECL(avepool_hwc, fx16)
+MLIPY_POOL_DECL(avepool_hwc, sa8)
+MLIPY_POOL_DECL(maxpool_hwc, fx8)
+MLIPY_POOL_DECL(maxpool_hwc, fx16)
+MLIPY_POOL_DECL(maxpool_hwc, sa8)
+#undef MLIPY_POOL_DECL
+
+#define MLIPY_MORE_DECL(sfx)                                                                          \
+    mli_status mli_krn_leaky_relu_##sfx(const mli_tensor *in, const mli_tensor *slope_coeff, mli_tensor *out); \
+    mli_status mli_krn_softmax_##sfx(const mli_tensor *in, mli_tensor *out);                          \
+    mli_status mli_krn_permute_##sfx(const mli_tensor *in, const mli_permute_cfg *cfg, mli_tensor *out); \
+    mli_status mli_krn_concat_##sfx(const mli_tensor **inputs, const mli_concat_cfg *cfg, mli_tensor *out); \
+    mli_status mli_krn_padding2d_chw_##sfx(const mli_tensor *in, const mli_padding2d_cfg *cfg, mli_tensor *out); \
+    mli_status mli_krn_padding2d_hwc_##sfx(const mli_tensor *in, const mli_padding2d_cfg *cfg, mli_tensor *out);
+MLIPY_DECLARE_2(MLIPY_MORE_DECL)
+#undef MLIPY_MORE_DECL
+
+mli_status mli_krn_fully_connected_sa8_sa8_sa32(const mli_tensor *in, const mli_tensor *weights,
+                                                const mli_tensor *bias, mli_tensor *out);
+
+#define MLIPY_CONV_SA8_DECL(name)                                                                  \
+    mli_status name(const mli_tensor *in, const mli_tensor *weights, const mli_tensor *bias,        \
+                    const mli_conv2d_cfg *cfg, mli_tensor *out);
+MLIPY_CONV_SA8_DECL(mli_krn_conv2d_nhwc_sa8_sa8_sa32)
+MLIPY_CONV_SA8_DECL(mli_krn_conv2d_nhwc_sa8_sa8_sa32_generic)
+MLIPY_CONV_SA8_DECL(mli_krn_conv2d_nhwc_sa8_sa8_sa32_k1x1_nopad)
+MLIPY_CONV_SA8_DECL(mli_krn_conv2d_nhwc_sa8_sa8_sa32_k3x3_nopad)
+MLIPY_CONV_SA8_DECL(mli_krn_conv2d_nhwc_sa8_sa8_sa32_k3x3_krnpad)
+MLIPY_CONV_SA8_DECL(mli_krn_conv2d_nhwc_sa8_sa8_sa32_k5x5_nopad)
+MLIPY_CONV_SA8_DECL(mli_krn_conv2d_nhwc_sa8_sa8_sa32_k5x5_krnpad)
+MLIPY_CONV_SA8_DECL(mli_krn_depthwise_conv2d_hwcn_sa8_sa8_sa32)
+MLIPY_CONV_SA8_DECL(mli_krn_depthwise_conv2d_hwcn_sa8_sa8_sa32_generic)
+MLIPY_CONV_SA8_DECL(mli_krn_depthwise_conv2d_hwcn_sa8_sa8_sa32_k3x3_nopad)
+MLIPY_CONV_SA8_DECL(mli_krn_depthwise_conv2d_hwcn_sa8_sa8_sa32_k3x3_krnpad)
+MLIPY_CONV_SA8_DECL(mli_krn_depthwise_conv2d_hwcn_sa8_sa8_sa32_k5x5_nopad)
+MLIPY_CONV_SA8_DECL(mli_krn_depthwise_conv2d_hwcn_sa8_sa8_sa32_k5x5_krnpad)
+#undef MLIPY_CONV_SA8_DECL
+char *mli_debug_krn_conv2d_nhwc_sa8_sa8_sa32(const mli_tensor *in, const mli_tensor *weights,
+                                             const mli_tensor *bias, const mli_conv2d_cfg *cfg, mli_tensor *out);
+char *mli_debug_krn_depthwise_conv2d_hwcn_sa8_sa8_sa32(const mli_tensor *in, const mli_tensor *weights,
+                                                       const mli_tensor *bias, const mli_conv2d_cfg *cfg,
+                                                       mli_tensor *out);
+/* ===== end of the mli11-more block ===================================== */
+
 #ifdef __cplusplus
 }
 #endif

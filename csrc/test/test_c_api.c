@@ -1,6 +1,7 @@
 /* Proves the C core is usable from C alone: builds against csrc/include
  * only and runs the worked examples of SPEC.md sections 4 and 10. */
 #include <stdio.h>
+#include <string.h>
 #include "mli_api.h"
 
 static int fails = 0;
@@ -41,6 +42,35 @@ int main(void) {
     EXPECT(mli_krn_lstm_cell_fx16(&li, &lp, &lwt, &lbt, &cfg, &lct, &lot) != MLI_STATUS_OK);
     printf("last error: %s %s.%s: %s\n", mlipy_last_error()->function, mlipy_last_error()->argument,
            mlipy_last_error()->field, mlipy_last_error()->reason);
+
+    /* SPEC_MLI11_MORE 6: an average over 3 values is a multiplication by
+     * 21845 and a rounding shift by 16; the dispatcher picks k3x1_nopad */
+    int16_t px[3] = {300, 301, 302}, py[1];
+    mli_tensor pin = fx16(px, 3, 3, 1, 1, 3, 7), pout = fx16(py, 1, 3, 0, 0, 0, 0);
+    mli_pool_cfg pc = {3, 1, 1, 1, 0, 0, 0, 0};
+    EXPECT(strcmp(mli_debug_krn_avepool_chw_fx16(&pin, &pc, &pout), "mli_krn_avepool_chw_fx16_k3x1_nopad") == 0);
+    EXPECT(mli_krn_avepool_chw_fx16(&pin, &pc, &pout) == MLI_STATUS_OK);
+    EXPECT(py[0] == 301 && pout.shape[2] == 1 && pout.el_params.fx.frac_bits == 7);
+
+    /* SPEC_MLI11_MORE 5: sa8 fully connected, (10 * 64 - 20 * 64) at shift 18 */
+    int8_t sx[2] = {10, -20}, sw[2] = {64, 64}, sy[1];
+    int32_t sb[1] = {0};
+    mli_tensor sin = {sx, 2, {0}, {2}, 1, MLI_EL_ASYM_I8, {{0}}};
+    mli_tensor swt = {sw, 2, {0}, {1, 2}, 2, MLI_EL_ASYM_I8, {{0}}};
+    mli_tensor sbt = {sb, 4, {0}, {1}, 1, MLI_EL_ASYM_I32, {{0}}};
+    mli_tensor sout = {sy, 1, {0}, {0}, 1, MLI_EL_ASYM_I8, {{0}}};
+    mli_tensor *const sa8[4] = {&sin, &swt, &sbt, &sout};
+    const int8_t sfb[4] = {14, 14, 28, 8};
+    const int32_t scale[4] = {1 << 14, 1 << 14, 1 << 28, 1 << 14};
+    for (int i = 0; i < 4; i++) {
+        sa8[i]->el_params.asym.dim = -1;
+        sa8[i]->el_params.asym.zero_point.i16 = 0;
+        sa8[i]->el_params.asym.scale.i32 = scale[i];
+        sa8[i]->el_params.asym.scale_frac_bits = sfb[i];
+    }
+    EXPECT(mli_krn_fully_connected_sa8_sa8_sa32(&sin, &swt, &sbt, &sout) == MLI_STATUS_OK);
+    EXPECT(sy[0] == -10 && sout.rank == 1 && sout.shape[0] == 1);
+
     printf("%s\n", fails ? "C API test FAILED" : "C API test passed");
     return fails != 0;
 }

@@ -1,8 +1,9 @@
 """Regenerate csrc/src/private/mli_prv_lut.c (run by hand; the output is committed).
 
-The tanh and sigmoid tables of MLI 1.1 as SPEC.md section 6.1 defines them:
-entry i is f((i - offset) / 2**lut_frac) * 32768 computed in double, rounded
-half away from zero, clamped to int16.
+The tanh and sigmoid tables of MLI 1.1 as SPEC.md section 6.1 defines them,
+and the exp(-t) table of its softmax (SPEC_MLI11_MORE 8: 181 entries, offset
+179, 4 frac bits): entry i is f((i - offset) / 2**lut_frac) * 32768 computed
+in double, rounded half away from zero, clamped to int16.
 """
 import math
 import pathlib
@@ -10,6 +11,7 @@ import pathlib
 TABLES = [  # name, function, length, offset, lut_frac
     ("tanh", math.tanh, 178, 89, 4),
     ("sigm", lambda t: 1.0 / (1.0 + math.exp(-t)), 180, 90, 3),
+    ("expneg", math.exp, 181, 179, 4),  # entry i: exp(-t) at t = (179 - i) / 16
 ]
 # Each table is emitted three times: int16 as MLI keeps it, widened to int32
 # for gathers, and padded to 192 entries (its last value repeated) for

@@ -4,6 +4,7 @@
  * buffers it was given (they are flagged `mlipy_safety` in the detail). */
 #include <stddef.h>
 #include "mli_check.h"
+#include "mli_math.h"
 
 static const char *const SHAPE_F[MLI_MAX_RANK] = {"shape[0]", "shape[1]", "shape[2]", "shape[3]"};
 static const char *const STRIDE_F[MLI_MAX_RANK] = {"mem_stride[0]", "mem_stride[1]", "mem_stride[2]",
@@ -140,16 +141,10 @@ static uint32_t rnn_out_rank(const mli_rnn_cell_cfg *cfg, uint32_t single) {
 }
 
 /* ---------------------------------------------------------------- FC -- */
-mli_status mli_chk_fully_connected(const mli_tensor *in, const mli_tensor *weights,
-                                   const mli_tensor *bias, const mli_tensor *out, mli_chk_kind k) {
-    /* MLI reads these before checking them; a NULL would crash it. */
-    RETURN_BAD(in ? MLI_STATUS_OK : mli_chk_tensor(in, "in"));
-    RETURN_BAD(weights ? MLI_STATUS_OK : mli_chk_tensor(weights, "weights"));
-    RETURN_BAD(bias ? MLI_STATUS_OK : mli_chk_tensor(bias, "bias"));
-    RETURN_BAD(chk_type(in, "in", k.data));
-    RETURN_BAD(chk_type(weights, "weights", k.weights));
-    RETURN_BAD(chk_type(bias, "bias", k.weights));
-    RETURN_BAD(chk_bias_frac(in, weights, bias));
+/* MLI's FC checks after the type checks (tensors, shapes, layouts, output
+ * capacity), shared by the fx kinds and sa8. */
+static mli_status chk_fc_shapes(const mli_tensor *in, const mli_tensor *weights, const mli_tensor *bias,
+                                const mli_tensor *out) {
     RETURN_BAD(mli_chk_tensor(in, "in"));
     RETURN_BAD(mli_chk_tensor(weights, "weights"));
     RETURN_BAD(mli_chk_tensor(bias, "bias"));
@@ -166,18 +161,37 @@ mli_status mli_chk_fully_connected(const mli_tensor *in, const mli_tensor *weigh
     RETURN_BAD(chk_contig(bias, "bias"));
     RETURN_BAD(chk_out_contig_r(out, 1));
     RETURN_BAD(chk_capacity((uint64_t)weights->shape[0] * mli_prv_elsize(in->el_type), out, "out"));
-    /* mli-py safety checks */
+    return MLI_STATUS_OK;
+}
+
+/* mli-py safety checks of an FC call whose weight rows are `row` elements
+ * apart (the last row reaches row * (K - 1) + N elements). */
+static mli_status safe_fc(const mli_tensor *in, const mli_tensor *weights, const mli_tensor *bias, uint64_t row) {
     RETURN_BAD(safe_data(in, "in"));
     RETURN_BAD(safe_data(weights, "weights"));
     RETURN_BAD(safe_data(bias, "bias"));
     RETURN_BAD(safe_int_count(in, "in"));
     RETURN_BAD(safe_int_count(weights, "weights"));
-    uint64_t row = weights->mem_stride[0] ? (uint64_t)weights->mem_stride[0] : weights->shape[1];
     uint64_t reach = ((uint64_t)weights->shape[0] - 1) * row + weights->shape[1];
     RETURN_IF(reach * mli_prv_elsize(weights->el_type) > weights->capacity,
               mlipy_err_safety(MLI_STATUS_NOT_ENGH_MEM, "weights", "capacity",
                                "is smaller than the rows at mem_stride[0] reach"));
     return MLI_STATUS_OK;
+}
+
+mli_status mli_chk_fully_connected(const mli_tensor *in, const mli_tensor *weights,
+                                   const mli_tensor *bias, const mli_tensor *out, mli_chk_kind k) {
+    /* MLI reads these before checking them; a NULL would crash it. */
+    RETURN_BAD(in ? MLI_STATUS_OK : mli_chk_tensor(in, "in"));
+    RETURN_BAD(weights ? MLI_STATUS_OK : mli_chk_tensor(weights, "weights"));
+    RETURN_BAD(bias ? MLI_STATUS_OK : mli_chk_tensor(bias, "bias"));
+    RETURN_BAD(chk_type(in, "in", k.data));
+    RETURN_BAD(chk_type(weights, "weights", k.weights));
+    RETURN_BAD(chk_type(bias, "bias", k.weights));
+    RETURN_BAD(chk_bias_frac(in, weights, bias));
+    RETURN_BAD(chk_fc_shapes(in, weights, bias, out));
+    /* mli-py safety checks */
+    return safe_fc(in, weights, bias, weights->mem_stride[0] ? (uint64_t)weights->mem_stride[0] : weights->shape[1]);
 }
 
 /* ------------------------------------------------- relu, tanh, sigm -- */
@@ -433,4 +447,382 @@ mli_status mlipy_check_lstm_cell(int kind, const mli_tensor *in, const mli_tenso
     }
     mlipy_err_reset(LSTM_NAME[kind]);
     return mli_chk_lstm_cell(in, prev_out, weights, bias, cfg, cell, out, CHK_KIND[kind]);
+}
+
+/* ================================================================ *
+ * The rest of MLI 1.1's API (SPEC_MLI11_MORE 10): pooling, the sa8
+ * kernels, leaky ReLU, permute, concat, padding2d.  Each checker runs
+ * MLI's steps in MLI's order; where MLI itself would crash on the
+ * argument (a NULL it dereferences, a division by zero) the call is
+ * refused with a safety detail instead.
+ * ================================================================ */
+
+/* A NULL that MLI dereferences before any check of it. */
+static mli_status safe_not_null(const void *p, const char *arg, const char *reason) {
+    RETURN_IF(!p, mlipy_err_safety(MLI_STATUS_BAD_TENSOR, arg, "", reason));
+    return MLI_STATUS_OK;
+}
+
+/* MLI's "innermost stride is 0 or 1" reads t.mem_stride[t.rank - 1]
+ * without checking the rank: ranks 5 to 8 read shape[rank - 5], 9 the rank
+ * and 10 the el_type (the struct's layout); 0 and above 10 read outside
+ * what the struct defines. */
+static mli_status innermost_stride(const mli_tensor *t, const char *arg, int64_t *v) {
+    if (t->rank >= 1 && t->rank <= MLI_MAX_RANK) *v = t->mem_stride[t->rank - 1];
+    else if (t->rank >= 5 && t->rank <= 8) *v = (int32_t)t->shape[t->rank - 5];
+    else if (t->rank == 9) *v = 9;
+    else if (t->rank == 10) *v = (int32_t)t->el_type;
+    else
+        return mlipy_err_safety(MLI_STATUS_INCOMPATEBLE_TENSORS, arg, "rank",
+                                t->rank == 0 ? "is 0: MLI reads mem_stride[-1] (the word before the array)"
+                                             : "is above 10: MLI reads mem_stride[rank - 1] from the struct's "
+                                               "padding or element parameters (platform-dependent) or beyond it");
+    return MLI_STATUS_OK;
+}
+
+/* MLI's layout step of the hwc convolutions and the pools: the innermost
+ * stride of every tensor in `ts` must be 0 or 1.  MLI reads all of them
+ * before it decides, so an undefined read wins over a failure. */
+static mli_status chk_innermost(const mli_tensor *const *ts, const char *const *args, int n) {
+    int64_t v[4];
+    for (int i = 0; i < n; i++) RETURN_BAD(innermost_stride(ts[i], args[i], &v[i]));
+    for (int i = 0; i < n; i++)
+        RETURN_IF(v[i] != 0 && v[i] != 1,
+                  mlipy_err_val(MLI_STATUS_INCOMPATEBLE_TENSORS, args[i], "mem_stride",
+                                "the innermost stride must be 0 or 1", 1, v[i]));
+    return MLI_STATUS_OK;
+}
+
+/* MLI's tensor check of the output for the 3-d shape the kernel will give
+ * it, with out's mem_stride and capacity and the element size of out's
+ * current el_type, in MLI's 32-bit unsigned arithmetic. */
+static mli_status chk_out_shape3(const mli_tensor *out, const uint32_t shape[3]) {
+    for (int i = 0; i < 3; i++) {
+        RETURN_IF(out->mem_stride[i] < 0, mlipy_err_val(MLI_STATUS_BAD_TENSOR, "out", STRIDE_F[i],
+                                                        "must not be negative", 0, out->mem_stride[i]));
+        RETURN_IF(shape[i] == 0, mlipy_err(MLI_STATUS_BAD_TENSOR, "out", SHAPE_F[i],
+                                           "the output size computed from the arguments is 0 here"));
+    }
+    const bool set = out->mem_stride[0] && out->mem_stride[1] && out->mem_stride[2];
+    uint32_t size = 1;
+    if (set) {
+        uint32_t prev_shape = 1, prev_stride = 1;
+        for (int i = 2; i >= 0; i--) {
+            RETURN_IF((uint32_t)out->mem_stride[i] < prev_shape * prev_stride,
+                      mlipy_err_val(MLI_STATUS_BAD_TENSOR, "out", STRIDE_F[i],
+                                    "is smaller than the extent of the inner dimensions of the output",
+                                    (long long)(prev_shape * prev_stride), out->mem_stride[i]));
+            prev_shape = shape[i];
+            prev_stride = (uint32_t)out->mem_stride[i];
+            size += (prev_shape - 1) * prev_stride;
+        }
+    } else {
+        for (int i = 2; i >= 0; i--) size *= shape[i];
+    }
+    size *= mli_prv_elsize(out->el_type);
+    RETURN_IF(out->capacity < size, mlipy_err_val(MLI_STATUS_NOT_ENGH_MEM, "out", "capacity",
+                                                  "is smaller than the output needs", size, out->capacity));
+    return MLI_STATUS_OK;
+}
+
+/* The output size of one direction in MLI's int arithmetic, as the uint32
+ * MLI's output check sees. */
+static uint32_t out_size_u32(uint32_t in_size, int pad_a, int pad_b, int64_t kernel, int stride) {
+    const int64_t num = (int64_t)mli_math_wrap32(in_size) + pad_a + pad_b - kernel + 1;
+    return (uint32_t)mli_math_wrap32((num + stride - 1) / stride);
+}
+
+/* MLI's cfg step of the pools and convolutions: each padding smaller than
+ * the kernel, strides positive. */
+static mli_status chk_window_cfg(int kw, int kh, int sw, int sh, int pl, int pr, int pt, int pb) {
+    RETURN_IF(pl >= kw, mlipy_err_val(MLI_STATUS_BAD_FUNC_CFG, "cfg", "padding_left",
+                                      "must be smaller than the kernel width", kw - 1, pl));
+    RETURN_IF(pr >= kw, mlipy_err_val(MLI_STATUS_BAD_FUNC_CFG, "cfg", "padding_right",
+                                      "must be smaller than the kernel width", kw - 1, pr));
+    RETURN_IF(pt >= kh, mlipy_err_val(MLI_STATUS_BAD_FUNC_CFG, "cfg", "padding_top",
+                                      "must be smaller than the kernel height", kh - 1, pt));
+    RETURN_IF(pb >= kh, mlipy_err_val(MLI_STATUS_BAD_FUNC_CFG, "cfg", "padding_bottom",
+                                      "must be smaller than the kernel height", kh - 1, pb));
+    RETURN_IF(sh <= 0, mlipy_err(MLI_STATUS_BAD_FUNC_CFG, "cfg", "stride_height", "must be at least 1"));
+    RETURN_IF(sw <= 0, mlipy_err(MLI_STATUS_BAD_FUNC_CFG, "cfg", "stride_width", "must be at least 1"));
+    return MLI_STATUS_OK;
+}
+
+/* MLI's quantization-axis step: `want` >= 0 is the axis required, < 0 any
+ * negative dim (per-tensor quantization). */
+static mli_status chk_asym_dim(const mli_tensor *t, const char *arg, int32_t want) {
+    const int32_t dim = t->el_params.asym.dim;
+    RETURN_IF(want >= 0 ? dim != want : dim >= 0,
+              mlipy_err_val(MLI_STATUS_INCOMPATEBLE_TENSORS, arg, "el_params.asym.dim",
+                            want >= 0 ? "must be the per-channel axis" : "must be negative (per-tensor quantization)",
+                            want, dim));
+    return MLI_STATUS_OK;
+}
+
+/* ----------------------------------------------------------- pooling -- */
+mli_status mli_chk_pool(const mli_tensor *in, const mli_pool_cfg *cfg, const mli_tensor *out, bool hwc,
+                        bool out_checked, mli_element_type type) {
+    RETURN_BAD(mli_chk_tensor(in, "in"));
+    RETURN_BAD(chk_out_ptr(out));
+    RETURN_BAD(chk_shape_eq(3, in->rank, "in", "rank", "must be 3"));
+    const mli_tensor *ts[2] = {in, out};
+    const char *args[2] = {"in", "out"};
+    RETURN_BAD(chk_innermost(ts, args, 2));
+    RETURN_IF(!cfg, mlipy_err_safety(MLI_STATUS_BAD_FUNC_CFG, "cfg", "", "is NULL (MLI dereferences it)"));
+    RETURN_BAD(chk_window_cfg(cfg->kernel_width, cfg->kernel_height, cfg->stride_width, cfg->stride_height,
+                              cfg->padding_left, cfg->padding_right, cfg->padding_top, cfg->padding_bottom));
+    const uint32_t h = in->shape[hwc ? 0 : 1], w = in->shape[hwc ? 1 : 2], c = in->shape[hwc ? 2 : 0];
+    const uint32_t ho = out_size_u32(h, cfg->padding_top, cfg->padding_bottom, cfg->kernel_height, cfg->stride_height);
+    const uint32_t wo = out_size_u32(w, cfg->padding_left, cfg->padding_right, cfg->kernel_width, cfg->stride_width);
+    const uint32_t chw[3] = {c, ho, wo}, hwc_shape[3] = {ho, wo, c};
+    /* avepool_hwc computes this status and returns OK anyway (SPEC_MLI11_MORE 6) */
+    if (out_checked) RETURN_BAD(chk_out_shape3(out, hwc ? hwc_shape : chw));
+    RETURN_BAD(chk_type(in, "in", type));
+    if (type == MLI_EL_ASYM_I8) RETURN_BAD(chk_asym_dim(in, "in", -1));
+    RETURN_BAD(safe_int_count(in, "in"));
+    return MLI_STATUS_OK;
+}
+
+/* ----------------------------------------------------- sa8 (asym) -- */
+static int16_t asym_zero_point(const mli_tensor *t) { return t->el_params.asym.zero_point.i16; }
+
+static mli_status chk_zero_point(const mli_tensor *t, const char *arg) {
+    RETURN_IF(asym_zero_point(t) == INT16_MIN,
+              mlipy_err_val(MLI_STATUS_INCOMPATEBLE_TENSORS, arg, "el_params.asym.zero_point",
+                            "must not be -32768", INT16_MIN + 1, INT16_MIN));
+    return MLI_STATUS_OK;
+}
+
+static mli_status chk_sa8_types(const mli_tensor *in, const mli_tensor *weights, const mli_tensor *bias) {
+    RETURN_BAD(safe_not_null(in, "in", "is NULL (MLI reads its type before any check)"));
+    RETURN_BAD(safe_not_null(weights, "weights", "is NULL (MLI reads its type before any check)"));
+    RETURN_BAD(safe_not_null(bias, "bias", "is NULL (MLI reads its type before any check)"));
+    RETURN_BAD(chk_type(in, "in", MLI_EL_ASYM_I8));
+    RETURN_BAD(chk_type(weights, "weights", MLI_EL_ASYM_I8));
+    RETURN_BAD(chk_type(bias, "bias", MLI_EL_ASYM_I32));
+    return MLI_STATUS_OK;
+}
+
+/* MLI's check that the bias is in the accumulator's format: for each scale
+ * |(in.scale * w.scale, a wrapping 32-bit product) shifted by in.sfb +
+ * w.sfb - bias.sfb - bias.scale| <= 1.  MLI shifts a long long right for a
+ * positive count and left for any other; counts outside 0..63 are C's
+ * undefined shifts, which the x86 build performs with the count mod 64. */
+static mli_status chk_bias_scale_asym(const mli_tensor *in, const mli_tensor *weights, const mli_tensor *bias) {
+    const bool per_axis = weights->el_params.asym.dim >= 0;
+    const uint32_t n = per_axis ? weights->shape[weights->el_params.asym.dim] : 1;
+    const int32_t *ws = per_axis ? weights->el_params.asym.scale.pi32 : &weights->el_params.asym.scale.i32;
+    const int32_t *bs = per_axis ? bias->el_params.asym.scale.pi32 : &bias->el_params.asym.scale.i32;
+    RETURN_IF(n > 0 && !ws, mlipy_err_safety(MLI_STATUS_INCOMPATEBLE_TENSORS, "weights", "el_params.asym.scale",
+                                             "is a NULL array (MLI reads it)"));
+    RETURN_IF(n > 0 && !bs, mlipy_err_safety(MLI_STATUS_INCOMPATEBLE_TENSORS, "bias", "el_params.asym.scale",
+                                             "is a NULL array (MLI reads it)"));
+    const int64_t shift = (int64_t)in->el_params.asym.scale_frac_bits + weights->el_params.asym.scale_frac_bits -
+                          bias->el_params.asym.scale_frac_bits;
+    for (uint32_t i = 0; i < n; i++) {
+        int64_t e = mli_math_wrap32((int64_t)in->el_params.asym.scale.i32 * ws[i]);
+        e = shift > 0 ? e >> (shift & 63) : (int64_t)((uint64_t)e << ((uint64_t)shift & 63));
+        const int64_t diff = (int64_t)((uint64_t)e - (uint64_t)(int64_t)bs[i]);
+        RETURN_IF(diff > 1 || diff < -1,
+                  mlipy_err_val(MLI_STATUS_INCOMPATEBLE_TENSORS, "bias", "el_params.asym.scale",
+                                "must equal in.scale * weights.scale at the bias's scale_frac_bits (within 1)",
+                                e, bs[i]));
+    }
+    return MLI_STATUS_OK;
+}
+
+/* MLI's checks of conv2d_hwc (conv2d_nhwc) and depthwise_conv2d_hwc. */
+static mli_status chk_conv_hwc(const mli_tensor *in, const mli_tensor *weights, const mli_tensor *bias,
+                               const mli_conv2d_cfg *cfg, const mli_tensor *out, bool depthwise) {
+    RETURN_BAD(mli_chk_tensor(in, "in"));
+    RETURN_BAD(mli_chk_tensor(weights, "weights"));
+    RETURN_BAD(mli_chk_tensor(bias, "bias"));
+    RETURN_BAD(chk_out_ptr(out));
+    /* MLI evaluates the whole group, the division by in's channels too */
+    RETURN_IF(depthwise && in->shape[2] == 0,
+              mlipy_err_safety(MLI_STATUS_SHAPE_MISMATCH, "in", "shape[2]",
+                               "is 0: MLI divides by it (a crash) before it sees that in.rank is not 3"));
+    RETURN_BAD(chk_shape_eq(3, in->rank, "in", "rank", "must be 3"));
+    RETURN_BAD(chk_shape_eq(4, weights->rank, "weights", "rank", "must be 4"));
+    RETURN_BAD(chk_shape_eq(1, bias->rank, "bias", "rank", "must be 1"));
+    if (depthwise) {
+        RETURN_BAD(chk_shape_eq(1, weights->shape[0], "weights", "shape[0]", "must be 1"));
+        RETURN_BAD(chk_shape_eq(weights->shape[3], bias->shape[0], "bias", "shape[0]",
+                                "must equal weights.shape[3]"));
+        RETURN_IF(weights->shape[3] % in->shape[2] != 0 || weights->shape[3] / in->shape[2] == 0,
+                  mlipy_err_val(MLI_STATUS_SHAPE_MISMATCH, "weights", "shape[3]",
+                                "must be a positive multiple of in.shape[2]", in->shape[2], weights->shape[3]));
+    } else {
+        RETURN_BAD(chk_shape_eq(in->shape[2], weights->shape[3], "weights", "shape[3]", "must equal in.shape[2]"));
+        RETURN_BAD(chk_shape_eq(weights->shape[0], bias->shape[0], "bias", "shape[0]",
+                                "must equal weights.shape[0]"));
+    }
+    const mli_tensor *ts[4] = {in, weights, bias, out};
+    const char *args[4] = {"in", "weights", "bias", "out"};
+    RETURN_BAD(chk_innermost(ts, args, 4));
+    RETURN_IF(!cfg, mlipy_err_safety(MLI_STATUS_BAD_FUNC_CFG, "cfg", "", "is NULL (MLI dereferences it)"));
+    const int32_t kw = mli_math_wrap32(weights->shape[2]), kh = mli_math_wrap32(weights->shape[1]);
+    RETURN_BAD(chk_window_cfg(kw, kh, cfg->stride_width, cfg->stride_height, cfg->padding_left,
+                              cfg->padding_right, cfg->padding_top, cfg->padding_bottom));
+    const uint32_t shape[3] = {
+        out_size_u32(in->shape[0], cfg->padding_top, cfg->padding_bottom, kh, cfg->stride_height),
+        out_size_u32(in->shape[1], cfg->padding_left, cfg->padding_right, kw, cfg->stride_width),
+        weights->shape[depthwise ? 3 : 0]};
+    return chk_out_shape3(out, shape);
+}
+
+static mli_status chk_sa8_dims(const mli_tensor *in, const mli_tensor *weights, const mli_tensor *bias,
+                               int32_t w_dim, int32_t b_dim) {
+    RETURN_BAD(chk_asym_dim(weights, "weights", w_dim));
+    RETURN_BAD(chk_asym_dim(bias, "bias", b_dim));
+    return chk_asym_dim(in, "in", -1);
+}
+
+mli_status mli_chk_conv2d_nhwc_sa8(const mli_tensor *in, const mli_tensor *weights, const mli_tensor *bias,
+                                   const mli_conv2d_cfg *cfg, const mli_tensor *out) {
+    RETURN_BAD(chk_sa8_types(in, weights, bias));
+    RETURN_BAD(chk_zero_point(in, "in"));
+    RETURN_BAD(safe_not_null(out, "out", "is NULL (MLI reads its zero point before any check)"));
+    RETURN_BAD(chk_zero_point(out, "out"));
+    RETURN_BAD(chk_conv_hwc(in, weights, bias, cfg, out, false));
+    RETURN_BAD(chk_sa8_dims(in, weights, bias, 0, 0));
+    return chk_bias_scale_asym(in, weights, bias);
+}
+
+mli_status mli_chk_depthwise_hwcn_sa8(const mli_tensor *in, const mli_tensor *weights, const mli_tensor *bias,
+                                      const mli_conv2d_cfg *cfg, const mli_tensor *out) {
+    RETURN_BAD(chk_sa8_types(in, weights, bias));
+    RETURN_BAD(chk_conv_hwc(in, weights, bias, cfg, out, true));
+    RETURN_BAD(chk_sa8_dims(in, weights, bias, 3, 0));
+    RETURN_BAD(chk_zero_point(in, "in"));
+    RETURN_BAD(chk_zero_point(out, "out"));
+    return chk_bias_scale_asym(in, weights, bias);
+}
+
+mli_status mli_chk_fully_connected_sa8(const mli_tensor *in, const mli_tensor *weights, const mli_tensor *bias,
+                                       const mli_tensor *out) {
+    RETURN_BAD(chk_sa8_types(in, weights, bias));
+    RETURN_BAD(chk_fc_shapes(in, weights, bias, out));
+    RETURN_BAD(chk_sa8_dims(in, weights, bias, -1, -1));
+    RETURN_BAD(chk_bias_scale_asym(in, weights, bias));
+    /* mli-py safety: MLI reads out's zero point and scale as per-tensor
+     * values and divides by the scale (the bias's scale, which it also
+     * divides by, goes unused: that division is dead code in MLI's build) */
+    RETURN_IF(out->el_params.asym.dim >= 0,
+              mlipy_err_safety(MLI_STATUS_INCOMPATEBLE_TENSORS, "out", "el_params.asym.dim",
+                               "is not negative: MLI reads out's zero point and scale as per-tensor values"));
+    RETURN_IF(out->el_params.asym.scale.i32 == 0,
+              mlipy_err_safety(MLI_STATUS_INCOMPATEBLE_TENSORS, "out", "el_params.asym.scale",
+                               "is 0: MLI divides by it (a crash)"));
+    /* mli-py safety: with fewer than 8 inputs MLI reads the rows back to back */
+    const uint32_t n = weights->shape[1];
+    const uint64_t row = n < 8 || !weights->mem_stride[0] ? n : (uint64_t)weights->mem_stride[0];
+    return safe_fc(in, weights, bias, row);
+}
+
+/* --------------------------------------------------------- leaky ReLU -- */
+mli_status mli_chk_leaky_relu(const mli_tensor *in, const mli_tensor *slope, const mli_tensor *out,
+                              mli_element_type type) {
+    RETURN_BAD(mli_chk_tensor(in, "in"));
+    RETURN_BAD(chk_out_ptr(out));
+    RETURN_BAD(chk_contig(in, "in"));
+    RETURN_IF(!mli_prv_contig(in->shape, out->mem_stride, in->rank),
+              mlipy_err(MLI_STATUS_INCOMPATEBLE_TENSORS, "out", "mem_stride",
+                        "must describe a contiguous layout of in's shape"));
+    RETURN_IF(!slope, mlipy_err(MLI_STATUS_BAD_TENSOR, "slope_coeff", "", "is a NULL tensor"));
+    RETURN_BAD(chk_scalar(slope, "slope_coeff"));
+    RETURN_IF(slope->el_type != in->el_type,
+              mlipy_err_val(MLI_STATUS_TYPE_MISMATCH, "slope_coeff", "el_type", "must equal in.el_type",
+                            in->el_type, slope->el_type));
+    RETURN_BAD(chk_capacity(mli_prv_count(in, 0) * mli_prv_elsize(in->el_type), out, "out"));
+    RETURN_BAD(chk_type(in, "in", type));
+    RETURN_BAD(chk_type(slope, "slope_coeff", type));
+    RETURN_BAD(safe_data(in, "in"));
+    if (slope->rank != 0) RETURN_BAD(safe_data(slope, "slope_coeff"));
+    return MLI_STATUS_OK;
+}
+
+/* ------------------------------------------ permute, concat, padding2d -- */
+mli_status mli_chk_permute(const mli_tensor *in, const mli_permute_cfg *cfg, const mli_tensor *out,
+                           mli_element_type type) {
+    RETURN_BAD(mli_chk_tensor(in, "in"));
+    RETURN_BAD(chk_out_ptr(out));
+    RETURN_BAD(chk_contig(in, "in"));
+    RETURN_BAD(chk_out_contig_r(out, in->rank));
+    RETURN_IF(!cfg, mlipy_err(MLI_STATUS_BAD_FUNC_CFG, "cfg", "", "is NULL"));
+    for (uint32_t i = 0; i < in->rank; i++) {
+        RETURN_IF(cfg->perm_dim[i] >= in->rank,
+                  mlipy_err_val(MLI_STATUS_BAD_FUNC_CFG, "cfg", "perm_dim", "must be smaller than in.rank",
+                                in->rank - 1, cfg->perm_dim[i]));
+        for (uint32_t j = i + 1; j < in->rank; j++)
+            RETURN_IF(cfg->perm_dim[i] == cfg->perm_dim[j],
+                      mlipy_err_val(MLI_STATUS_BAD_FUNC_CFG, "cfg", "perm_dim", "must not repeat a dimension",
+                                    -1, cfg->perm_dim[i]));
+    }
+    RETURN_BAD(chk_capacity(mli_prv_count(in, 0) * mli_prv_elsize(in->el_type), out, "out"));
+    RETURN_BAD(chk_type(in, "in", type));
+    RETURN_BAD(safe_data(in, "in"));
+    return MLI_STATUS_OK;
+}
+
+mli_status mli_chk_concat(const mli_tensor **inputs, const mli_concat_cfg *cfg, const mli_tensor *out,
+                          mli_element_type type) {
+    RETURN_IF(!inputs, mlipy_err(MLI_STATUS_BAD_TENSOR, "inputs", "", "is a NULL array"));
+    RETURN_BAD(mli_chk_tensor(inputs[0], "inputs[0]"));
+    RETURN_BAD(chk_out_ptr(out));
+    const mli_tensor *a = inputs[0];
+    RETURN_BAD(chk_out_contig_r(out, a->rank));
+    RETURN_IF(!cfg, mlipy_err(MLI_STATUS_BAD_FUNC_CFG, "cfg", "", "is NULL"));
+    RETURN_IF(cfg->axis >= a->rank, mlipy_err_val(MLI_STATUS_BAD_FUNC_CFG, "cfg", "axis",
+                                                  "must be smaller than inputs[0].rank", (long long)a->rank - 1,
+                                                  cfg->axis));
+    RETURN_IF(cfg->tensors_num > MLI_CONCAT_MAX_TENSORS || cfg->tensors_num == 0,
+              mlipy_err_val(MLI_STATUS_BAD_FUNC_CFG, "cfg", "tensors_num", "must be 1 to 8", MLI_CONCAT_MAX_TENSORS,
+                            cfg->tensors_num));
+    static const char *const NAMES[MLI_CONCAT_MAX_TENSORS] = {"inputs[0]", "inputs[1]", "inputs[2]", "inputs[3]",
+                                                              "inputs[4]", "inputs[5]", "inputs[6]", "inputs[7]"};
+    uint64_t total = mli_prv_count(a, 0);
+    for (int i = 1; i < cfg->tensors_num; i++) {
+        const mli_tensor *t = inputs[i];
+        RETURN_BAD(mli_chk_tensor(t, NAMES[i]));
+        RETURN_IF(t->el_type != a->el_type, mlipy_err_val(MLI_STATUS_INCOMPATEBLE_TENSORS, NAMES[i], "el_type",
+                                                          "must equal inputs[0].el_type", a->el_type, t->el_type));
+        RETURN_IF(t->el_params.fx.frac_bits != a->el_params.fx.frac_bits,
+                  mlipy_err_val(MLI_STATUS_INCOMPATEBLE_TENSORS, NAMES[i], "frac_bits",
+                                "must equal inputs[0].frac_bits", a->el_params.fx.frac_bits,
+                                t->el_params.fx.frac_bits));
+        RETURN_IF(t->rank != a->rank, mlipy_err_val(MLI_STATUS_INCOMPATEBLE_TENSORS, NAMES[i], "rank",
+                                                    "must equal inputs[0].rank", a->rank, t->rank));
+        RETURN_BAD(chk_contig(t, NAMES[i]));
+        for (uint32_t d = 0; d < a->rank; d++)
+            RETURN_IF(d != cfg->axis && t->shape[d] != a->shape[d],
+                      mlipy_err_val(MLI_STATUS_SHAPE_MISMATCH, NAMES[i], SHAPE_F[d],
+                                    "must equal inputs[0]'s except on the axis", a->shape[d], t->shape[d]));
+        total += mli_prv_count(t, 0);
+    }
+    RETURN_BAD(chk_capacity(total * mli_prv_elsize(a->el_type), out, "out"));
+    RETURN_BAD(chk_type(a, "inputs[0]", type));
+    for (int i = 0; i < cfg->tensors_num; i++) RETURN_BAD(safe_data(inputs[i], NAMES[i]));
+    return MLI_STATUS_OK;
+}
+
+mli_status mli_chk_padding2d(const mli_tensor *in, const mli_padding2d_cfg *cfg, const mli_tensor *out, bool hwc,
+                             mli_element_type type) {
+    RETURN_BAD(mli_chk_tensor(in, "in"));
+    RETURN_BAD(chk_out_ptr(out));
+    RETURN_BAD(chk_shape_eq(3, in->rank, "in", "rank", "must be 3"));
+    RETURN_BAD(chk_contig(in, "in"));
+    RETURN_BAD(chk_out_contig_r(out, in->rank));
+    RETURN_IF(!cfg, mlipy_err(MLI_STATUS_BAD_FUNC_CFG, "cfg", "", "is NULL"));
+    const uint32_t c = in->shape[hwc ? 2 : 0], h = in->shape[hwc ? 0 : 1], w = in->shape[hwc ? 1 : 2];
+    const uint32_t hp = h + cfg->padding_top + cfg->padding_bottom, wp = w + cfg->padding_left + cfg->padding_right;
+    const uint32_t el = mli_prv_elsize(in->el_type), mli_bytes = c * hp * wp * el; /* MLI's unsigned arithmetic */
+    RETURN_IF(mli_bytes > out->capacity, mlipy_err_val(MLI_STATUS_NOT_ENGH_MEM, "out", "capacity",
+                                                       "is smaller than the padded input", mli_bytes, out->capacity));
+    RETURN_BAD(chk_type(in, "in", type));
+    RETURN_BAD(safe_data(in, "in"));
+    RETURN_IF((uint64_t)c * hp * wp * el > out->capacity,
+              mlipy_err_safety(MLI_STATUS_NOT_ENGH_MEM, "out", "capacity",
+                               "is smaller than the padded input (MLI's 32-bit size wraps and it writes beyond)"));
+    return MLI_STATUS_OK;
 }

@@ -35,4 +35,25 @@ mli_status mli_chk_lstm_cell(const mli_tensor *in, const mli_tensor *prev_out,
                              const mli_rnn_cell_cfg *cfg, const mli_tensor *cell,
                              const mli_tensor *out, mli_chk_kind k);
 
+
+/* The rest of MLI 1.1's API (SPEC_MLI11_MORE 10).  The pooling checker
+ * takes the layout (hwc), whether MLI's output check counts (avepool_hwc
+ * computes it and returns OK anyway) and the element type of the kind. */
+mli_status mli_chk_pool(const mli_tensor *in, const mli_pool_cfg *cfg, const mli_tensor *out, bool hwc,
+                        bool out_checked, mli_element_type type);
+mli_status mli_chk_conv2d_nhwc_sa8(const mli_tensor *in, const mli_tensor *weights, const mli_tensor *bias,
+                                   const mli_conv2d_cfg *cfg, const mli_tensor *out);
+mli_status mli_chk_depthwise_hwcn_sa8(const mli_tensor *in, const mli_tensor *weights, const mli_tensor *bias,
+                                      const mli_conv2d_cfg *cfg, const mli_tensor *out);
+mli_status mli_chk_fully_connected_sa8(const mli_tensor *in, const mli_tensor *weights, const mli_tensor *bias,
+                                       const mli_tensor *out);
+mli_status mli_chk_leaky_relu(const mli_tensor *in, const mli_tensor *slope, const mli_tensor *out,
+                              mli_element_type type);
+mli_status mli_chk_permute(const mli_tensor *in, const mli_permute_cfg *cfg, const mli_tensor *out,
+                           mli_element_type type);
+mli_status mli_chk_concat(const mli_tensor **inputs, const mli_concat_cfg *cfg, const mli_tensor *out,
+                          mli_element_type type);
+mli_status mli_chk_padding2d(const mli_tensor *in, const mli_padding2d_cfg *cfg, const mli_tensor *out, bool hwc,
+                             mli_element_type type);
+
 #endif /* MLI_CHECK_H */

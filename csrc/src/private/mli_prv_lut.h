@@ -1,4 +1,5 @@
-/* The Q15 lookup tables of tanh and sigmoid and their evaluation (SPEC 6). */
+/* The Q15 lookup tables of tanh, sigmoid (SPEC 6) and softmax's exp(-t)
+ * (SPEC_MLI11_MORE 8) and their evaluation. */
 #ifndef MLI_PRV_LUT_H
 #define MLI_PRV_LUT_H
 
@@ -16,6 +17,7 @@ typedef struct {
 
 extern const mli_lut mli_prv_tanh_lut;
 extern const mli_lut mli_prv_sigm_lut;
+extern const mli_lut mli_prv_expneg_lut; /* exp(-t) of the softmax (SPEC_MLI11_MORE 8) */
 
 /* Vector evaluation: y[i] = LUT(x[i]) (Q15 for 16-bit data, Q7 for 8-bit
  * data); y may be x.  The scalar evaluation of one element (SPEC 6.2) is

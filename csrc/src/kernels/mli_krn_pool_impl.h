@@ -1,0 +1,159 @@
+/* Template body of one pooling family and kind (SPEC_MLI11_MORE 6):
+ * POOL_FN (the dispatcher's name, e.g. mli_krn_maxpool_chw_fx8) and its
+ * _generic and specialised variants from POOL_LIST, and POOL_DEBUG_FN.
+ * Parameters: POOL_FN, POOL_DEBUG_FN, POOL_LIST (an X-macro list of
+ * mli_krn_variants_more.h), POOL_MAX (1 max, 0 average), POOL_HWC (1 hwc,
+ * 0 chw), KRN_IO_T, KRN_BITS (8 or 16), KRN_DATA_EL. */
+#if !defined(POOL_FN) || !defined(POOL_DEBUG_FN) || !defined(POOL_LIST) || !defined(POOL_MAX) || \
+    !defined(POOL_HWC) || !defined(KRN_IO_T) || !defined(KRN_BITS) || !defined(KRN_DATA_EL)
+#error "define POOL_FN, POOL_DEBUG_FN, POOL_LIST, POOL_MAX, POOL_HWC, KRN_IO_T, KRN_BITS and KRN_DATA_EL first"
+#endif
+
+#define POOL_F(name) MLI_CAT(POOL_FN, name)
+/* the j-th column of a window row: chw columns are adjacent (a loop the
+ * compiler vectorises), hwc ones cs elements apart */
+#if POOL_HWC
+#define POOL_COL(j) ((j) * cs)
+#else
+#define POOL_COL(j) (j)
+#endif
+
+/* The value of one window of rows x cols elements, the first at s, rows
+ * rs and columns cs elements apart. */
+#if POOL_MAX
+static inline KRN_IO_T POOL_F(_window)(const KRN_IO_T *s, int64_t rows, int64_t cols, int64_t rs, int64_t cs) {
+    KRN_IO_T m = s[0];
+    (void)cs;
+    for (int64_t i = 0; i < rows; i++, s += rs)
+        for (int64_t j = 0; j < cols; j++) m = s[POOL_COL(j)] > m ? s[POOL_COL(j)] : m;
+    return m;
+}
+#else
+/* The sum times the multiplier of the window's size, in the 40-bit
+ * accumulator of MLI's loop (saturating after each MAC: chw rows add an odd
+ * first element alone and then pairs, hwc adds one element at a time),
+ * read out by the DSP rounding to KRN_BITS bits.  Below 512 elements no
+ * partial sum can reach 2^39 and the plain sum is exact. */
+static inline KRN_IO_T POOL_F(_window)(const KRN_IO_T *s, int64_t rows, int64_t cols, int64_t rs, int64_t cs) {
+    int16_t mul;
+    int shift;
+    mli_math_avg_mul_shift((uint32_t)(rows * cols), &mul, &shift);
+    int64_t acc = 0;
+    (void)cs;
+    if (rows * cols < 512) {
+        int32_t sum = 0; /* at most 511 * 2^15 in magnitude */
+        for (int64_t i = 0; i < rows; i++, s += rs)
+            for (int64_t j = 0; j < cols; j++) sum += s[POOL_COL(j)];
+        acc = (int64_t)sum * mul;
+    } else {
+        for (int64_t i = 0; i < rows; i++, s += rs) {
+#if POOL_HWC
+            for (int64_t j = 0; j < cols; j++) acc = mli_math_acc40_add(acc, (int64_t)s[POOL_COL(j)] * mul);
+#else
+            int64_t j = 0;
+            if (cols & 1) acc = mli_math_acc40_add(acc, (int64_t)s[j++] * mul);
+            for (; j < cols; j += 2) /* cols - j is even here */
+                acc = mli_math_acc40_add(acc, ((int64_t)s[j] + s[j + 1]) * mul);
+#endif
+        }
+    }
+    return (KRN_IO_T)mli_math_asr_rnd_sat(acc, shift, KRN_BITS);
+}
+#endif
+
+/* One area for the channels [c0, c0 + lanes): lanes = 2 is MLI's two-lane
+ * loop of the hwc kernels (both channels of a position written together). */
+static void POOL_F(_area)(const KRN_IO_T *x, KRN_IO_T *y, const pool_plan *p, const mli_prv_area *a, int64_t c0,
+                          int lanes) {
+    for (int64_t r = a->row_beg; r < a->row_end; r++)
+        for (int64_t c = a->clmn_beg; c < a->clmn_end; c++) {
+            const mli_prv_win w = mli_prv_window(&p->g, a->kind, r, c);
+            for (int l = 0; l < lanes; l++) {
+                const int64_t ch = c0 + l;
+                const KRN_IO_T *s = x + ch * p->in_chs + w.y * p->in_rs + w.x * p->in_cs;
+                y[ch * p->out_chs + r * p->out_rs + c * p->out_cs] = POOL_F(_window)(s, w.rows, w.cols, p->in_rs,
+                                                                                     p->in_cs);
+            }
+        }
+}
+
+/* MLI's loop order (which decides the result where out's strides make
+ * positions share memory): area by area; chw and the hwc average border
+ * loop one channel at a time, the other hwc loops pairs of channels first
+ * and then an odd last one. */
+static void POOL_F(_compute)(const KRN_IO_T *x, KRN_IO_T *y, const pool_plan *p) {
+    for (int i = 0; i < p->n_areas; i++) {
+        const mli_prv_area *a = &p->areas[i];
+        const bool pairs = POOL_HWC && (POOL_MAX || a->kind == MLI_WIN_FULL);
+        if (!pairs) {
+            for (int64_t ch = 0; ch < p->ch; ch++) POOL_F(_area)(x, y, p, a, ch, 1);
+        } else {
+            int64_t ch = 0;
+            for (; ch + 1 < p->ch; ch += 2) POOL_F(_area)(x, y, p, a, ch, 2);
+            if (ch < p->ch) POOL_F(_area)(x, y, p, a, ch, 1);
+        }
+    }
+}
+
+static mli_status POOL_F(_run)(const mli_tensor *in, const mli_pool_cfg *cfg, mli_tensor *out,
+                               const mli_prv_variant *v) {
+    /* avepool_hwc computes its output check and returns OK anyway */
+    mli_status st = mli_chk_pool(in, cfg, out, POOL_HWC, POOL_HWC == 0 || POOL_MAX == 1, KRN_DATA_EL);
+    if (st != MLI_STATUS_OK) return st;
+    pool_plan p;
+    st = pool_plan_make(in, cfg, out, v, POOL_HWC, &p);
+    if (st != MLI_STATUS_OK) return st;
+    pool_set_out(in, out, &p, POOL_HWC);
+    POOL_F(_compute)((const KRN_IO_T *)in->data, (KRN_IO_T *)out->data, &p);
+    return MLI_STATUS_OK;
+}
+
+#define POOL_ROW(sfx, ...) MLI_PRV_VARIANT_ROW(MLI_STR(POOL_FN), sfx, __VA_ARGS__)
+static const mli_prv_variant POOL_F(_table)[] = {POOL_LIST(POOL_ROW)};
+#define POOL_INDEX(sfx, ...) POOL_F(_i_##sfx),
+enum { POOL_LIST(POOL_INDEX) POOL_F(_n) };
+
+#define POOL_ENTRY(sfx, ...)                                                                                \
+    mli_status POOL_F(_##sfx)(const mli_tensor *in, const mli_pool_cfg *cfg, mli_tensor *out) {             \
+        mlipy_err_reset(MLI_STR(POOL_FN) "_" #sfx);                                                         \
+        return POOL_F(_run)(in, cfg, out, &POOL_F(_table)[POOL_F(_i_##sfx)]);                               \
+    }
+POOL_LIST(POOL_ENTRY)
+
+/* MLI's dispatcher reads the cfg before any check. */
+static const mli_prv_variant *POOL_F(_pick)(const mli_pool_cfg *cfg) {
+    return mli_prv_variant_pick(POOL_F(_table), POOL_F(_n), cfg->kernel_width, cfg->kernel_height,
+                                cfg->stride_width, cfg->stride_height, cfg->padding_top, cfg->padding_bottom,
+                                cfg->padding_left, cfg->padding_right);
+}
+
+mli_status POOL_FN(const mli_tensor *in, const mli_pool_cfg *cfg, mli_tensor *out) {
+    mlipy_err_reset(MLI_STR(POOL_FN));
+    if (!cfg) return mlipy_err_safety(MLI_STATUS_BAD_FUNC_CFG, "cfg", "", "is NULL (MLI's dispatcher reads it first)");
+    return POOL_F(_run)(in, cfg, out, POOL_F(_pick)(cfg));
+}
+
+char *POOL_DEBUG_FN(const mli_tensor *in, const mli_pool_cfg *cfg, mli_tensor *out) {
+    (void)in;
+    (void)out;
+    mlipy_err_reset(MLI_STR(POOL_DEBUG_FN));
+    if (!cfg) {
+        mlipy_err_safety(MLI_STATUS_BAD_FUNC_CFG, "cfg", "", "is NULL (MLI's dispatcher reads it first)");
+        return NULL;
+    }
+    return (char *)POOL_F(_pick)(cfg)->name;
+}
+
+#undef POOL_COL
+#undef POOL_ROW
+#undef POOL_INDEX
+#undef POOL_ENTRY
+#undef POOL_F
+#undef POOL_FN
+#undef POOL_DEBUG_FN
+#undef POOL_LIST
+#undef POOL_MAX
+#undef POOL_HWC
+#undef KRN_IO_T
+#undef KRN_BITS
+#undef KRN_DATA_EL
