@@ -5,6 +5,8 @@
 #include "mli_config.h"
 #include "mli_types.h"
 #include "mli_kernels_api.h"
+#include "mli_krn_conv2d_spec_api.h"
+#include "mli_krn_depthwise_conv2d_spec_api.h"
 #include "mli_helpers_api.h"
 #include "mlipy_ext.h"
 
