@@ -82,7 +82,7 @@ mli_status MLI_CAT(mli_krn_conv2d_hwc_, KRN_SFX)(const mli_tensor *in, const mli
     out->shape[1] = (uint32_t)g.out_w;
     out->shape[2] = (uint32_t)g.out_ch;
     MLI_CAT(mli_prv_conv_hwc_, KRN_SFX)(path, &g, fmt, (const KRN_IO_T *)in->data, (const KRN_W_T *)weights->data,
-                                        (const KRN_W_T *)bias->data, (KRN_IO_T *)out->data);
+                                        (const KRN_W_T *)bias->data, (KRN_IO_T *)out->data, caps);
     return MLI_STATUS_OK;
 }
 

@@ -46,7 +46,7 @@ static mli_status CONV_RUN(const mli_tensor *in, const mli_tensor *weights, cons
     mli_math_relu_limits((int)cfg->relu.type, out->el_params.fx.frac_bits, KRN_BITS, &fmt.lo, &fmt.hi);
     MLI_CAT(mli_prv_conv_chw_, KRN_SFX)(f->core, &g, fmt, (const KRN_IO_T *)in->data,
                                         (const KRN_W_T *)weights->data, (const KRN_W_T *)bias->data,
-                                        (KRN_IO_T *)out->data);
+                                        (KRN_IO_T *)out->data, caps);
     out->el_type = KRN_DATA_EL;
     out->rank = in->rank;
     out->shape[0] = (uint32_t)g.out_ch;

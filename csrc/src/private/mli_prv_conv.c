@@ -314,19 +314,12 @@ static void span_add(span *s, int64_t lo, int64_t hi) {
     if (hi > s->hi) s->hi = hi;
 }
 
-/* The columns of the window that a step pattern reads: [0, n). */
-static int cols_read(mli_conv_pat pat, int clmns) {
-    if (clmns > 0) return clmns;
-    if (pat == MLI_CONV_PAT_ODDEVEN && (clmns & 1)) return 1; /* column 0 alone, then no pairs */
-    return 0;
-}
-
 static void reach_chw(void *ctx, const mli_conv_point *p) {
     reach *r = (reach *)ctx;
     const mli_conv_geom *g = r->g;
     span_add(&r->bias, p->bias, p->bias);
     span_add(&r->out, p->out, p->out + (p->pat == MLI_CONV_PAT_LANES ? 1 : 0));
-    const int n = cols_read(p->pat, p->clmns);
+    const int n = mli_prv_conv_cols_read(p->pat, p->clmns);
     if (n <= 0 || p->rows <= 0 || p->nch <= 0) return;
     const int64_t plane = (int64_t)g->in_w * g->in_h, kk = (int64_t)g->kw * g->kh;
     const int64_t lanes = p->pat == MLI_CONV_PAT_LANES ? 1 : 0;

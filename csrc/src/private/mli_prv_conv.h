@@ -71,6 +71,14 @@ typedef struct {
 
 typedef void (*mli_conv_visit)(void *ctx, const mli_conv_point *p);
 
+/* The columns [0, n) of a chw point's window that its pattern reads (LANES:
+ * and, for the second output, [1, n]). */
+static inline int mli_prv_conv_cols_read(mli_conv_pat pat, int clmns) {
+    if (clmns > 0) return clmns;
+    if (pat == MLI_CONV_PAT_ODDEVEN && (clmns & 1)) return 1; /* column 0 alone, then no pairs */
+    return 0;
+}
+
 /* Visit every output of a chw call in MLI's order. */
 void mli_prv_conv_chw_walk(mli_conv_core core, const mli_conv_geom *g, mli_conv_visit visit, void *ctx);
 
@@ -113,11 +121,13 @@ typedef struct {
     int16_t lo, hi; /* ReLU limits */
 } mli_conv_out_fmt;
 
+/* `caps`: the buffers' element capacities, which every access of the call
+ * stays inside (checked by the reach). */
 #define MLI_PRV_CONV_RUN_DECL(sfx, io_t, w_t)                                                        \
     void mli_prv_conv_chw_##sfx(mli_conv_core core, const mli_conv_geom *g, mli_conv_out_fmt fmt,   \
-                                const io_t *in, const w_t *w, const w_t *b, io_t *out);             \
+                                const io_t *in, const w_t *w, const w_t *b, io_t *out, mli_conv_caps caps); \
     void mli_prv_conv_hwc_##sfx(mli_conv_hwc_path path, const mli_conv_hwc_geom *g, mli_conv_out_fmt fmt, \
-                                const io_t *in, const w_t *w, const w_t *b, io_t *out);
+                                const io_t *in, const w_t *w, const w_t *b, io_t *out, mli_conv_caps caps);
 MLI_PRV_CONV_RUN_DECL(fx8, int8_t, int8_t)
 MLI_PRV_CONV_RUN_DECL(fx16, int16_t, int16_t)
 MLI_PRV_CONV_RUN_DECL(fx8w16d, int16_t, int8_t)
