@@ -42,6 +42,7 @@ def test_get_include_has_the_headers(tmp_path):
     inc = pathlib.Path(mli.get_include())
     assert sorted(p.name for p in inc.glob("*.h")) == ["mli_api.h", "mli_config.h", "mli_helpers_api.h",
                                                      "mli_kernels_api.h", "mli_krn_avepool_spec_api.h",
+                                                     "mli_krn_conv2d_spec_api.h", "mli_krn_depthwise_conv2d_spec_api.h",
                                                      "mli_krn_maxpool_spec_api.h", "mli_types.h", "mlipy_ext.h"]
     r = _mli(["export-c", "--print-include"], tmp_path)
     assert (r.returncode, r.stdout, r.stderr) == (0, f"{inc}\n", "")

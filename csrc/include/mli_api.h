@@ -7,6 +7,8 @@
 #include "mli_kernels_api.h"
 #include "mli_krn_avepool_spec_api.h"
 #include "mli_krn_maxpool_spec_api.h"
+#include "mli_krn_conv2d_spec_api.h"
+#include "mli_krn_depthwise_conv2d_spec_api.h"
 #include "mli_helpers_api.h"
 #include "mlipy_ext.h"
 

@@ -42,7 +42,7 @@ MLIPY_DECLARE_3(MLIPY_LSTM_DECL)
 MLIPY_DECLARE_2(MLIPY_ACT_DECL)
 MLIPY_DECLARE_2(MLIPY_ELTWISE_DECL)
 
-/* ===== The rest of MLI 1.1's kernel API (branch mli11-more) ===========
+/* ===== The rest of MLI 1.1's kernel API ============================
  * Pooling, leaky ReLU, softmax, permute, concat, padding2d and the sa8
  * kernels, with MLI 1.1's prototypes.  The pooling variants and the debug
  * twins of their dispatchers are in mli_krn_avepool_spec_api.h and
@@ -100,6 +100,37 @@ char *mli_debug_krn_depthwise_conv2d_hwcn_sa8_sa8_sa32(const mli_tensor *in, con
                                                        const mli_tensor *bias, const mli_conv2d_cfg *cfg,
                                                        mli_tensor *out);
 /* ===== end of the mli11-more block ===================================== */
+/* ------------------------------------------------------- convolution -- */
+/* MLI 1.1's 2D and depthwise convolutions of the fx kinds (MLI's names and
+ * arguments).  Layouts: conv2d_chw in [C, H, W], weights [OC, C, KH, KW],
+ * bias [OC], out [OC, Ho, Wo]; depthwise_conv2d_chw weights [C, 1, KH, KW],
+ * bias [C], out [C, Ho, Wo]; conv2d_hwc in [H, W, C], weights [OC, KH, KW, C],
+ * out [Ho, Wo, OC].  mli_krn_conv2d_chw_<kind> and
+ * mli_krn_depthwise_conv2d_chw_<kind> dispatch to the shape-specialised
+ * functions of mli_krn_conv2d_spec_api.h / mli_krn_depthwise_conv2d_spec_api.h
+ * (read before any check, as MLI does), else to <...>_generic.  Calls that
+ * MLI 1.1 accepts and then runs outside its buffers (an input smaller than
+ * the kernel, a specialisation outside its domain that reaches beyond a
+ * buffer, NULL tensors or cfg, which MLI dereferences) are refused with an
+ * error flagged mlipy_safety (mlipy_last_error()). */
+#define MLIPY_CONV_DECL(sfx)                                                                      \
+    mli_status mli_krn_conv2d_chw_##sfx(const mli_tensor *in, const mli_tensor *weights,       \
+                                        const mli_tensor *bias, const mli_conv2d_cfg *cfg,     \
+                                        mli_tensor *out);                                      \
+    mli_status mli_krn_conv2d_chw_##sfx##_generic(const mli_tensor *in, const mli_tensor *weights, \
+                                                  const mli_tensor *bias, const mli_conv2d_cfg *cfg, \
+                                                  mli_tensor *out);                            \
+    mli_status mli_krn_conv2d_hwc_##sfx(const mli_tensor *in, const mli_tensor *weights,       \
+                                        const mli_tensor *bias, const mli_conv2d_cfg *cfg,     \
+                                        mli_tensor *out);                                      \
+    mli_status mli_krn_depthwise_conv2d_chw_##sfx(const mli_tensor *in, const mli_tensor *weights, \
+                                                  const mli_tensor *bias, const mli_conv2d_cfg *cfg, \
+                                                  mli_tensor *out);                            \
+    mli_status mli_krn_depthwise_conv2d_chw_##sfx##_generic(                                   \
+        const mli_tensor *in, const mli_tensor *weights, const mli_tensor *bias,               \
+        const mli_conv2d_cfg *cfg, mli_tensor *out);
+MLIPY_DECLARE_3(MLIPY_CONV_DECL)
+/* --------------------------------------------------- end convolution -- */
 
 #ifdef __cplusplus
 }

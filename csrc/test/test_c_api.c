@@ -37,6 +37,26 @@ int main(void) {
     EXPECT(lc[0] == 212 && lo[0] == 2294 && lot.el_params.fx.frac_bits == 15);
     EXPECT(lir[0] == 17661 && lir[1] == -12179 && lir[2] == 20397 && lir[3] == 22255);
 
+    /* a 2x2 convolution of a 3x3 input (stride 1, no padding): the dispatcher
+     * picks the ch1_str1 specialisation */
+    int16_t cx[9] = {1, 2, 3, 4, 5, 6, 7, 8, 9}, cw[4] = {1, 1, 1, 1}, cb[1] = {0}, cy[4] = {0};
+    mli_tensor ci = fx16(cx, 9, 3, 1, 3, 3, 0), cwt = fx16(cw, 4, 4, 1, 1, 2, 0), cbt = fx16(cb, 1, 1, 1, 0, 0, 0);
+    cwt.shape[3] = 2;
+    mli_tensor co = fx16(cy, 4, 3, 0, 0, 0, 0);
+    mli_conv2d_cfg ccfg = {{MLI_RELU_NONE}, 1, 1, 0, 0, 0, 0};
+    const char *picked = mli_debug_krn_conv2d_chw_fx16(&ci, &cwt, &cbt, &ccfg, &co);
+    EXPECT(picked && strcmp(picked, "mli_krn_conv2d_chw_fx16_ch1_str1") == 0);
+    EXPECT(mli_krn_conv2d_chw_fx16(&ci, &cwt, &cbt, &ccfg, &co) == MLI_STATUS_OK);
+    EXPECT(cy[0] == 12 && cy[1] == 16 && cy[2] == 24 && cy[3] == 28);
+    EXPECT(co.rank == 3 && co.shape[0] == 1 && co.shape[1] == 2 && co.shape[2] == 2);
+    /* a 1x1 input with a 2x2 kernel padded on the left and top: MLI 1.1 would
+     * run its one-sided border loops, mli-py refuses it as unsafe */
+    ci.shape[1] = ci.shape[2] = 1;
+    ci.capacity = 2;
+    ccfg.padding_left = ccfg.padding_top = 1;
+    EXPECT(mli_krn_conv2d_chw_fx16_generic(&ci, &cwt, &cbt, &ccfg, &co) != MLI_STATUS_OK);
+    EXPECT(mlipy_last_error()->mlipy_safety == 1);
+
     /* a failing check names the argument */
     lp.shape[0] = 2;
     EXPECT(mli_krn_lstm_cell_fx16(&li, &lp, &lwt, &lbt, &cfg, &lct, &lot) != MLI_STATUS_OK);

@@ -194,6 +194,190 @@ mli_status mli_chk_fully_connected(const mli_tensor *in, const mli_tensor *weigh
     return safe_fc(in, weights, bias, weights->mem_stride[0] ? (uint64_t)weights->mem_stride[0] : weights->shape[1]);
 }
 
+/* ------------------------------------------------------- convolution -- */
+/* SPEC_MLI11_MORE.md section 10.  MLI checks the output (which no tensor
+ * check has validated) in 32-bit unsigned arithmetic; these two restate it
+ * exactly, wrap-arounds included, for that tensor and the output shape the
+ * call computes. */
+static bool conv_contig_u32(const uint32_t *shape, const int32_t *stride, uint32_t rank) {
+    for (uint32_t i = 0; i < rank; i++)
+        if (stride[i] == 0) return true;
+    uint32_t prev_shape = 1, prev_stride = 1;
+    for (uint32_t i = rank; i-- > 0;) {
+        if ((uint32_t)stride[i] != prev_shape * prev_stride) return false;
+        prev_shape = shape[i];
+        prev_stride = (uint32_t)stride[i];
+    }
+    return true;
+}
+
+static mli_status conv_chk_out_shape(const uint32_t shape[3], const mli_tensor *out) {
+    for (uint32_t i = 0; i < 3; i++) {
+        RETURN_IF(out->mem_stride[i] < 0, mlipy_err_val(MLI_STATUS_BAD_TENSOR, "out", STRIDE_F[i],
+                                                        "must not be negative", 0, out->mem_stride[i]));
+        RETURN_IF(shape[i] == 0, mlipy_err(MLI_STATUS_BAD_TENSOR, "out", SHAPE_F[i],
+                                           "would be 0: the input with its padding is smaller than the kernel"));
+    }
+    const bool set = out->mem_stride[0] && out->mem_stride[1] && out->mem_stride[2];
+    uint32_t size = 1;
+    if (set) {
+        uint32_t prev_shape = 1, prev_stride = 1;
+        for (uint32_t i = 3; i-- > 0;) {
+            RETURN_IF((uint32_t)out->mem_stride[i] < prev_shape * prev_stride,
+                      mlipy_err_val(MLI_STATUS_BAD_TENSOR, "out", STRIDE_F[i],
+                                    "is smaller than the extent of the inner dimensions of the result",
+                                    (long long)(prev_shape * prev_stride), out->mem_stride[i]));
+            prev_shape = shape[i];
+            prev_stride = (uint32_t)out->mem_stride[i];
+            size += (prev_shape - 1) * prev_stride;
+        }
+    } else {
+        size = shape[0] * shape[1] * shape[2];
+    }
+    size *= mli_prv_elsize(out->el_type);
+    RETURN_IF(out->capacity < size, mlipy_err_val(MLI_STATUS_NOT_ENGH_MEM, "out", "capacity",
+                                                  "is too small for the result", size, out->capacity));
+    return MLI_STATUS_OK;
+}
+
+/* MLI's CEIL_DIV((int)in + pad + pad - kernel + 1, stride), as uint32. */
+static uint32_t conv_out_dim(uint32_t in, unsigned pad_a, unsigned pad_b, uint32_t kernel, unsigned stride) {
+    const int num = (int)in + (int)pad_a + (int)pad_b - (int)kernel + 1;
+    return (uint32_t)((num + (int)stride - 1) / (int)stride);
+}
+
+/* mli-py safety: MLI reads these pointers before any test. */
+static mli_status safe_conv_ptrs(const mli_tensor *in, const mli_tensor *weights, const mli_tensor *bias) {
+    static const char *const why = "is NULL; MLI 1.1 dereferences it before any check (it crashes)";
+    RETURN_IF(!in, mlipy_err_safety(MLI_STATUS_BAD_TENSOR, "in", "", why));
+    RETURN_IF(!weights, mlipy_err_safety(MLI_STATUS_BAD_TENSOR, "weights", "", why));
+    RETURN_IF(!bias, mlipy_err_safety(MLI_STATUS_BAD_TENSOR, "bias", "", why));
+    return MLI_STATUS_OK;
+}
+
+static mli_status conv_chk_cfg(const mli_conv2d_cfg *cfg, uint32_t kh, uint32_t kw) {
+    RETURN_IF(!cfg, mlipy_err_safety(MLI_STATUS_BAD_FUNC_CFG, "cfg", "",
+                                     "is NULL; MLI 1.1 dereferences it here (it crashes)"));
+    RETURN_IF((int)cfg->padding_left >= (int)kw || (int)cfg->padding_right >= (int)kw,
+              mlipy_err_val(MLI_STATUS_BAD_FUNC_CFG, "cfg", cfg->padding_left >= cfg->padding_right ? "padding_left" : "padding_right",
+                            "must be smaller than the kernel width", (long long)kw,
+                            cfg->padding_left >= cfg->padding_right ? cfg->padding_left : cfg->padding_right));
+    RETURN_IF((int)cfg->padding_top >= (int)kh || (int)cfg->padding_bottom >= (int)kh,
+              mlipy_err_val(MLI_STATUS_BAD_FUNC_CFG, "cfg", cfg->padding_top >= cfg->padding_bottom ? "padding_top" : "padding_bottom",
+                            "must be smaller than the kernel height", (long long)kh,
+                            cfg->padding_top >= cfg->padding_bottom ? cfg->padding_top : cfg->padding_bottom));
+    RETURN_IF(cfg->stride_height == 0, mlipy_err(MLI_STATUS_BAD_FUNC_CFG, "cfg", "stride_height", "must be at least 1"));
+    RETURN_IF(cfg->stride_width == 0, mlipy_err(MLI_STATUS_BAD_FUNC_CFG, "cfg", "stride_width", "must be at least 1"));
+    return MLI_STATUS_OK;
+}
+
+/* mli-py safety: the rank of out indexes its mem_stride in MLI's layout checks. */
+static mli_status safe_out_rank(const mli_tensor *out, bool zero_too) {
+    RETURN_IF(out->rank > MLI_MAX_RANK || (zero_too && out->rank == 0),
+              mlipy_err_safety(MLI_STATUS_BAD_TENSOR, "out", "rank",
+                               "is outside 1..4; MLI 1.1 then reads mem_stride outside the array "
+                               "(other fields of the struct, or beyond it)"));
+    return MLI_STATUS_OK;
+}
+
+mli_status mli_chk_conv2d_chw(const mli_tensor *in, const mli_tensor *weights, const mli_tensor *bias,
+                              const mli_conv2d_cfg *cfg, const mli_tensor *out, mli_chk_kind k, bool depthwise) {
+    RETURN_BAD(safe_conv_ptrs(in, weights, bias));
+    RETURN_BAD(chk_type(in, "in", k.data));
+    RETURN_BAD(chk_type(weights, "weights", k.weights));
+    RETURN_BAD(chk_type(bias, "bias", k.weights));
+    RETURN_BAD(chk_bias_frac(in, weights, bias));
+    RETURN_BAD(mli_chk_tensor(in, "in"));
+    RETURN_BAD(mli_chk_tensor(weights, "weights"));
+    RETURN_BAD(mli_chk_tensor(bias, "bias"));
+    RETURN_BAD(chk_out_ptr(out));
+    RETURN_BAD(chk_shape_eq(3, in->rank, "in", "rank", "must be 3 ([C, H, W])"));
+    RETURN_BAD(chk_shape_eq(4, weights->rank, "weights", "rank", "must be 4"));
+    RETURN_BAD(chk_shape_eq(1, bias->rank, "bias", "rank", "must be 1"));
+    if (depthwise) {
+        RETURN_BAD(chk_shape_eq(1, weights->shape[1], "weights", "shape[1]", "must be 1 ([C, 1, KH, KW])"));
+        RETURN_BAD(chk_shape_eq(in->shape[0], weights->shape[0], "weights", "shape[0]",
+                                "must equal in.shape[0] (the channels)"));
+    } else {
+        RETURN_BAD(chk_shape_eq(in->shape[0], weights->shape[1], "weights", "shape[1]",
+                                "must equal in.shape[0] (the input channels)"));
+    }
+    RETURN_BAD(chk_shape_eq(weights->shape[0], bias->shape[0], "bias", "shape[0]", "must equal weights.shape[0]"));
+    /* MLI tests these together (conv2d: in, weights, out as given, bias) */
+    RETURN_BAD(chk_contig(in, "in"));
+    RETURN_BAD(chk_contig(weights, "weights"));
+    RETURN_BAD(chk_contig(bias, "bias"));
+    if (!depthwise) {
+        RETURN_BAD(safe_out_rank(out, false));
+        RETURN_IF(!conv_contig_u32(out->shape, out->mem_stride, out->rank),
+                  mlipy_err(MLI_STATUS_INCOMPATEBLE_TENSORS, "out", "mem_stride",
+                            "must describe a contiguous layout"));
+    }
+    RETURN_BAD(conv_chk_cfg(cfg, weights->shape[2], weights->shape[3]));
+    const uint32_t shape[3] = {weights->shape[0],
+                               conv_out_dim(in->shape[1], cfg->padding_top, cfg->padding_bottom, weights->shape[2],
+                                            cfg->stride_height),
+                               conv_out_dim(in->shape[2], cfg->padding_left, cfg->padding_right, weights->shape[3],
+                                            cfg->stride_width)};
+    RETURN_IF(!conv_contig_u32(shape, out->mem_stride, 3),
+              mlipy_err(MLI_STATUS_INCOMPATEBLE_TENSORS, "out", "mem_stride",
+                        "must be 0 or describe a contiguous layout of the result"));
+    RETURN_BAD(conv_chk_out_shape(shape, out));
+    RETURN_BAD(safe_data(in, "in"));
+    RETURN_BAD(safe_data(weights, "weights"));
+    RETURN_BAD(safe_data(bias, "bias"));
+    RETURN_BAD(safe_int_count(in, "in"));
+    RETURN_BAD(safe_int_count(weights, "weights"));
+    return MLI_STATUS_OK;
+}
+
+static mli_status chk_inner_stride(const mli_tensor *t, const char *arg) {
+    const int32_t s = t->mem_stride[t->rank - 1];
+    RETURN_IF(s != 0 && s != 1, mlipy_err_val(MLI_STATUS_INCOMPATEBLE_TENSORS, arg, STRIDE_F[t->rank - 1],
+                                              "must be 0 or 1 (channels contiguous)", 1, s));
+    return MLI_STATUS_OK;
+}
+
+mli_status mli_chk_conv2d_hwc(const mli_tensor *in, const mli_tensor *weights, const mli_tensor *bias,
+                              const mli_conv2d_cfg *cfg, const mli_tensor *out, mli_chk_kind k, bool types) {
+    if (types) { /* fx16 skips these steps (MLI 1.1 calls the type-free checker) */
+        RETURN_BAD(safe_conv_ptrs(in, weights, bias));
+        RETURN_BAD(chk_type(in, "in", k.data));
+        RETURN_BAD(chk_type(weights, "weights", k.weights));
+        RETURN_BAD(chk_type(bias, "bias", k.weights));
+        RETURN_BAD(chk_bias_frac(in, weights, bias));
+    }
+    RETURN_BAD(mli_chk_tensor(in, "in"));
+    RETURN_BAD(mli_chk_tensor(weights, "weights"));
+    RETURN_BAD(mli_chk_tensor(bias, "bias"));
+    RETURN_BAD(chk_out_ptr(out));
+    RETURN_BAD(chk_shape_eq(3, in->rank, "in", "rank", "must be 3 ([H, W, C])"));
+    RETURN_BAD(chk_shape_eq(4, weights->rank, "weights", "rank", "must be 4"));
+    RETURN_BAD(chk_shape_eq(1, bias->rank, "bias", "rank", "must be 1"));
+    RETURN_BAD(chk_shape_eq(in->shape[2], weights->shape[3], "weights", "shape[3]",
+                            "must equal in.shape[2] (the input channels)"));
+    RETURN_BAD(chk_shape_eq(weights->shape[0], bias->shape[0], "bias", "shape[0]", "must equal weights.shape[0]"));
+    RETURN_BAD(chk_inner_stride(in, "in"));
+    RETURN_BAD(chk_inner_stride(weights, "weights"));
+    RETURN_BAD(chk_inner_stride(bias, "bias"));
+    RETURN_BAD(safe_out_rank(out, true));
+    RETURN_BAD(chk_inner_stride(out, "out"));
+    RETURN_BAD(conv_chk_cfg(cfg, weights->shape[1], weights->shape[2]));
+    const uint32_t shape[3] = {conv_out_dim(in->shape[0], cfg->padding_top, cfg->padding_bottom, weights->shape[1],
+                                            cfg->stride_height),
+                               conv_out_dim(in->shape[1], cfg->padding_left, cfg->padding_right, weights->shape[2],
+                                            cfg->stride_width),
+                               weights->shape[0]};
+    RETURN_BAD(conv_chk_out_shape(shape, out));
+    RETURN_BAD(safe_data(in, "in"));
+    RETURN_BAD(safe_data(weights, "weights"));
+    RETURN_BAD(safe_data(bias, "bias"));
+    RETURN_BAD(safe_int_count(in, "in"));
+    RETURN_BAD(safe_int_count(weights, "weights"));
+    return MLI_STATUS_OK;
+}
+/* --------------------------------------------------- end convolution -- */
+
 /* ------------------------------------------------- relu, tanh, sigm -- */
 mli_status mli_chk_activation(const mli_tensor *in, const mli_tensor *out, mli_element_type type) {
     RETURN_BAD(mli_chk_tensor(in, "in"));

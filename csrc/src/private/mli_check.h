@@ -55,5 +55,12 @@ mli_status mli_chk_concat(const mli_tensor **inputs, const mli_concat_cfg *cfg, 
                           mli_element_type type);
 mli_status mli_chk_padding2d(const mli_tensor *in, const mli_padding2d_cfg *cfg, const mli_tensor *out, bool hwc,
                              mli_element_type type);
+/* Convolutions (SPEC_MLI11_MORE.md 10): conv2d_chw and, with `depthwise`,
+ * depthwise_conv2d_chw; conv2d_hwc, whose fx16 function checks no types
+ * (`types` false). */
+mli_status mli_chk_conv2d_chw(const mli_tensor *in, const mli_tensor *weights, const mli_tensor *bias,
+                              const mli_conv2d_cfg *cfg, const mli_tensor *out, mli_chk_kind k, bool depthwise);
+mli_status mli_chk_conv2d_hwc(const mli_tensor *in, const mli_tensor *weights, const mli_tensor *bias,
+                              const mli_conv2d_cfg *cfg, const mli_tensor *out, mli_chk_kind k, bool types);
 
 #endif /* MLI_CHECK_H */

@@ -201,4 +201,38 @@ static inline int8_t mli_math_sa8_clamp(int16_t y, int8_t lo, int8_t hi) {
     return (int8_t)y;
 }
 
+/* ---- convolution (SPEC_MLI11_MORE.md sections 2 and 4) ---- */
+/* The conv kernels' accumulators: every sum starts from the bias shifted
+ * left with saturation, to 40 bits (fx16) or 32 bits (fx8, fx8w16d: the
+ * register that loads ACC0).  ACC0 and the fx16 accumulator then saturate
+ * at 40 bits after every MAC step (mli_math_sat40); the two-output loops of
+ * fx8 / fx8w16d keep each output in a plain C int32 that wraps. */
+static inline int64_t mli_math_bias_acc(int64_t b, int shift, int bits) { return mli_math_sat_shl(b, shift, bits); }
+static inline int64_t mli_math_wrap32(int64_t x) { return (int64_t)(int32_t)(uint32_t)(uint64_t)x; }
+/* min(x, hi) then max(., lo), MLI's order (lo > hi gives lo). */
+static inline int32_t mli_math_relu_clip(int32_t x, int16_t lo, int16_t hi) {
+    x = x > hi ? hi : x;
+    return x < lo ? lo : x;
+}
+/* The store into the output container: the low 8 / 16 bits. */
+static inline int8_t mli_math_trunc8(int32_t x) { return (int8_t)(uint8_t)((uint32_t)x & 0xffu); }
+static inline int16_t mli_math_trunc16(int32_t x) { return (int16_t)(uint16_t)((uint32_t)x & 0xffffu); }
+/* ReLU limits of a convolution's output (frac bits f, `bits` = 8 or 16):
+ * 1 and 6 as C int shifted by f mod 32 (wrapping), clamped into the
+ * container, then truncated to 16 bits (SPEC_MLI11_MORE.md 2). */
+static inline void mli_math_relu_limits(int type, unsigned f, int bits, int16_t *lo, int16_t *hi) {
+    const int32_t mn = bits == 8 ? INT8_MIN : INT16_MIN, mx = bits == 8 ? INT8_MAX : INT16_MAX;
+    const int32_t one = (int32_t)((uint32_t)1 << (f & 31u)), six = (int32_t)((uint32_t)6 << (f & 31u));
+    const int32_t neg_one = (int32_t)(0u - (uint32_t)one);
+    int32_t l = mn, h = mx;
+    switch (type) {
+    case MLI_RELU_GEN: l = 0; h = mx; break;
+    case MLI_RELU_6: l = 0; h = six < mx ? six : mx; break;
+    case MLI_RELU_1: l = neg_one > mn ? neg_one : mn; h = one < mx ? one : mx; break;
+    default: break;
+    }
+    *lo = mli_math_trunc16(l);
+    *hi = mli_math_trunc16(h);
+}
+
 #endif /* MLI_MATH_H */

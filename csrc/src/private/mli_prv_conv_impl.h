@@ -1,0 +1,289 @@
+/* Template body of the convolution computations of one type
+ * (mli_prv_conv_<CONV_SFX>: mli_prv_conv_chw_* and mli_prv_conv_hwc_*).
+ * Parameters: CONV_SFX, CONV_IO_T (data and output), CONV_W_T (weights and
+ * bias), CONV_ACC40 (1: fx16's 40-bit accumulator and 16-bit read-out;
+ * 0: fx8 / fx8w16d, ACC0 read out through a 32-bit register).
+ *
+ * SPEC_MLI11_MORE.md 3.4 and 4: a sum starts from the bias shifted left with
+ * saturation (to 40 bits for fx16, to 32 for the others).  Every MAC step
+ * (one product, or two added together) saturates the 40-bit accumulator;
+ * fx8 / fx8w16d read it out saturated to 32 bits.  In the LANES pattern
+ * fx16 keeps two such accumulators, fx8 / fx8w16d two C int32 that wrap.
+ * conv2d_hwc fx8 / fx8w16d add the products of an odd last channel to the
+ * 32-bit read-out in C int arithmetic (wrapping).  The result is rounded
+ * (DSP mode), clamped to the ReLU limits (min first, then max) and stored in
+ * the low bits of the output container.
+ *
+ * When no partial sum of the call can reach 2^39 (checked once per call from
+ * the largest bias and the largest |input| x |weight| of the buffers), no
+ * 40-bit saturation can happen, the grouping of the products no longer
+ * matters, and every output is its exact sum (`exact`: plain dot products);
+ * the wrapping int32 sums are exact modulo 2^32 in either case.  When no
+ * sum can reach 2^31 either, and the geometry is regular (the input holds
+ * the kernel, every padding smaller than it), every loop nest computes the
+ * zero-padded convolution: then the chw output planes are computed row by
+ * row, the output columns innermost, in int32. */
+#if !defined(CONV_SFX) || !defined(CONV_IO_T) || !defined(CONV_W_T) || !defined(CONV_ACC40)
+#error "define CONV_SFX, CONV_IO_T, CONV_W_T and CONV_ACC40 first"
+#endif
+
+#include "mli_math.h"
+#include "mli_prv_template.h"
+
+#define CONV_CTX MLI_CAT(conv_ctx_, CONV_SFX)
+#define CONV_FN(name) MLI_CAT(MLI_CAT(conv_, name), MLI_CAT(_, CONV_SFX))
+
+typedef struct {
+    const mli_conv_geom *g;
+    const mli_conv_hwc_geom *hg;
+    mli_conv_out_fmt fmt;
+    const CONV_IO_T *in;
+    const CONV_W_T *w;
+    const CONV_W_T *b;
+    CONV_IO_T *out;
+    int exact; /* no partial sum reaches the 40-bit limit */
+} CONV_CTX;
+
+/* The largest |partial sum| of the call: the largest |bias accumulator|
+ * plus n products, each at most |in| x |weight| over the buffers (-1 for
+ * more than 2^31 products). */
+static int64_t CONV_FN(bound)(const CONV_CTX *c, mli_conv_caps caps, int64_t n) {
+    int64_t mx = 0, mw = 0, mb = 0;
+    for (int64_t i = 0; i < caps.in; i++) mx = c->in[i] < 0 ? (-c->in[i] > mx ? -c->in[i] : mx) : (c->in[i] > mx ? c->in[i] : mx);
+    for (int64_t i = 0; i < caps.w; i++) mw = c->w[i] < 0 ? (-c->w[i] > mw ? -c->w[i] : mw) : (c->w[i] > mw ? c->w[i] : mw);
+    for (int64_t i = 0; i < caps.bias; i++) {
+        const int64_t a = mli_math_bias_acc(c->b[i], c->fmt.bias_shift, CONV_ACC40 ? 40 : 32);
+        mb = a < 0 ? (-a > mb ? -a : mb) : (a > mb ? a : mb);
+    }
+    return n >= 0 && n < ((int64_t)1 << 31) ? mb + n * mx * mw : -1;
+}
+
+
+/* sum of x[i] * w[i], i < n (one window row); the products fit int32 */
+static inline int64_t CONV_FN(dot)(const CONV_IO_T *x, const CONV_W_T *w, int n) {
+    int64_t s = 0;
+    for (int i = 0; i < n; i++) s += (int32_t)x[i] * w[i];
+    return s;
+}
+
+static inline int64_t CONV_FN(init)(const CONV_CTX *c, int bias) {
+    return mli_math_bias_acc(c->b[bias], c->fmt.bias_shift, CONV_ACC40 ? 40 : 32);
+}
+/* One MAC step of the scalar accumulator (40 bits, saturating). */
+static inline int64_t CONV_FN(step)(int64_t acc, int64_t p) { return mli_math_sat40(acc + p); }
+/* One step of a lane of the two-output loops. */
+static inline int64_t CONV_FN(lane)(int64_t acc, int64_t p) {
+    return CONV_ACC40 ? mli_math_sat40(acc + p) : mli_math_wrap32(acc + p);
+}
+static inline CONV_IO_T CONV_FN(store)(const CONV_CTX *c, int64_t acc) {
+    int32_t y = CONV_ACC40 ? (int32_t)mli_math_read16(acc, c->fmt.out_shift)
+                           : mli_math_asr32(mli_math_sat32(acc), c->fmt.out_shift);
+    y = mli_math_relu_clip(y, c->fmt.lo, c->fmt.hi);
+    return (CONV_IO_T)(sizeof(CONV_IO_T) == 1 ? mli_math_trunc8(y) : mli_math_trunc16(y));
+}
+
+#define CONV_CHUNK 64
+/* The regular chw case with sums below 2^31: out = init + the zero-padded
+ * convolution, per output row in chunks of output columns. */
+static void CONV_FN(planes)(const CONV_CTX *c) {
+    const mli_conv_geom *g = c->g;
+    const int64_t plane = (int64_t)g->in_w * g->in_h, kk = (int64_t)g->kw * g->kh;
+    int32_t acc[CONV_CHUNK];
+    for (int oc = 0; oc < g->out_ch; oc++) {
+        const int icb = g->depthwise ? oc : 0, icn = g->depthwise ? 1 : g->in_ch;
+        const int32_t init = (int32_t)CONV_FN(init)(c, oc);
+        for (int h = 0; h < g->out_h; h++)
+            for (int w0 = 0; w0 < g->out_w; w0 += CONV_CHUNK) {
+                const int n = g->out_w - w0 < CONV_CHUNK ? g->out_w - w0 : CONV_CHUNK;
+                for (int j = 0; j < n; j++) acc[j] = init;
+                for (int ci = 0; ci < icn; ci++)
+                    for (int r = 0; r < g->kh; r++) {
+                        const int row = h * g->sh - g->pt + r;
+                        if (row < 0 || row >= g->in_h) continue;
+                        const CONV_IO_T *x = c->in + (icb + ci) * plane + (int64_t)row * g->in_w;
+                        const CONV_W_T *w = c->w + ((int64_t)oc * icn + ci) * kk + (int64_t)r * g->kw;
+                        for (int t = 0; t < g->kw; t++) {
+                            /* output columns whose tap t falls inside the input row */
+                            const int off = t - g->pl, sw = g->sw;
+                            int lo = off >= 0 ? 0 : -off, hi = g->in_w - off;
+                            if (sw != 1) {
+                                lo = off >= 0 ? 0 : (-off + sw - 1) / sw;
+                                hi = (g->in_w - 1 - off) / sw + 1;
+                            }
+                            lo = lo > w0 ? lo - w0 : 0;
+                            hi = hi - w0 < n ? hi - w0 : n;
+                            const int32_t k = w[t];
+                            const CONV_IO_T *xs = x + (int64_t)w0 * sw + off;
+                            if (sw == 1)
+                                for (int j = lo; j < hi; j++) acc[j] += (int32_t)xs[j] * k;
+                            else
+                                for (int j = lo; j < hi; j++) acc[j] += (int32_t)xs[(int64_t)j * sw] * k;
+                        }
+                    }
+                CONV_IO_T *o = c->out + ((int64_t)oc * g->out_h + h) * g->out_w + w0;
+                for (int j = 0; j < n; j++) o[j] = CONV_FN(store)(c, acc[j]);
+            }
+    }
+}
+#undef CONV_CHUNK
+
+static void CONV_FN(visit_chw)(void *vctx, const mli_conv_point *p) {
+    const CONV_CTX *c = (const CONV_CTX *)vctx;
+    const mli_conv_geom *g = c->g;
+    const int64_t plane = (int64_t)g->in_w * g->in_h, kk = (int64_t)g->kw * g->kh;
+    const int64_t irow = g->in_w, wrow = g->kw;
+    const CONV_IO_T *x0 = c->in + p->in;
+    const CONV_W_T *w0 = c->w + p->w;
+    int64_t a = CONV_FN(init)(c, p->bias);
+    if (c->exact) {
+        const int n = mli_prv_conv_cols_read(p->pat, p->clmns);
+        int64_t s0 = 0, s1 = 0;
+        for (int ch = 0; ch < p->nch; ch++)
+            for (int r = 0; r < p->rows; r++) {
+                const CONV_IO_T *x = x0 + ch * plane + r * irow;
+                const CONV_W_T *w = w0 + ch * kk + r * wrow;
+                s0 += CONV_FN(dot)(x, w, n);
+                if (p->pat == MLI_CONV_PAT_LANES) s1 += CONV_FN(dot)(x + 1, w, n);
+            }
+        if (p->pat == MLI_CONV_PAT_LANES) {
+            c->out[p->out] = CONV_FN(store)(c, CONV_ACC40 ? a + s0 : mli_math_wrap32(a + s0));
+            c->out[p->out + 1] = CONV_FN(store)(c, CONV_ACC40 ? a + s1 : mli_math_wrap32(a + s1));
+        } else {
+            c->out[p->out] = CONV_FN(store)(c, a + s0);
+        }
+        return;
+    }
+    switch (p->pat) {
+    case MLI_CONV_PAT_LANES: {
+        int64_t a1 = a;
+        for (int ch = 0; ch < p->nch; ch++)
+            for (int r = 0; r < p->rows; r++) {
+                const CONV_IO_T *x = x0 + ch * plane + r * irow;
+                const CONV_W_T *w = w0 + ch * kk + r * wrow;
+                for (int col = 0; col < p->clmns; col++) {
+                    a = CONV_FN(lane)(a, (int32_t)x[col] * w[col]);
+                    a1 = CONV_FN(lane)(a1, (int32_t)x[col + 1] * w[col]);
+                }
+            }
+        c->out[p->out] = CONV_FN(store)(c, a);
+        c->out[p->out + 1] = CONV_FN(store)(c, a1);
+        return;
+    }
+    case MLI_CONV_PAT_PAIRS:
+        for (int ch = 0; ch < p->nch; ch++)
+            for (int r = 0; r < p->rows; r++) {
+                const CONV_IO_T *x = x0 + ch * plane + r * irow;
+                const CONV_W_T *w = w0 + ch * kk + r * wrow;
+                int col = 0;
+                for (; col + 1 < p->clmns; col += 2)
+                    a = CONV_FN(step)(a, (int64_t)x[col] * w[col] + (int64_t)x[col + 1] * w[col + 1]);
+                if (col < p->clmns) a = CONV_FN(step)(a, (int32_t)x[col] * w[col]);
+            }
+        break;
+    case MLI_CONV_PAT_ODDEVEN: {
+        int cl = p->clmns, first = 0;
+        if (cl & 1) {
+            for (int ch = 0; ch < p->nch; ch++)
+                for (int r = 0; r < p->rows; r++)
+                    a = CONV_FN(step)(a, (int32_t)x0[ch * plane + r * irow] * w0[ch * kk + r * wrow]);
+            cl--;
+            first = 1;
+        }
+        for (int ch = 0; ch < p->nch; ch++)
+            for (int r = 0; r < p->rows; r++) {
+                const CONV_IO_T *x = x0 + ch * plane + r * irow + first;
+                const CONV_W_T *w = w0 + ch * kk + r * wrow + first;
+                for (int j = 0; j < cl / 2; j++)
+                    a = CONV_FN(step)(a, (int64_t)x[2 * j] * w[2 * j] + (int64_t)x[2 * j + 1] * w[2 * j + 1]);
+            }
+        break;
+    }
+    default: /* MLI_CONV_PAT_SINGLE */
+        for (int ch = 0; ch < p->nch; ch++)
+            for (int r = 0; r < p->rows; r++) {
+                const CONV_IO_T *x = x0 + ch * plane + r * irow;
+                const CONV_W_T *w = w0 + ch * kk + r * wrow;
+                for (int col = 0; col < p->clmns; col++) a = CONV_FN(step)(a, (int32_t)x[col] * w[col]);
+            }
+        break;
+    }
+    c->out[p->out] = CONV_FN(store)(c, a);
+}
+
+static void CONV_FN(visit_hwc)(void *vctx, const mli_conv_point *p) {
+    const CONV_CTX *c = (const CONV_CTX *)vctx;
+    const mli_conv_hwc_geom *g = c->hg;
+    const CONV_IO_T *x0 = c->in + p->in;
+    const CONV_W_T *w0 = c->w + p->w;
+    const int C = g->ch;
+    int64_t a = CONV_FN(init)(c, p->bias);
+    int ch = 0;
+    if (c->exact) { /* channel pairs, then an odd last channel */
+        const int paired = p->pat == MLI_CONV_PAT_HWC_1X1 ? C : C & ~1, rows = p->pat == MLI_CONV_PAT_HWC_1X1 ? 1 : p->rows;
+        const int clmns = p->pat == MLI_CONV_PAT_HWC_1X1 ? 1 : p->clmns;
+        int64_t sp = 0, so = 0;
+        for (int r = 0; r < rows; r++)
+            for (int col = 0; col < clmns; col++) {
+                const CONV_IO_T *x = x0 + r * g->in_rs + col * g->in_cs;
+                const CONV_W_T *w = w0 + r * g->w_rs + col * g->w_cs;
+                sp += CONV_FN(dot)(x, w, paired);
+                if (paired < C) so += (int32_t)x[C - 1] * w[C - 1];
+            }
+        a = CONV_ACC40 ? a + sp + so : mli_math_wrap32(mli_math_sat32(a + sp) + so);
+        c->out[p->out] = CONV_FN(store)(c, a);
+        return;
+    }
+    if (p->pat == MLI_CONV_PAT_HWC_1X1) { /* fx16: pairs up to a multiple of 4, then one by one */
+        for (; ch < (C & ~3); ch += 2) a = CONV_FN(step)(a, (int64_t)x0[ch] * w0[ch] + (int64_t)x0[ch + 1] * w0[ch + 1]);
+        for (; ch < C; ch++) a = CONV_FN(step)(a, (int32_t)x0[ch] * w0[ch]);
+        c->out[p->out] = CONV_FN(store)(c, a);
+        return;
+    }
+    for (; ch < C - 1; ch += 2)
+        for (int r = 0; r < p->rows; r++)
+            for (int col = 0; col < p->clmns; col++) {
+                const CONV_IO_T *x = x0 + r * g->in_rs + col * g->in_cs + ch;
+                const CONV_W_T *w = w0 + r * g->w_rs + col * g->w_cs + ch;
+                a = CONV_FN(step)(a, (int64_t)x[0] * w[0] + (int64_t)x[1] * w[1]);
+            }
+    if (C & 1) {
+        if (!CONV_ACC40) a = mli_math_sat32(a); /* the register MLI's C loop adds to */
+        for (int r = 0; r < p->rows; r++)
+            for (int col = 0; col < p->clmns; col++) {
+                const int64_t prod = (int32_t)x0[r * g->in_rs + col * g->in_cs + ch] * w0[r * g->w_rs + col * g->w_cs + ch];
+                a = CONV_ACC40 ? CONV_FN(step)(a, prod) : mli_math_wrap32(a + prod);
+            }
+    }
+    c->out[p->out] = CONV_FN(store)(c, a);
+}
+
+void MLI_CAT(mli_prv_conv_chw_, CONV_SFX)(mli_conv_core core, const mli_conv_geom *g, mli_conv_out_fmt fmt,
+                                         const CONV_IO_T *in, const CONV_W_T *w, const CONV_W_T *b,
+                                         CONV_IO_T *out, mli_conv_caps caps) {
+    CONV_CTX c = {g, NULL, fmt, in, w, b, out, 0};
+    const int64_t bound = CONV_FN(bound)(&c, caps, (int64_t)g->in_ch * g->kh * g->kw);
+    const int regular = g->in_h >= g->kh && g->in_w >= g->kw && g->pt < g->kh && g->pb < g->kh && g->pl < g->kw &&
+                        g->pr < g->kw;
+    if (regular && bound >= 0 && bound < INT32_MAX) {
+        CONV_FN(planes)(&c);
+        return;
+    }
+    c.exact = bound >= 0 && bound < ((int64_t)1 << 39) - 1;
+    mli_prv_conv_chw_walk(core, g, CONV_FN(visit_chw), &c);
+}
+
+void MLI_CAT(mli_prv_conv_hwc_, CONV_SFX)(mli_conv_hwc_path path, const mli_conv_hwc_geom *g,
+                                         mli_conv_out_fmt fmt, const CONV_IO_T *in, const CONV_W_T *w,
+                                         const CONV_W_T *b, CONV_IO_T *out, mli_conv_caps caps) {
+    CONV_CTX c = {NULL, g, fmt, in, w, b, out, 0};
+    const int64_t bound = CONV_FN(bound)(&c, caps, (int64_t)g->ch * g->kh * g->kw);
+    c.exact = bound >= 0 && bound < ((int64_t)1 << 39) - 1;
+    mli_prv_conv_hwc_walk(path, g, CONV_FN(visit_hwc), &c);
+}
+
+#undef CONV_CTX
+#undef CONV_FN
+#undef CONV_SFX
+#undef CONV_IO_T
+#undef CONV_W_T
+#undef CONV_ACC40
