@@ -206,9 +206,8 @@ static inline int8_t mli_math_sa8_clamp(int16_t y, int8_t lo, int8_t hi) {
  * left with saturation, to 40 bits (fx16) or 32 bits (fx8, fx8w16d: the
  * register that loads ACC0).  ACC0 and the fx16 accumulator then saturate
  * at 40 bits after every MAC step (mli_math_sat40); the two-output loops of
- * fx8 / fx8w16d keep each output in a plain C int32 that wraps. */
+ * fx8 / fx8w16d keep each output in a plain C int32 that wraps (mli_math_wrap32). */
 static inline int64_t mli_math_bias_acc(int64_t b, int shift, int bits) { return mli_math_sat_shl(b, shift, bits); }
-static inline int64_t mli_math_wrap32(int64_t x) { return (int64_t)(int32_t)(uint32_t)(uint64_t)x; }
 /* min(x, hi) then max(., lo), MLI's order (lo > hi gives lo). */
 static inline int32_t mli_math_relu_clip(int32_t x, int16_t lo, int16_t hi) {
     x = x > hi ? hi : x;
