@@ -72,8 +72,7 @@ def _raise(st: int, kernel: str) -> None:
     s, function, argument, reason, safety = _core2.last_error()
     if s != st:
         function, argument, reason, safety = kernel, "", "failed", False
-    detail = reason + (" (mli-py safety check; MLI 2.0.2 would not detect this)" if safety else "")
-    raise _error(st, kernel, argument, "", detail, mlipy_safety=safety)
+    raise _error(st, kernel, argument, "", reason, mlipy_safety=safety, library="MLI 2.0.2")
 
 
 def tanh_get_lut_size() -> int:
