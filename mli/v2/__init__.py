@@ -101,18 +101,18 @@ def _shared_lut(fn: str) -> Lut:
         if fn not in _luts:
             lut = Lut(_core2.lut_size(fn))
             _raise(_core2.create_lut(fn, lut), f"mli_krn_{fn}_create_lut")
-            lut.buffer.flags.writeable = True
+            lut.buffer.flags.writeable = False  # one table for the whole process: kernels only read it
             _luts[fn] = lut
         return _luts[fn]
 
 
 def tanh_lut() -> Lut:
-    """The tanh LUT object, created once per process."""
+    """The tanh LUT object, created once per process (its table is read-only)."""
     return _shared_lut("tanh")
 
 
 def sigm_lut() -> Lut:
-    """The sigmoid LUT object, created once per process."""
+    """The sigmoid LUT object, created once per process (its table is read-only)."""
     return _shared_lut("sigm")
 
 
