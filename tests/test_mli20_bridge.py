@@ -1,4 +1,4 @@
-"""What the mli.v2 bridge accepts as buffers (issue 20, N23).
+"""What the mli.v2 bridge accepts as buffers (issue 20, N23 and N24).
 
 * Read-only inputs -- in, prev_out, weights_in, weights_out, bias, weights,
   the rnn_dense inputs, per-axis SA parameter arrays, LUT objects -- give
@@ -6,6 +6,9 @@
   read-only buffer the call writes (out, an LSTM's cell, the scratch, a LUT
   being created) is refused before C with ``ValueError`` naming it, and
   nothing is written.
+* ``Tensor(buffer, el_type, ...)`` refuses a buffer its kernels would misread:
+  a dtype other than el_type's container (a uint8 array of raw bytes aside)
+  or a foreign byte order (``TypeError`` naming the buffer).
 """
 from __future__ import annotations
 
@@ -237,3 +240,52 @@ def test_non_contiguous_and_non_buffers_still_raise():
     x.buffer = [1, 2, 3, 4]
     with pytest.raises(TypeError):
         v2.tanh_fx16(x, None, v2.Tensor.zeros((2, 2)))
+
+
+# ---------------------------------------------------------------------------- N24: dtypes, byte order
+
+def test_big_endian_data_is_refused_the_audit_example():
+    a = np.array([-4096, 256, 4096], ">i2")
+    with pytest.raises(TypeError, match="^buffer: byte order of >i2 is not native"):
+        v2.Tensor(a, "fx16", (3,), frac_bits=10)
+    # the same values in native order give MLI's answer
+    native = v2.Tensor(a.astype("=i2"), "fx16", (3,), frac_bits=10)
+    assert v2.tanh_fx16(native).numpy().tolist() == [-32746, 8025, 32746]
+
+
+@pytest.mark.parametrize("el, dtype", [("fx16", np.float64), ("fx16", np.int32), ("fx16", np.int8),
+                                       ("fx16", np.uint16), ("fx8", np.int16), ("sa8", np.float32),
+                                       ("sa32", np.int16), ("sa32", np.int64), ("fx16", np.bool_)])
+def test_foreign_dtype_is_refused(el, dtype):
+    with pytest.raises(TypeError, match=f"^buffer: dtype {np.dtype(dtype)} is not the container of MLI_EL_"):
+        v2.Tensor(np.zeros(4, dtype), el, (4,))
+
+
+@pytest.mark.parametrize("el, dtype", [("fx16", ">i2"), ("sa32", ">i4"), ("fx16", "<f8")])
+def test_foreign_byte_order_is_refused_whatever_the_dtype(el, dtype):
+    a = np.zeros(4, np.dtype(dtype).newbyteorder(">" if np.little_endian else "<"))
+    with pytest.raises(TypeError, match="is not native"):
+        v2.Tensor(a, el, (4,))
+
+
+def test_the_container_dtype_and_raw_bytes_are_accepted():
+    vals = np.array([-4096, 256, 4096], np.int16)
+    want = v2.tanh_fx16(v2.Tensor(vals.copy(), "fx16", (3,), frac_bits=10)).numpy().tolist()
+    raw = vals.view(np.uint8).copy()                     # the case files' raw containers
+    t = v2.Tensor(raw, v2.FX_16, (3,), frac_bits=10)
+    assert t.numpy().tolist() == vals.tolist()
+    assert v2.tanh_fx16(t).numpy().tolist() == want
+    for el, dt in (("fx8", np.int8), ("sa8", np.int8), ("sa32", np.int32)):
+        assert v2.Tensor(np.zeros(4, dt), el, (4,)).buffer.dtype == dt
+    # an el_type without a container (a bad-argument call) takes any native array; C decides
+    odd = v2.Tensor(np.zeros(4, np.float32), 0x220, (4,))
+    with pytest.raises(mli.MliTypeMismatchError):
+        v2.tanh_fx16(odd, None, v2.Tensor.zeros((4,), "fx16"))
+    # a buffer that is not an array, or a tensor without data
+    assert v2.Tensor(bytearray(8), v2.FX_16, (4,), capacity=8).capacity == 8
+    assert v2.Tensor(None, v2.FX_16, (4,)).capacity == 0
+
+
+def test_other_objects_are_refused():
+    with pytest.raises(TypeError, match="^buffer: a list is not a buffer"):
+        v2.Tensor([1, 2, 3], v2.FX_16, (3,))
