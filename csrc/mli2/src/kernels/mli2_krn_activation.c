@@ -63,7 +63,9 @@ static mli_status act_check(const mli_tensor *in, const mli_lut *lut, const mli_
     /* beyond MLI: it would use a rank-0 tensor's value as an address, and read a
      * LUT object past its storage */
     if (in->rank == 0) return mli2_refuse(MLI_STATUS_BAD_TENSOR, "in", "rank 0 (MLI 2.0.2 crashes)");
-    return mli2_chk_lut(lut, "lut");
+    M2_TRY(mli2_chk_lut(lut, "lut"));
+    M2_TRY(mli2_chk_reach(in, "in", mli2_span(in)));
+    return mli2_chk_reach(out, "out", mli2_span(out));
 }
 
 /* Offsets (in elements) of the element with linear index i of a tensor,

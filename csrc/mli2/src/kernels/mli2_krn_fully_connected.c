@@ -91,10 +91,21 @@ static mli_status fc_check(fc_kind kind, const mli_tensor *in, const mli_tensor 
     return fc_common(in, weights, bias, cfg, out);
 }
 
+/* Beyond MLI, once its checks pass: every element within its capacity (MLI's
+ * size check wraps around in 32 bits). */
+static mli_status fc_safety(const mli_tensor *in, const mli_tensor *weights, const mli_tensor *bias,
+                            const mli_tensor *out) {
+    M2_TRY(mli2_chk_reach(in, "in", weights->shape[0]));
+    M2_TRY(mli2_chk_reach(weights, "weights", mli2_span(weights)));
+    M2_TRY(mli2_chk_reach(bias, "bias", mli2_span(bias)));
+    return mli2_chk_reach(out, "out", out->shape[0]);
+}
+
 static mli_status fc_run(fc_kind kind, const mli_tensor *in, const mli_tensor *weights, const mli_tensor *bias,
                          const mli_fully_connected_cfg *cfg, mli_tensor *out, const char *fn) {
     mli2_begin(fn);
     M2_TRY(fc_check(kind, in, weights, bias, cfg, out));
+    M2_TRY(fc_safety(in, weights, bias, out));
     const int N = (int)weights->shape[0], M = (int)weights->shape[1];
     const long ws = weights->mem_stride[0];
     int64_t *sums = (int64_t *)malloc(sizeof(int64_t) * 2 * (size_t)M);

@@ -52,6 +52,12 @@ int mli2_overlap(const void *a, uint32_t cap_a, const void *b, uint32_t cap_b);
 mli_status mli2_chk_biasscale(const mli_tensor *in, const mli_tensor *w, const mli_tensor *b, const char *name);
 /* mli-py's checks of a LUT object the kernel will read (safety). */
 mli_status mli2_chk_lut(const mli_lut *lut, const char *name);
+/* 1 + sum (shape - 1) * mem_stride in 64 bits (the elements shape and
+ * mem_stride reach; 1 for rank 0). */
+uint64_t mli2_span(const mli_tensor *t);
+/* Safety: `elems` elements of t lie inside its capacity (MLI's own check
+ * wraps around in 32 bits; see mli2_check.c). */
+mli_status mli2_chk_reach(const mli_tensor *t, const char *name, uint64_t elems);
 
 /* ------------------------------------------------------------ LUT (5.1) */
 typedef struct {

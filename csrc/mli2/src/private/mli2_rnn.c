@@ -5,6 +5,29 @@
 #include "mli_api.h"
 #include "mli2_prv.h"
 
+/* Beyond MLI, once its checks pass: MLI's size checks wrap around in 32 bits,
+ * so every element the cell accesses is checked against its capacity here
+ * (and the scratch MLI would write). */
+static mli_status mli2_cell_safety(int G, const mli_tensor *in, const mli_tensor *prev_out,
+                                   const mli_tensor *weights_in, const mli_tensor *weights_out,
+                                   const mli_tensor *bias, const mli_rnn_cell_cfg *cfg, const mli_tensor *cell,
+                                   const mli_tensor *out, uint64_t T_out, uint64_t M) {
+    const int lstm = G == 4;
+    const uint64_t esz = (uint64_t)mli2_el_size(in->el_type);
+    M2_TRY(mli2_chk_reach(in, "in", mli2_span(in)));
+    M2_TRY(mli2_chk_reach(prev_out, "prev_out", M));
+    M2_TRY(mli2_chk_reach(weights_in, "weights_in", mli2_span(weights_in)));
+    M2_TRY(mli2_chk_reach(weights_out, "weights_out", mli2_span(weights_out)));
+    M2_TRY(mli2_chk_reach(bias, "bias", mli2_span(bias)));
+    if (lstm) M2_TRY(mli2_chk_reach(cell, "cell", M));
+    M2_TRY(mli2_chk_reach(out, "out", T_out * M));
+    if ((uint64_t)cfg->scratch_data.capacity < (uint64_t)G * M * esz)
+        return mli2_refuse(MLI_STATUS_BAD_FUNC_CFG, "cfg",
+                           "scratch_data below gates * M elements (MLI 2.0.2's 32-bit size check wraps around "
+                           "and passes; it would write outside the buffer)");
+    return MLI_STATUS_OK;
+}
+
 mli_status mli2_cell_check(m2_kind kind, int G, const mli_tensor *in, const mli_tensor *prev_out,
                            const mli_tensor *weights_in, const mli_tensor *weights_out, const mli_tensor *bias,
                            const mli_lut *tanh_lut, const mli_lut *sigm_lut, const mli_rnn_cell_cfg *cfg,
@@ -47,11 +70,13 @@ mli_status mli2_cell_check(m2_kind kind, int G, const mli_tensor *in, const mli_
     }
     M2_TRY(mli2_chk_tensor(out, "out"));
     if (out->el_type != in->el_type) return mli2_fail(MLI_STATUS_TYPE_MISMATCH, "out", "el_type differs from in's");
-    if (T_out * M * (uint64_t)mli2_el_size(lstm ? out->el_type : in->el_type) > out->data.capacity)
+    /* MLI's products wrap modulo 2^32 (compared unsigned) */
+    const uint32_t out_esz = (uint32_t)mli2_el_size(lstm ? out->el_type : in->el_type);
+    if ((uint32_t)T_out * M * out_esz > out->data.capacity)
         return mli2_fail(MLI_STATUS_BAD_TENSOR, "out", "capacity below the outputs");
     const int esz = mli2_el_size(in->el_type);
     if (!cfg->scratch_data.mem.ptr) return mli2_fail(MLI_STATUS_BAD_FUNC_CFG, "cfg", "scratch_data is NULL");
-    if ((uint64_t)cfg->scratch_data.capacity < (uint64_t)G * M * esz)
+    if (cfg->scratch_data.capacity < (uint32_t)G * M * (uint32_t)esz)
         return mli2_fail(MLI_STATUS_BAD_FUNC_CFG, "cfg", "scratch_data below gates * M elements");
     if (lstm && !mli2_inner1(cell)) return mli2_fail(MLI_STATUS_INCOMPATEBLE_TENSORS, "cell", "mem_stride[0] is not 1");
     if (!mli2_inner1(bias)) return mli2_fail(MLI_STATUS_INCOMPATEBLE_TENSORS, "bias", "innermost mem_stride is not 1");
@@ -94,7 +119,8 @@ mli_status mli2_cell_check(m2_kind kind, int G, const mli_tensor *in, const mli_
     }
     /* beyond MLI: the tables it will read must lie inside their storage */
     M2_TRY(mli2_chk_lut(tanh_lut, "tanh_lut"));
-    return mli2_chk_lut(sigm_lut, "sigm_lut");
+    M2_TRY(mli2_chk_lut(sigm_lut, "sigm_lut"));
+    return mli2_cell_safety(G, in, prev_out, weights_in, weights_out, bias, cfg, cell, out, T_out, M);
 }
 
 void mli2_cell_gate_inputs(m2_kind kind, const mli_tensor *weights_in, const mli_tensor *weights_out, int g,
