@@ -148,3 +148,36 @@ mli_status mli2_chk_lut(const mli_lut *lut, const char *name) {
     return MLI_STATUS_OK;
 }
 
+/* ------------------------------------------------------------ aliasing (mli-py's own check)
+ * MLI 2.0.2 writes its outputs (and the cells their scratch and cell) while
+ * it still reads its operands, in an order of its own; mli-py reads the
+ * operands ahead, so where an output shares bytes with an operand the two
+ * would compute different things.  The layouts mli-py reproduces (out over
+ * in, out over prev_out, tanh/sigm in place) are not checked here. */
+m2_rgn m2_rgn_of(const void *p, uint64_t nbytes, const char *name) {
+    m2_rgn r;
+    r.a = (uintptr_t)p;
+    r.b = r.a + (uintptr_t)nbytes;
+    r.name = name;
+    return r;
+}
+
+int mli2_rgn_tensor(m2_rgn *r, const mli_tensor *t, uint64_t elems, const char *name) {
+    int n = 0;
+    r[n++] = m2_rgn_of(t->data.mem.ptr, elems * (uint64_t)mli2_el_size(t->el_type), name);
+    if (mli2_per_axis(t) && (uint32_t)t->el_params.sa.dim < t->rank) {
+        const uint64_t k = t->shape[t->el_params.sa.dim];
+        r[n++] = m2_rgn_of(t->el_params.sa.zero_point.mem.pi16, 2 * k, name);
+        r[n++] = m2_rgn_of(t->el_params.sa.scale.mem.pi16, 2 * k, name);
+        r[n++] = m2_rgn_of(t->el_params.sa.scale_frac_bits.mem.pi8, k, name);
+    }
+    return n;
+}
+
+int mli2_rgn_overlap(m2_rgn x, m2_rgn y) { return x.a < y.b && y.a < x.b; }
+
+mli_status mli2_chk_alias(const char *arg, const char *what, m2_rgn w, const m2_rgn *reads, int n) {
+    for (int i = 0; i < n; i++)
+        if (mli2_rgn_overlap(w, reads[i])) return mli2_refuse_overlap(arg, what, reads[i].name);
+    return MLI_STATUS_OK;
+}
