@@ -14,8 +14,10 @@ the cells), in the rounding mode of :func:`mli.set_rounding` /
 ``"up"``) and on the ISA path of :func:`mli.use_isa`.  A non-OK MLI status
 raises the :class:`mli.MliError` subclass of that status (``argument``
 names the tensor at fault; ``mlipy_safety`` is True for calls MLI 2.0.2
-would accept but crash on or read out of bounds).  The MLI 1.1 API of
-:mod:`mli` is unchanged; the two libraries are separate extensions."""
+would accept but crash on or read out of bounds, and for outputs sharing
+memory with operands in layouts MLI computes from data it has overwritten).
+Inputs may be read-only arrays; outputs must be writable.  The MLI 1.1 API
+of :mod:`mli` is unchanged; the two libraries are separate extensions."""
 from __future__ import annotations
 
 import threading
