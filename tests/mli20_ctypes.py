@@ -12,7 +12,8 @@ unless a Lut given has its buffer: then in that buffer).  The output structs'
 fields MLI changed are returned by ``call(..., meta=True)`` as a second value.
 
 ``oracle.call_forked(...)`` runs the call in a forked child and returns its
-status, or -1000 - signal when MLI crashed (the child's buffers are its own).
+status, or -1000 - signal when MLI crashed (-1000 when the child died
+without one; the child's buffers are its own).
 """
 from __future__ import annotations
 
@@ -246,4 +247,6 @@ class Oracle:
         _, status = os.waitpid(pid, 0)
         if os.WIFSIGNALED(status):
             return -1000 - os.WTERMSIG(status)
+        if len(data) != 4:      # the child died without a signal (e.g. a sanitizer's handler exited)
+            return -1000
         return struct.unpack("<i", data)[0]
