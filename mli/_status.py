@@ -38,11 +38,14 @@ class MliError(Exception):
     Attributes: ``status`` (:class:`Status`), ``kernel`` (the C function or
     Python wrapper), ``argument`` (e.g. ``"prev_out"``), ``field`` (e.g.
     ``"shape[0]"``), ``detail`` (one line), and ``mlipy_safety`` (True when MLI
-    1.1 itself would not reject the call but would touch memory outside its
-    buffers; mli-py refuses it instead)."""
+    itself would not reject the call but would touch memory outside its
+    buffers -- or, in :mod:`mli.v2`, compute from data it has overwritten;
+    mli-py refuses it instead).  ``library`` names the MLI release of the
+    kernel in the message ("MLI 1.1" or "MLI 2.0.2")."""
 
     def __init__(self, status: int, kernel: str = "", argument: str = "", field: str = "", detail: str = "",
-                 expected: Optional[int] = None, actual: Optional[int] = None, mlipy_safety: bool = False) -> None:
+                 expected: Optional[int] = None, actual: Optional[int] = None, mlipy_safety: bool = False,
+                 library: str = "MLI 1.1") -> None:
         self.status = Status(status)
         self.kernel, self.argument, self.field, self.detail = kernel, argument, field, detail
         self.expected, self.actual, self.mlipy_safety = expected, actual, mlipy_safety
@@ -52,7 +55,7 @@ class MliError(Exception):
             msg += f" (expected {_value(field, expected)}, got {_value(field, actual)})"
         msg += f" [{self.status.c_name}]"
         if mlipy_safety:
-            msg += " (mli-py safety check; MLI 1.1 would not detect this)"
+            msg += f" (mli-py safety check; {library} would not detect this)"
         super().__init__(msg)
 
 

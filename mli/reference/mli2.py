@@ -472,8 +472,15 @@ class FullyConnectedCfg:
 # ---------------------------------------------------------------------------
 # Section 13.1: the check building blocks.  Each returns a status (0 = pass).
 
+def _i32(v):
+    """v modulo 2^32 as a signed 32-bit number (MLI's int arithmetic on x86)."""
+    return (int(v) + 2 ** 31) % 2 ** 32 - 2 ** 31
+
+
 def _check_tensor(t):
-    """TENSOR(t)."""
+    """TENSOR(t).  MLI computes steps 4 and 5 in 32 bits: the products and the
+    sum wrap around and are compared as signed numbers, so a tensor reaching
+    past its capacity can pass (the kernels then refuse it: _check_reach)."""
     if t is None or t.buf is None:
         return BAD_TENSOR
     if t.rank > 4 or t.capacity > INT31:
@@ -482,13 +489,27 @@ def _check_tensor(t):
         if t.mem_stride[i] <= 0 or t.shape[i] == 0 or t.shape[i] > INT31:
             return BAD_TENSOR
     for i in range(t.rank - 1, -1, -1):
-        inner = t.shape[i + 1] * t.mem_stride[i + 1] if i + 1 < t.rank else 1
+        inner = _i32(t.shape[i + 1] * t.mem_stride[i + 1]) if i + 1 < t.rank else 1
         if t.mem_stride[i] < inner:
             return BAD_TENSOR
-    span = 1 + sum((t.shape[i] - 1) * t.mem_stride[i] for i in range(t.rank))
-    if t.capacity < span * _EL_SIZE.get(t.el_type, 0):
+    span = _i32(1 + sum((t.shape[i] - 1) * t.mem_stride[i] for i in range(t.rank)))
+    if t.capacity < _i32(span * _EL_SIZE.get(t.el_type, 0)):
         return NOT_ENGH_MEM
     return OK
+
+
+def _check_reach(kernel, *tensors_elems):
+    """After MLI's checks pass: each (tensor, elements accessed) must fit its
+    capacity; otherwise MLI, its 32-bit size check having wrapped around,
+    would access memory outside the buffer (ValueError: no defined answer)."""
+    for t, elems in tensors_elems:
+        if elems * _EL_SIZE.get(t.el_type, 0) > t.capacity:
+            raise ValueError(f"{kernel}: elements beyond the capacity pass MLI's 32-bit size check "
+                             "(it would access memory outside the buffer)")
+
+
+def _span(t):
+    return 1 + sum((t.shape[i] - 1) * t.mem_stride[i] for i in range(t.rank))
 
 
 def _check_quant(t, data):
@@ -520,7 +541,8 @@ def _inner1(t):
 
 
 def _contig(t):
-    return t.rank == 0 or (t.rank <= 4 and t.strides() == _dense_strides(t.dims()))
+    # MLI's dense strides wrap around in 32 bits too
+    return t.rank == 0 or (t.rank <= 4 and t.strides() == [_i32(v) for v in _dense_strides(t.dims())])
 
 
 def _ranges_overlap(buf_a, cap_a, buf_b, cap_b):
@@ -716,6 +738,7 @@ def _transfer(func, kind, inp, lut, out, rounding):
         return st
     if inp.rank == 0:
         raise ValueError("rank-0 tanh/sigm: MLI uses the stored value as an address (SPEC 3.4)")
+    _check_reach(func, (inp, _span(inp)), (out, _span(out)))
 
     def transfer(x):
         if kind == "sa8":
@@ -919,6 +942,8 @@ def fully_connected(kind, inp, weights, bias, cfg, out, rounding="convergent"):
     st = _check_fc(kind, inp, weights, bias, cfg, out, rounding)
     if st:
         return st
+    _check_reach("fully_connected", (inp, weights.shape[0]), (weights, _span(weights)), (bias, _span(bias)),
+                 (out, out.shape[0]))
     x = inp.read().reshape(-1)
     w = weights.read()                                    # (N, M)
     b = bias.read()
@@ -1012,6 +1037,9 @@ def rnn_dense(kind, ins, weights, bias, cfg, out, rounding="convergent"):
     st = _check_rnn_dense(kind, ins, weights, bias, cfg, out, rounding)
     if st:
         return st
+    _check_reach("rnn_dense", *[(t, e) for i in range(cfg.inputs_num)
+                                for t, e in ((ins[i], weights[i].shape[0]), (weights[i], _span(weights[i])))],
+                 (bias, _span(bias)), (out, out.shape[0]))
     parts = [(ins[i].read().reshape(-1), ins[i].fmt(), weights[i].read(), weights[i].fmt())
              for i in range(cfg.inputs_num)]
     y = dense_block(kind, parts, bias.read(), bias.fmt(), out.fmt(), rounding)
@@ -1065,9 +1093,10 @@ def _check_cell(kernel, kind, inp, prev_out, w_in, w_out, bias, tanh_lut, sigm_l
     if out.el_type != inp.el_type:
         return TYPE_MISMATCH
     # the size test uses out's element size in LSTM and in's in GRU
-    if t_out * m * _EL_SIZE.get((out if lstm else inp).el_type, 0) > out.capacity:
+    # both sizes are 32-bit products (wrapping), compared unsigned
+    if (t_out * m * _EL_SIZE.get((out if lstm else inp).el_type, 0)) % 2 ** 32 > out.capacity:
         return BAD_TENSOR
-    if cfg.scratch_buf is None or cfg.scratch_capacity < g * m * _EL_SIZE.get(inp.el_type, 0):
+    if cfg.scratch_buf is None or cfg.scratch_capacity < (g * m * _EL_SIZE.get(inp.el_type, 0)) % 2 ** 32:
         return BAD_FUNC_CFG
     if (lstm and not _inner1(cell)) or not _inner1(bias) or not _contig(out):
         return INCOMPATEBLE_TENSORS
@@ -1093,6 +1122,17 @@ def _check_cell(kernel, kind, inp, prev_out, w_in, w_out, bias, tanh_lut, sigm_l
     if not _bias_scale_ok(inp, w_in, bias, rounding):
         return INCOMPATEBLE_TENSORS
     return OK
+
+
+def _check_cell_reach(kernel, inp, prev_out, w_in, w_out, bias, cfg, cell, out):
+    m = prev_out.count()
+    t_out = inp.shape[0] if cfg.results == RNN_OUT_ALL else 1
+    pairs = [(inp, _span(inp)), (prev_out, m), (w_in, _span(w_in)), (w_out, _span(w_out)), (bias, _span(bias)),
+             (out, t_out * m)] + ([(cell, m)] if cell is not None else [])
+    _check_reach(kernel, *pairs)
+    if cfg.scratch_capacity < (4 if cell is not None else 3) * m * _EL_SIZE.get(inp.el_type, 0):
+        raise ValueError(f"{kernel}: a scratch below gates * M elements passes MLI's 32-bit size check "
+                         "(it would write outside the buffer)")
 
 
 def _gate_weight_fmt(w, gate, gru_new_gate=False):
@@ -1156,6 +1196,7 @@ def lstm_cell(kind, inp, prev_out, weights_in, weights_out, bias, tanh_lut, sigm
                      sigm_lut, cfg, cell, out, rounding)
     if st:
         return st
+    _check_cell_reach("lstm_cell", inp, prev_out, weights_in, weights_out, bias, cfg, cell, out)
     x_all, h, c = inp.read(), prev_out.read(), cell.read()
     t_len, m = x_all.shape[0], h.shape[0]
     x_fmt, h_fmt, c_fmt, out_fmt = inp.fmt(), prev_out.fmt(), cell.fmt(), out.fmt()
@@ -1202,6 +1243,7 @@ def gru_cell(kind, inp, prev_out, weights_in, weights_out, bias, tanh_lut, sigm_
                      sigm_lut, cfg, None, out, rounding)
     if st:
         return st
+    _check_cell_reach("gru_cell", inp, prev_out, weights_in, weights_out, bias, cfg, None, out)
     x_all, h = inp.read(), prev_out.read()
     t_len, m = x_all.shape[0], h.shape[0]
     x_fmt, h_fmt, out_fmt = inp.fmt(), prev_out.fmt(), out.fmt()

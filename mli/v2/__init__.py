@@ -14,8 +14,10 @@ the cells), in the rounding mode of :func:`mli.set_rounding` /
 ``"up"``) and on the ISA path of :func:`mli.use_isa`.  A non-OK MLI status
 raises the :class:`mli.MliError` subclass of that status (``argument``
 names the tensor at fault; ``mlipy_safety`` is True for calls MLI 2.0.2
-would accept but crash on or read out of bounds).  The MLI 1.1 API of
-:mod:`mli` is unchanged; the two libraries are separate extensions."""
+would accept but crash on or read out of bounds, and for outputs sharing
+memory with operands in layouts MLI computes from data it has overwritten).
+Inputs may be read-only arrays; outputs must be writable.  The MLI 1.1 API
+of :mod:`mli` is unchanged; the two libraries are separate extensions."""
 from __future__ import annotations
 
 import threading
@@ -72,8 +74,7 @@ def _raise(st: int, kernel: str) -> None:
     s, function, argument, reason, safety = _core2.last_error()
     if s != st:
         function, argument, reason, safety = kernel, "", "failed", False
-    detail = reason + (" (mli-py safety check; MLI 2.0.2 would not detect this)" if safety else "")
-    raise _error(st, kernel, argument, "", detail, mlipy_safety=safety)
+    raise _error(st, kernel, argument, "", reason, mlipy_safety=safety, library="MLI 2.0.2")
 
 
 def tanh_get_lut_size() -> int:
@@ -102,18 +103,18 @@ def _shared_lut(fn: str) -> Lut:
         if fn not in _luts:
             lut = Lut(_core2.lut_size(fn))
             _raise(_core2.create_lut(fn, lut), f"mli_krn_{fn}_create_lut")
-            lut.buffer.flags.writeable = True
+            lut.buffer.flags.writeable = False  # one table for the whole process: kernels only read it
             _luts[fn] = lut
         return _luts[fn]
 
 
 def tanh_lut() -> Lut:
-    """The tanh LUT object, created once per process."""
+    """The tanh LUT object, created once per process (its table is read-only)."""
     return _shared_lut("tanh")
 
 
 def sigm_lut() -> Lut:
-    """The sigmoid LUT object, created once per process."""
+    """The sigmoid LUT object, created once per process (its table is read-only)."""
     return _shared_lut("sigm")
 
 

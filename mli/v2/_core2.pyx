@@ -151,7 +151,7 @@ class BridgeError(ValueError):
 
 
 cdef class _View:
-    """A writable contiguous buffer export held for the length of a call."""
+    """A contiguous buffer export held for the length of a call."""
     cdef Py_buffer view
     cdef bint held
 
@@ -160,49 +160,58 @@ cdef class _View:
             PyBuffer_Release(&self.view)
 
 
-cdef void *_ptr(object buf, Py_ssize_t capacity, str name, list keep) except? NULL:
-    """The start of `buf`'s writable contiguous memory (NULL for None),
-    checking that `capacity` bytes fit in it."""
-    cdef unsigned char[::1] mv
+cdef void *_ptr(object buf, Py_ssize_t capacity, str name, list keep, bint output) except? NULL:
+    """The start of `buf`'s contiguous memory (NULL for None or an empty
+    buffer), checking that `capacity` bytes fit in it.  Inputs may be
+    read-only (MLI's API takes them as const); a buffer the call writes
+    (`output`) must be writable."""
     cdef _View v
     if buf is None:
         return NULL
-    # the common case in one buffer request (a typed memoryview costs a few
-    # hundred ns per tensor); anything it does not take goes the general way,
-    # which raises the errors
+    # one buffer request in the common case (a typed memoryview costs a few
+    # hundred ns per tensor); what it does not take raises its error below
     v = _View.__new__(_View)
     try:
-        PyObject_GetBuffer(buf, &v.view, PyBUF_SIMPLE | PyBUF_WRITABLE)
+        PyObject_GetBuffer(buf, &v.view, (PyBUF_SIMPLE | PyBUF_WRITABLE) if output else PyBUF_SIMPLE)
         v.held = True
     except Exception:
         pass
-    if v.held and v.view.len > 0 and capacity <= v.view.len:
-        keep.append(v)
-        return v.view.buf
-    mv = memoryview(buf).cast("B")
-    if capacity > mv.shape[0]:
-        raise BridgeError(name, f"capacity {capacity} exceeds the {mv.shape[0]} bytes of its buffer")
-    keep.append(mv)
-    if mv.shape[0] == 0:
+    if not v.held:
+        if output:
+            try:
+                PyObject_GetBuffer(buf, &v.view, PyBUF_SIMPLE)
+                v.held = True
+            except Exception:
+                pass
+            if v.held:
+                raise BridgeError(name, "the output buffer is read-only")
+        memoryview(buf).cast("B")  # the reason (not a buffer, not contiguous, ...)
+        raise BridgeError(name, "needs a contiguous buffer")
+    if capacity > v.view.len:
+        raise BridgeError(name, f"capacity {capacity} exceeds the {v.view.len} bytes of its buffer")
+    if v.view.len == 0:
         return NULL
-    return <void *>&mv[0]
+    keep.append(v)
+    return v.view.buf
 
 
-cdef int _container(mli_data_container *c, object arr, Py_ssize_t capacity, str name, list keep) except -1:
+cdef int _container(mli_data_container *c, object arr, Py_ssize_t capacity, str name, list keep,
+                    bint output=False) except -1:
     c.capacity = <uint32_t>capacity
-    c.mem.ptr = _ptr(arr, capacity, name, keep)
+    c.mem.ptr = _ptr(arr, capacity, name, keep, output)
     return 0
 
 
-cdef int _fill(mli_tensor *t, object obj, str name, list keep) except -1:
-    """Build t from a mli.v2 Tensor-like object (see mli.v2.tensor.Tensor)."""
+cdef int _fill(mli_tensor *t, object obj, str name, list keep, bint output=False) except -1:
+    """Build t from a mli.v2 Tensor-like object (see mli.v2.tensor.Tensor);
+    `output`: the kernel writes its data (then it must be writable)."""
     cdef int i
     memset(t, 0, sizeof(mli_tensor))
     cap = int(obj.capacity)
     if cap < 0 or cap > 0xFFFFFFFF:
         raise BridgeError(name, "capacity outside uint32")
     t.data.capacity = <uint32_t>cap
-    t.data.mem.ptr = _ptr(obj.buffer, cap, name, keep)
+    t.data.mem.ptr = _ptr(obj.buffer, cap, name, keep, output)
     t.rank = <uint32_t>obj.rank
     shape, stride = obj.shape, obj.mem_stride  # (read once each)
     for i in range(4):
@@ -245,9 +254,9 @@ cdef _write_back(const mli_tensor *t, object obj):
         obj.frac_bits = t.el_params.fx.frac_bits
 
 
-cdef int _lut(mli_lut *l, object obj, str name, list keep) except -1:
+cdef int _lut(mli_lut *l, object obj, str name, list keep, bint output=False) except -1:
     memset(l, 0, sizeof(mli_lut))
-    _container(&l.data, obj.buffer, obj.capacity, name, keep)
+    _container(&l.data, obj.buffer, obj.capacity, name, keep, output)
     l.type = obj.type
     l.length = obj.length
     l.in_frac_bits = obj.in_frac_bits
@@ -286,7 +295,7 @@ def create_lut(str fn, object lut):
     cdef list keep = []
     cdef mli_status st
     cdef bint is_tanh = fn == "tanh"
-    _lut(&l, lut, "lut", keep)
+    _lut(&l, lut, "lut", keep, True)
     with nogil:
         st = mli_krn_tanh_create_lut(&l) if is_tanh else mli_krn_sigm_create_lut(&l)
     lut.type, lut.length, lut.in_frac_bits = l.type, l.length, l.in_frac_bits
@@ -309,7 +318,7 @@ def activation(str fn, str kind, object x, object lut, object out, int round_mod
     if lut is not None:
         _lut(&l, lut, "lut", keep); pl = &l
     if out is not None:
-        _fill(&to, out, "out", keep); pout = &to
+        _fill(&to, out, "out", keep, True); pout = &to
     mlipy2_set_thread_rounding(round_mode)
     with nogil:
         if which == 0: st = mli_krn_tanh_fx8(pin, pl, pout)
@@ -347,7 +356,7 @@ def fully_connected(str kind, object x, object weights, object bias, object relu
     if bias is not None:
         _fill(&tb, bias, "bias", keep); pb = &tb
     if out is not None:
-        _fill(&to, out, "out", keep); pout = &to
+        _fill(&to, out, "out", keep, True); pout = &to
     if relu is not None:
         cfg.relu.type = relu; pc = &cfg
     mlipy2_set_thread_rounding(round_mode)
@@ -387,7 +396,7 @@ def rnn_dense(str kind, list ins, list weights, object bias, object inputs_num, 
     if bias is not None:
         _fill(&tb, bias, "bias", keep); pb = &tb
     if out is not None:
-        _fill(&to, out, "out", keep); pout = &to
+        _fill(&to, out, "out", keep, True); pout = &to
     if inputs_num is not None:
         cfg.inputs_num = <uint8_t>inputs_num; pc = &cfg
     mlipy2_set_thread_rounding(round_mode)
@@ -454,9 +463,9 @@ def rnn_cell(str cell_kind, str kind, object x, object prev_out, object weights_
     if bias is not None:
         _fill(&tb, bias, "bias", keep); p_b = &tb
     if cell is not None:
-        _fill(&tc, cell, "cell", keep); p_cell = &tc
+        _fill(&tc, cell, "cell", keep, True); p_cell = &tc
     if out is not None:
-        _fill(&to, out, "out", keep); p_out = &to
+        _fill(&to, out, "out", keep, True); p_out = &to
     if tanh_lut is not None:
         _lut(&lt, tanh_lut, "tanh_lut", keep); p_lt = &lt
     if sigm_lut is not None:
@@ -466,7 +475,7 @@ def rnn_cell(str cell_kind, str kind, object x, object prev_out, object weights_
         c.direction = cfg.direction
         c.results = cfg.results
         c.act = cfg.act
-        _container(&c.scratch_data, cfg.scratch_buffer, cfg.scratch_capacity, "cfg.scratch_data", keep)
+        _container(&c.scratch_data, cfg.scratch_buffer, cfg.scratch_capacity, "cfg.scratch_data", keep, True)
         p_c = &c
     mlipy2_set_thread_rounding(round_mode)
     with nogil:

@@ -6,7 +6,13 @@ dimension 0 outermost), ``rank``, ``el_type`` and either FX ``frac_bits``
 (signed) or SA parameters (zero point, scale, scale_frac_bits per tensor or
 per index of dimension ``sa_dim``).  The C bridge reads these fields as they
 are, so bad-argument calls can be expressed too; it only refuses a capacity
-larger than the buffer it describes."""
+larger than the buffer it describes and an output buffer that is read-only.
+
+The data buffer is a numpy array in native byte order whose dtype is the
+container of ``el_type`` (int8 for FX_8 and SA_8, int16 for FX_16, int32 for
+SA_32), or a uint8 array holding the container's raw bytes (as the case
+files do); the constructor refuses any other dtype or byte order with
+``TypeError``.  Read-only arrays are accepted as inputs."""
 from __future__ import annotations
 
 from typing import Optional, Sequence
@@ -27,6 +33,34 @@ def _el_type(t) -> int:
     return int(t)
 
 
+def _check_buffer(buffer, el_type: int) -> None:
+    """Refuse a data buffer whose elements the C core would misread: a dtype
+    other than el_type's container (or raw uint8 bytes), or a foreign byte
+    order."""
+    if buffer is None:
+        return
+    dt = getattr(buffer, "dtype", None)
+    if not isinstance(dt, np.dtype):
+        try:
+            dt = np.asarray(memoryview(buffer)).dtype
+        except (TypeError, ValueError):
+            raise TypeError(f"buffer: a {type(buffer).__name__} is not a buffer of integers: pass a numpy array") from None
+    if not dt.isnative:
+        raise TypeError(f"buffer: byte order of {dt.str} is not native; "
+                        "use a.astype(a.dtype.newbyteorder('='))")
+    want = DTYPES.get(el_type)
+    if dt == np.uint8:
+        return  # raw bytes of any container
+    if want is None:
+        if dt.kind not in "iuf":
+            raise TypeError(f"buffer: dtype {dt} is not a container of numbers")
+        return  # an el_type without a container (the C checks decide)
+    if dt != np.dtype(want):
+        hint = " (quantise floats with Tensor.from_float)" if dt.kind == "f" else ""
+        raise TypeError(f"buffer: dtype {dt} is not the container of {EL_TYPE_NAMES[el_type]}: pass an "
+                        f"{np.dtype(want)} array, or a uint8 array of its raw bytes{hint}")
+
+
 def dense_strides(shape: Sequence[int]) -> list:
     st: list = []
     acc = 1
@@ -38,12 +72,19 @@ def dense_strides(shape: Sequence[int]) -> list:
 
 class Tensor:
     """An MLI 2.x tensor.  Build one with :meth:`fx`, :meth:`sa` or
-    :meth:`from_float`; read its elements with :meth:`numpy`."""
+    :meth:`from_float`; read its elements with :meth:`numpy`.
+
+    ``Tensor(buffer, el_type, shape, ...)`` describes `buffer` without copying
+    it: a numpy array of el_type's container dtype in native byte order, or a
+    uint8 array of raw bytes (any other dtype or byte order: ``TypeError``).
+    Kernels write only into the tensors they output, so inputs may be
+    read-only arrays."""
 
     def __init__(self, buffer: Optional[np.ndarray], el_type, shape: Sequence[int] = (),
                  mem_stride: Optional[Sequence[int]] = None, rank: Optional[int] = None,
                  capacity: Optional[int] = None, frac_bits: int = 0) -> None:
         self.el_type = _el_type(el_type)
+        _check_buffer(buffer, self.el_type)
         self.buffer = buffer
         shape = [int(s) for s in shape]
         self.rank = len(shape) if rank is None else int(rank)

@@ -20,8 +20,11 @@ int mlipy2_get_rounding(void);
 /* Why the last call on this thread failed.  mlipy_safety = 1: MLI 2.0.2
  * would accept the call but crash or touch memory outside the buffers it was
  * given (a NULL pointer it dereferences, a rank-0 tensor in tanh/sigm, a LUT
- * object whose length exceeds its storage, cfg values out of range, ...);
- * mli-py refuses it with the status named here instead. */
+ * object whose length exceeds its storage, cfg values out of range, a tensor
+ * reaching past its capacity that MLI's 32-bit size check lets through, ...),
+ * or compute from data it has overwritten (an output sharing bytes with an
+ * operand it still reads, INCOMPATEBLE_TENSORS); mli-py refuses it with the
+ * status named here instead. */
 typedef struct {
     mli_status status;
     const char *function;

@@ -63,7 +63,13 @@ static mli_status act_check(const mli_tensor *in, const mli_lut *lut, const mli_
     /* beyond MLI: it would use a rank-0 tensor's value as an address, and read a
      * LUT object past its storage */
     if (in->rank == 0) return mli2_refuse(MLI_STATUS_BAD_TENSOR, "in", "rank 0 (MLI 2.0.2 crashes)");
-    return mli2_chk_lut(lut, "lut");
+    M2_TRY(mli2_chk_lut(lut, "lut"));
+    M2_TRY(mli2_chk_reach(in, "in", mli2_span(in)));
+    M2_TRY(mli2_chk_reach(out, "out", mli2_span(out)));
+    /* out over in is MLI's in-place operation (modelled); out over the table is not */
+    const m2_rgn table = m2_rgn_of(lut->data.mem.ptr, 2 * (uint64_t)lut->length, "lut");
+    return mli2_chk_alias("out", NULL, m2_rgn_of(out->data.mem.ptr, mli2_span(out) * (uint64_t)mli2_el_size(out->el_type), "out"),
+                          &table, 1);
 }
 
 /* Offsets (in elements) of the element with linear index i of a tensor,

@@ -91,10 +91,27 @@ static mli_status fc_check(fc_kind kind, const mli_tensor *in, const mli_tensor 
     return fc_common(in, weights, bias, cfg, out);
 }
 
+/* Beyond MLI, once its checks pass: every element within its capacity (MLI's
+ * size check wraps around in 32 bits) and out apart from weights and bias
+ * (MLI writes each output before it reads the next one's weights and bias). */
+static mli_status fc_safety(const mli_tensor *in, const mli_tensor *weights, const mli_tensor *bias,
+                            const mli_tensor *out) {
+    M2_TRY(mli2_chk_reach(in, "in", weights->shape[0]));
+    M2_TRY(mli2_chk_reach(weights, "weights", mli2_span(weights)));
+    M2_TRY(mli2_chk_reach(bias, "bias", mli2_span(bias)));
+    M2_TRY(mli2_chk_reach(out, "out", out->shape[0]));
+    m2_rgn reads[8];
+    int n = mli2_rgn_tensor(reads, weights, mli2_span(weights), "weights");
+    n += mli2_rgn_tensor(reads + n, bias, mli2_span(bias), "bias");
+    return mli2_chk_alias("out", NULL, m2_rgn_of(out->data.mem.ptr, (uint64_t)out->shape[0] * mli2_el_size(out->el_type), "out"),
+                          reads, n);
+}
+
 static mli_status fc_run(fc_kind kind, const mli_tensor *in, const mli_tensor *weights, const mli_tensor *bias,
                          const mli_fully_connected_cfg *cfg, mli_tensor *out, const char *fn) {
     mli2_begin(fn);
     M2_TRY(fc_check(kind, in, weights, bias, cfg, out));
+    M2_TRY(fc_safety(in, weights, bias, out));
     const int N = (int)weights->shape[0], M = (int)weights->shape[1];
     const long ws = weights->mem_stride[0];
     int64_t *sums = (int64_t *)malloc(sizeof(int64_t) * 2 * (size_t)M);

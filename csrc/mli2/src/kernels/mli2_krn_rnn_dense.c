@@ -71,10 +71,29 @@ static mli_status dense_check(m2_kind kind, const mli_tensor **in, const mli_ten
     return mli2_chk_biasscale(in[0], weights[0], bias, "bias");
 }
 
+/* Beyond MLI, once its checks pass: every element within its capacity (MLI's
+ * size check wraps around in 32 bits) and out apart from weights and bias. */
+static mli_status dense_safety(const mli_tensor **in, const mli_tensor **weights, const mli_tensor *bias, int n,
+                               const mli_tensor *out) {
+    m2_rgn reads[4 * (MLI_RNN_MAX_INPUT + 1)];
+    int k = 0;
+    for (int i = 0; i < n; i++) {
+        M2_TRY(mli2_chk_reach(in[i], IN_NAMES[i], weights[i]->shape[0]));
+        M2_TRY(mli2_chk_reach(weights[i], W_NAMES[i], mli2_span(weights[i])));
+        k += mli2_rgn_tensor(reads + k, weights[i], mli2_span(weights[i]), W_NAMES[i]);
+    }
+    M2_TRY(mli2_chk_reach(bias, "bias", mli2_span(bias)));
+    M2_TRY(mli2_chk_reach(out, "out", out->shape[0]));
+    k += mli2_rgn_tensor(reads + k, bias, mli2_span(bias), "bias");
+    return mli2_chk_alias("out", NULL, m2_rgn_of(out->data.mem.ptr, (uint64_t)out->shape[0] * mli2_el_size(out->el_type), "out"),
+                          reads, k);
+}
+
 static mli_status dense_run(m2_kind kind, const mli_tensor **in, const mli_tensor **weights, const mli_tensor *bias,
                             const mli_rnn_dense_cfg *cfg, mli_tensor *out, const char *fn) {
     mli2_begin(fn);
     M2_TRY(dense_check(kind, in, weights, bias, cfg, out));
+    M2_TRY(dense_safety(in, weights, bias, cfg->inputs_num, out));
     const int n = cfg->inputs_num, M = (int)out->shape[0];
     m2_dense_in ins[MLI_RNN_MAX_INPUT];
     for (int i = 0; i < n; i++) {

@@ -28,6 +28,15 @@ m2_fmt mli2_fmt(const mli_tensor *t, int idx) {
                        t->el_params.sa.scale_frac_bits.mem.pi8[idx]);
 }
 
+/* MLI 2.0.2 computes the stride and size checks of TENSOR in 32 bits: the
+ * products shape * mem_stride and the sum 1 + sum (shape - 1) * mem_stride
+ * wrap modulo 2^32 and are compared as signed numbers, the element size
+ * multiplied in (also wrapping) before the comparison with the capacity.  A
+ * tensor whose true extent exceeds its capacity can pass that way; MLI's next
+ * check then decides the status, and if it passes too, mli2_chk_reach refuses
+ * the call before any access (mli-py's safety check). */
+static int32_t wrap32_mul(uint32_t a, int32_t b) { return (int32_t)(a * (uint32_t)b); }
+
 mli_status mli2_chk_tensor(const mli_tensor *t, const char *name) {
     if (!t) return mli2_fail(MLI_STATUS_BAD_TENSOR, name, "is NULL");
     if (!t->data.mem.ptr) return mli2_fail(MLI_STATUS_BAD_TENSOR, name, "data pointer is NULL");
@@ -39,14 +48,31 @@ mli_status mli2_chk_tensor(const mli_tensor *t, const char *name) {
             return mli2_fail(MLI_STATUS_BAD_TENSOR, name, "shape entry 0 or above 2^31-1");
     }
     for (int i = (int)t->rank - 1; i >= 0; i--) {
-        const int64_t inner = i == (int)t->rank - 1 ? 1 : (int64_t)t->shape[i + 1] * t->mem_stride[i + 1];
-        if ((int64_t)t->mem_stride[i] < inner)
+        const int32_t inner = i == (int)t->rank - 1 ? 1 : wrap32_mul(t->shape[i + 1], t->mem_stride[i + 1]);
+        if (t->mem_stride[i] < inner)
             return mli2_fail(MLI_STATUS_BAD_TENSOR, name, "mem_stride smaller than the inner dimension's extent");
     }
-    int64_t span = 1;
-    for (uint32_t i = 0; i < t->rank; i++) span += ((int64_t)t->shape[i] - 1) * t->mem_stride[i];
-    if ((int64_t)t->data.capacity < span * mli2_el_size(t->el_type))
+    uint32_t span = 1;
+    for (uint32_t i = 0; i < t->rank; i++) span += (t->shape[i] - 1u) * (uint32_t)t->mem_stride[i];
+    const int32_t need = (int32_t)(span * (uint32_t)mli2_el_size(t->el_type));
+    if (need > (int64_t)t->data.capacity)
         return mli2_fail(MLI_STATUS_NOT_ENGH_MEM, name, "capacity below the extent of shape and mem_stride");
+    return MLI_STATUS_OK;
+}
+
+uint64_t mli2_span(const mli_tensor *t) {
+    uint64_t span = 1;
+    for (uint32_t i = 0; i < t->rank && i < MLI_MAX_RANK; i++)
+        span += (uint64_t)(t->shape[i] ? t->shape[i] - 1u : 0u) * (uint64_t)(t->mem_stride[i] > 0 ? t->mem_stride[i] : 0);
+    return span;
+}
+
+mli_status mli2_chk_reach(const mli_tensor *t, const char *name, uint64_t elems) {
+    const uint32_t esz = (uint32_t)mli2_el_size(t->el_type);
+    if (esz && elems > t->data.capacity / esz)
+        return mli2_refuse(MLI_STATUS_NOT_ENGH_MEM, name,
+                           "the elements the kernel accesses lie beyond capacity (MLI 2.0.2's 32-bit size check "
+                           "wraps around and passes; it would access memory outside the buffer)");
     return MLI_STATUS_OK;
 }
 
@@ -85,9 +111,9 @@ int mli2_inner1(const mli_tensor *t) {
 int mli2_contig(const mli_tensor *t) {
     if (t->rank == 0) return 1;
     if (t->rank > MLI_MAX_RANK) return 0;
-    int64_t dense = 1;
+    uint32_t dense = 1; /* MLI's dense strides wrap modulo 2^32 as well */
     for (int i = (int)t->rank - 1; i >= 0; i--) {
-        if (t->mem_stride[i] != dense) return 0;
+        if ((uint32_t)t->mem_stride[i] != dense) return 0;
         dense *= t->shape[i];
     }
     return 1;
@@ -119,5 +145,39 @@ mli_status mli2_chk_lut(const mli_lut *lut, const char *name) {
         return mli2_refuse(MLI_STATUS_BAD_FUNC_CFG, name, "not a LUT made by *_create_lut");
     if ((int64_t)lut->data.capacity < 2 * (int64_t)lut->length)
         return mli2_refuse(MLI_STATUS_NOT_ENGH_MEM, name, "LUT length exceeds its capacity");
+    return MLI_STATUS_OK;
+}
+
+/* ------------------------------------------------------------ aliasing (mli-py's own check)
+ * MLI 2.0.2 writes its outputs (and the cells their scratch and cell) while
+ * it still reads its operands, in an order of its own; mli-py reads the
+ * operands ahead, so where an output shares bytes with an operand the two
+ * would compute different things.  The layouts mli-py reproduces (out over
+ * in, out over prev_out, tanh/sigm in place) are not checked here. */
+m2_rgn m2_rgn_of(const void *p, uint64_t nbytes, const char *name) {
+    m2_rgn r;
+    r.a = (uintptr_t)p;
+    r.b = r.a + (uintptr_t)nbytes;
+    r.name = name;
+    return r;
+}
+
+int mli2_rgn_tensor(m2_rgn *r, const mli_tensor *t, uint64_t elems, const char *name) {
+    int n = 0;
+    r[n++] = m2_rgn_of(t->data.mem.ptr, elems * (uint64_t)mli2_el_size(t->el_type), name);
+    if (mli2_per_axis(t) && (uint32_t)t->el_params.sa.dim < t->rank) {
+        const uint64_t k = t->shape[t->el_params.sa.dim];
+        r[n++] = m2_rgn_of(t->el_params.sa.zero_point.mem.pi16, 2 * k, name);
+        r[n++] = m2_rgn_of(t->el_params.sa.scale.mem.pi16, 2 * k, name);
+        r[n++] = m2_rgn_of(t->el_params.sa.scale_frac_bits.mem.pi8, k, name);
+    }
+    return n;
+}
+
+int mli2_rgn_overlap(m2_rgn x, m2_rgn y) { return x.a < y.b && y.a < x.b; }
+
+mli_status mli2_chk_alias(const char *arg, const char *what, m2_rgn w, const m2_rgn *reads, int n) {
+    for (int i = 0; i < n; i++)
+        if (mli2_rgn_overlap(w, reads[i])) return mli2_refuse_overlap(arg, what, reads[i].name);
     return MLI_STATUS_OK;
 }

@@ -1,6 +1,7 @@
 /* Global state of the MLI 2.0.2 library: ROUND_MODE (process default,
  * per-thread override, the mode of the running call) and the thread-local
  * record of why the last call failed. */
+#include <stdio.h>
 #include "mli2_prv.h"
 
 MLI2_HIDDEN MLI2_THREAD_LOCAL int mli2_round_up = 0;
@@ -34,6 +35,15 @@ mli_status mli2_refuse(mli_status st, const char *arg, const char *reason) {
     mli2_fail(st, arg, reason);
     last_error.mlipy_safety = 1;
     return st;
+}
+
+static MLI2_THREAD_LOCAL char overlap_reason[192];
+
+mli_status mli2_refuse_overlap(const char *arg, const char *what, const char *other) {
+    snprintf(overlap_reason, sizeof overlap_reason,
+             "%s%soverlaps %s (MLI 2.0.2 would read data it has already overwritten; mli-py refuses such layouts)",
+             what ? what : "", what ? " " : "", other);
+    return mli2_refuse(MLI_STATUS_INCOMPATEBLE_TENSORS, arg, overlap_reason);
 }
 
 static MLI2_THREAD_LOCAL mlipy2_poll_fn poll_fn = 0;

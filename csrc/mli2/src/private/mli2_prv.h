@@ -18,6 +18,9 @@ void mli2_begin(const char *function);
 mli_status mli2_fail(mli_status st, const char *arg, const char *reason);
 /* A refusal beyond MLI's own checks (mlipy_safety = 1). */
 mli_status mli2_refuse(mli_status st, const char *arg, const char *reason);
+/* The aliasing refusal: INCOMPATEBLE_TENSORS, mlipy_safety = 1, reason
+ * "[what ]overlaps other: ..." (what: NULL when arg is the output itself). */
+mli_status mli2_refuse_overlap(const char *arg, const char *what, const char *other);
 /* 1 when the poll (mlipy2_set_poll) asks the cell to stop before step `step`. */
 int mli2_poll_now(long step);
 #define M2_TRY(expr)                          \
@@ -52,6 +55,25 @@ int mli2_overlap(const void *a, uint32_t cap_a, const void *b, uint32_t cap_b);
 mli_status mli2_chk_biasscale(const mli_tensor *in, const mli_tensor *w, const mli_tensor *b, const char *name);
 /* mli-py's checks of a LUT object the kernel will read (safety). */
 mli_status mli2_chk_lut(const mli_lut *lut, const char *name);
+/* 1 + sum (shape - 1) * mem_stride in 64 bits (the elements shape and
+ * mem_stride reach; 1 for rank 0). */
+uint64_t mli2_span(const mli_tensor *t);
+/* Safety: `elems` elements of t lie inside its capacity (MLI's own check
+ * wraps around in 32 bits; see mli2_check.c). */
+mli_status mli2_chk_reach(const mli_tensor *t, const char *name, uint64_t elems);
+/* Safety: an output MLI writes while it reads other operands must not share
+ * bytes with them.  A region is [a, b) of one operand's memory. */
+typedef struct {
+    uintptr_t a, b;
+    const char *name;
+} m2_rgn;
+m2_rgn m2_rgn_of(const void *p, uint64_t nbytes, const char *name);
+/* t's data (`elems` elements) and, per axis, its three parameter arrays: 1 or 4 regions into r. */
+int mli2_rgn_tensor(m2_rgn *r, const mli_tensor *t, uint64_t elems, const char *name);
+int mli2_rgn_overlap(m2_rgn x, m2_rgn y);
+/* Refuses (INCOMPATEBLE_TENSORS, mlipy_safety) when w overlaps one of reads:
+ * argument `arg`, reason "<what> overlaps <name>: ...". */
+mli_status mli2_chk_alias(const char *arg, const char *what, m2_rgn w, const m2_rgn *reads, int n);
 
 /* ------------------------------------------------------------ LUT (5.1) */
 typedef struct {

@@ -5,6 +5,62 @@
 #include "mli_api.h"
 #include "mli2_prv.h"
 
+/* Beyond MLI, once its checks pass.  Extents: MLI's size checks wrap around
+ * in 32 bits, so every element the cell accesses is checked against its
+ * capacity here (and the scratch MLI would write).  Aliasing: MLI writes out
+ * (each step), the cell (each step) and the scratch (each gate) while it
+ * still reads the other operands; mli-py reproduces out over in, out over
+ * prev_out (the GRU: out starting at or before prev_out) and the cell over
+ * prev_out, and refuses every other overlap of a written region with an
+ * operand. */
+static mli_status mli2_cell_safety(int G, const mli_tensor *in, const mli_tensor *prev_out,
+                                   const mli_tensor *weights_in, const mli_tensor *weights_out,
+                                   const mli_tensor *bias, const mli_lut *tanh_lut, const mli_lut *sigm_lut,
+                                   const mli_rnn_cell_cfg *cfg, const mli_tensor *cell, const mli_tensor *out,
+                                   uint64_t T_out, uint64_t M) {
+    const int lstm = G == 4;
+    const uint64_t esz = (uint64_t)mli2_el_size(in->el_type);
+    M2_TRY(mli2_chk_reach(in, "in", mli2_span(in)));
+    M2_TRY(mli2_chk_reach(prev_out, "prev_out", M));
+    M2_TRY(mli2_chk_reach(weights_in, "weights_in", mli2_span(weights_in)));
+    M2_TRY(mli2_chk_reach(weights_out, "weights_out", mli2_span(weights_out)));
+    M2_TRY(mli2_chk_reach(bias, "bias", mli2_span(bias)));
+    if (lstm) M2_TRY(mli2_chk_reach(cell, "cell", M));
+    M2_TRY(mli2_chk_reach(out, "out", T_out * M));
+    if ((uint64_t)cfg->scratch_data.capacity < (uint64_t)G * M * esz)
+        return mli2_refuse(MLI_STATUS_BAD_FUNC_CFG, "cfg",
+                           "scratch_data below gates * M elements (MLI 2.0.2's 32-bit size check wraps around "
+                           "and passes; it would write outside the buffer)");
+    /* the operands read while outputs are written: [0] prev_out, [1] cell, then the rest */
+    m2_rgn reads[16];
+    int n = 0;
+    reads[n++] = m2_rgn_of(prev_out->data.mem.ptr, M * esz, "prev_out");
+    reads[n++] = lstm ? m2_rgn_of(cell->data.mem.ptr, M * esz, "cell") : m2_rgn_of(NULL, 0, "cell");
+    const int rest = n;
+    n += mli2_rgn_tensor(reads + n, weights_in, mli2_span(weights_in), "weights_in");
+    n += mli2_rgn_tensor(reads + n, weights_out, mli2_span(weights_out), "weights_out");
+    n += mli2_rgn_tensor(reads + n, bias, mli2_span(bias), "bias");
+    reads[n++] = m2_rgn_of(tanh_lut->data.mem.ptr, 2 * (uint64_t)tanh_lut->length, "tanh_lut");
+    reads[n++] = m2_rgn_of(sigm_lut->data.mem.ptr, 2 * (uint64_t)sigm_lut->length, "sigm_lut");
+    const m2_rgn r_in = m2_rgn_of(in->data.mem.ptr, mli2_span(in) * esz, "in");
+    const m2_rgn w_out = m2_rgn_of(out->data.mem.ptr, T_out * M * esz, "out");
+    const m2_rgn w_scr = m2_rgn_of(cfg->scratch_data.mem.ptr, cfg->scratch_data.capacity, "scratch_data");
+    /* out: prev_out only where the GRU writes a row ahead of what it still reads */
+    if (!lstm && mli2_rgn_overlap(w_out, reads[0]) && w_out.a > reads[0].a)
+        return mli2_refuse_overlap("out", NULL, "prev_out");
+    M2_TRY(mli2_chk_alias("out", NULL, w_out, reads + 1, n - 1));
+    if (lstm) {
+        const m2_rgn w_cell = reads[1];
+        M2_TRY(mli2_chk_alias("cell", NULL, w_cell, &r_in, 1));
+        M2_TRY(mli2_chk_alias("cell", NULL, w_cell, reads + rest, n - rest));
+    }
+    /* the scratch (in is MLI's own check, 13.4 step 13), and out's whole
+     * container: what MLI leaves in the scratch would stay in out's buffer */
+    M2_TRY(mli2_chk_alias("cfg", "scratch_data", w_scr, reads, n));
+    const m2_rgn out_all = m2_rgn_of(out->data.mem.ptr, out->data.capacity, "out");
+    return mli2_chk_alias("cfg", "scratch_data", w_scr, &out_all, 1);
+}
+
 mli_status mli2_cell_check(m2_kind kind, int G, const mli_tensor *in, const mli_tensor *prev_out,
                            const mli_tensor *weights_in, const mli_tensor *weights_out, const mli_tensor *bias,
                            const mli_lut *tanh_lut, const mli_lut *sigm_lut, const mli_rnn_cell_cfg *cfg,
@@ -47,11 +103,13 @@ mli_status mli2_cell_check(m2_kind kind, int G, const mli_tensor *in, const mli_
     }
     M2_TRY(mli2_chk_tensor(out, "out"));
     if (out->el_type != in->el_type) return mli2_fail(MLI_STATUS_TYPE_MISMATCH, "out", "el_type differs from in's");
-    if (T_out * M * (uint64_t)mli2_el_size(lstm ? out->el_type : in->el_type) > out->data.capacity)
+    /* MLI's products wrap modulo 2^32 (compared unsigned) */
+    const uint32_t out_esz = (uint32_t)mli2_el_size(lstm ? out->el_type : in->el_type);
+    if ((uint32_t)T_out * M * out_esz > out->data.capacity)
         return mli2_fail(MLI_STATUS_BAD_TENSOR, "out", "capacity below the outputs");
     const int esz = mli2_el_size(in->el_type);
     if (!cfg->scratch_data.mem.ptr) return mli2_fail(MLI_STATUS_BAD_FUNC_CFG, "cfg", "scratch_data is NULL");
-    if ((uint64_t)cfg->scratch_data.capacity < (uint64_t)G * M * esz)
+    if (cfg->scratch_data.capacity < (uint32_t)G * M * (uint32_t)esz)
         return mli2_fail(MLI_STATUS_BAD_FUNC_CFG, "cfg", "scratch_data below gates * M elements");
     if (lstm && !mli2_inner1(cell)) return mli2_fail(MLI_STATUS_INCOMPATEBLE_TENSORS, "cell", "mem_stride[0] is not 1");
     if (!mli2_inner1(bias)) return mli2_fail(MLI_STATUS_INCOMPATEBLE_TENSORS, "bias", "innermost mem_stride is not 1");
@@ -94,7 +152,8 @@ mli_status mli2_cell_check(m2_kind kind, int G, const mli_tensor *in, const mli_
     }
     /* beyond MLI: the tables it will read must lie inside their storage */
     M2_TRY(mli2_chk_lut(tanh_lut, "tanh_lut"));
-    return mli2_chk_lut(sigm_lut, "sigm_lut");
+    M2_TRY(mli2_chk_lut(sigm_lut, "sigm_lut"));
+    return mli2_cell_safety(G, in, prev_out, weights_in, weights_out, bias, tanh_lut, sigm_lut, cfg, cell, out, T_out, M);
 }
 
 void mli2_cell_gate_inputs(m2_kind kind, const mli_tensor *weights_in, const mli_tensor *weights_out, int g,
