@@ -156,15 +156,37 @@ def _backed_count(t) -> Optional[int]:
         return None
 
 
+def _holds_count(t) -> bool:
+    """Whether `t`'s buffer has room for as many elements as its shape counts
+    (rank 0 to 4, every dimension positive): what a new dense output of that
+    shape may cost without a claimed shape sizing an allocation."""
+    try:
+        rank = int(t.rank)
+        shape = [int(v) for v in t.shape[:rank]]
+        if not 0 <= rank <= 4 or any(v <= 0 for v in shape) or t.buffer is None:
+            return False
+        from .tensor import DTYPES
+        return int(np.prod(shape, dtype=object)) * np.dtype(DTYPES[t.el_type]).itemsize <= int(t.buffer.nbytes)
+    except (AttributeError, KeyError, TypeError, ValueError):
+        return False
+
+
 def _make_act(fn: str, kind: str) -> _ActFn:
     cname = f"mli_krn_{fn}_{kind}"
 
     def act(x: Tensor, lut: Optional[Lut] = None, out: Optional[Tensor] = None) -> Tensor:
         if out is None:
-            # a new dense out of x's shape, when x's buffer holds that shape;
-            # else one element, and the kernel's check of `in` refuses x first
-            backed = _backed_count(x) is not None
-            out = Tensor.zeros(x.shape[:x.rank] if backed else (1,), x.el_type)
+            # a new dense out of x's shape when x's buffer could hold that many
+            # elements (strides aside: MLI's own checks judge them, in 32 bits);
+            # a shape its buffer cannot hold sizes nothing: MLI 2.0.2 would read
+            # past the buffer (its 32-bit size check wraps) or refuse it
+            if not _holds_count(x) and isinstance(x, Tensor) and 0 < int(x.rank) <= 4 \
+                    and all(int(v) > 0 for v in x.shape[:x.rank]) and x.buffer is not None:
+                raise _error(Status.NOT_ENGH_MEM, cname, "in", "shape",
+                             f"claims {list(x.shape[:x.rank])}, more elements than its "
+                             f"{int(x.buffer.nbytes)}-byte buffer holds", mlipy_safety=True,
+                             library="MLI 2.0.2")
+            out = Tensor.zeros(x.shape[:x.rank] if _holds_count(x) else (1,), x.el_type)
         lut = _shared_lut(fn) if lut is None else lut
         _raise(_core2.activation(fn, kind, x, lut, out, _mode()), cname)
         return out
