@@ -30,6 +30,7 @@ from ..rounding import rounding as rounding_ctx
 from ..tensor import Tensor
 from .cases import CaseResult
 from .jobs import jobs_arg, ordered_map, row_chunks
+from .example_data import candidate_dirs, find_data_dir, searched_places as _searched
 
 DEPTHS = {16: ("fx16", "fx16"), 816: ("fx16", "fx8"), 8: ("fx8", "fx8")}  # depth -> (data, weights)
 LAYERS = ("fc1", "relu1", "lstm2", "lstm3", "out")
@@ -50,11 +51,7 @@ _DT = {"fx8": np.int8, "fx16": np.int16}
 
 def _candidate_dirs():
     """Where the shared HAR folder may be, in the order they are tried."""
-    package = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # .../mli
-    root = os.path.dirname(package)
-    yield os.path.join(root, "..", "shared", "data", "har")          # in-place build
-    yield os.path.join(os.getcwd(), "..", "shared", "data", "har")   # run from the project root
-    yield os.path.join(os.getcwd(), "shared", "data", "har")         # run beside shared/
+    return candidate_dirs("har")
 
 
 def default_data_dir():
@@ -62,27 +59,13 @@ def default_data_dir():
     ``<project root>/../shared/data/har`` (in-place build),
     ``./../shared/data/har`` and ``./shared/data/har`` that exists (an
     installed package has no project root of its own)."""
-    env = os.environ.get("MLI_HAR_DATA")
-    if env:
-        return env
-    if os.environ.get("MLI_SHARED"):
-        return os.path.join(os.environ["MLI_SHARED"], "data", "har")
-    cands = [os.path.normpath(c) for c in _candidate_dirs()]
-    for c in cands:
-        if os.path.isdir(c):
-            return c
-    return cands[0]
+    return find_data_dir("har", "MLI_HAR_DATA", lambda: _candidate_dirs())
 
 
 def searched_places():
-    """The places :func:`default_data_dir` looked in, in order, as one line
-    for a "not found" message: the variable it took, or (both unset) every
-    candidate folder."""
-    if os.environ.get("MLI_HAR_DATA"):
-        return f"$MLI_HAR_DATA ({os.environ['MLI_HAR_DATA']})"
-    if os.environ.get("MLI_SHARED"):
-        return f"$MLI_SHARED/data/har ({os.path.join(os.environ['MLI_SHARED'], 'data', 'har')})"
-    return ", ".join([os.path.normpath(c) for c in _candidate_dirs()]) + " ($MLI_HAR_DATA and $MLI_SHARED unset)"
+    """The places :func:`default_data_dir` looked in, as one line for a
+    "not found" message."""
+    return _searched("har", "MLI_HAR_DATA", lambda: _candidate_dirs())
 
 
 def data_dir_for_case(case_path):

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ...tensor import Tensor
+from ..example_data import candidate_dirs, find_data_dir, searched_places as _searched
 
 ENV_DATA = "MLI_KWS_DATA"
 MODEL_NAME = "Depthwise CNN + LSTM Model on FBANKs features (monolit nn inference)"
@@ -38,36 +39,21 @@ ACTIVATION_FRAC_KEYS = ("input_features", "L1_conv_out", "L2a_conv_dw_out", "L2b
 
 def _candidate_dirs():
     """Where the shared KWS folder may be, in the order they are tried."""
-    package = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # .../mli
-    root = os.path.dirname(package)
-    yield os.path.join(root, "..", "shared", "data", "kws")          # in-place build
-    yield os.path.join(os.getcwd(), "..", "shared", "data", "kws")   # run from the project root
-    yield os.path.join(os.getcwd(), "shared", "data", "kws")         # run beside shared/
+    return candidate_dirs("kws")
 
 
 def default_data_dir():
     """``$MLI_KWS_DATA``, else ``$MLI_SHARED/data/kws``, else the first of
-    ``<project root>/../shared/data/kws``, ``./../shared/data/kws`` and
-    ``./shared/data/kws`` that exists (else the first of them)."""
-    if os.environ.get(ENV_DATA):
-        return os.environ[ENV_DATA]
-    if os.environ.get("MLI_SHARED"):
-        return os.path.join(os.environ["MLI_SHARED"], "data", "kws")
-    cands = [os.path.normpath(c) for c in _candidate_dirs()]
-    for c in cands:
-        if os.path.isdir(c):
-            return c
-    return cands[0]
+    ``<project root>/../shared/data/kws`` (in-place build),
+    ``./../shared/data/kws`` and ``./shared/data/kws`` that exists (an
+    installed package has no project root of its own)."""
+    return find_data_dir("kws", ENV_DATA, lambda: _candidate_dirs())
 
 
 def searched_places():
     """The places :func:`default_data_dir` looked in, as one line for a
     "not found" message."""
-    if os.environ.get(ENV_DATA):
-        return f"${ENV_DATA} ({os.environ[ENV_DATA]})"
-    if os.environ.get("MLI_SHARED"):
-        return f"$MLI_SHARED/data/kws ({os.path.join(os.environ['MLI_SHARED'], 'data', 'kws')})"
-    return ", ".join(os.path.normpath(c) for c in _candidate_dirs()) + f" (${ENV_DATA} and $MLI_SHARED unset)"
+    return _searched("kws", ENV_DATA, lambda: _candidate_dirs())
 
 
 @dataclass
