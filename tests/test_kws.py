@@ -27,7 +27,7 @@ from mli.tools.kws import network, stream
 from mli.tools.kws.features import FbankExtractor, to_fx8
 from mli.tools.kws.wav import WavError, read_wav
 
-from conftest import ROOT, SHARED
+from conftest import SHARED
 import kws_doubles
 
 KWS = SHARED / "data" / "kws"
@@ -376,7 +376,9 @@ def cap_memory():
 
 
 def run_kws(*argv, **env):
-    e = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""), **env)
+    # the mli under test (the installed one in CI, the source tree after an in-place build)
+    pkg_parent = os.path.dirname(os.path.dirname(os.path.abspath(mli.__file__)))
+    e = dict(os.environ, PYTHONPATH=pkg_parent + os.pathsep + os.environ.get("PYTHONPATH", ""), **env)
     e.pop("MLI_KWS_DATA", None)
     r = subprocess.run([sys.executable, "-m", "mli", "kws", *map(str, argv)], capture_output=True, text=True,
                        cwd=tempfile.gettempdir(), env=e, preexec_fn=cap_memory, timeout=300)
