@@ -55,3 +55,29 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         if item.module is not None and item.module.__name__.rsplit(".", 1)[-1] in FLOAT_FIGURE_MODULES:
             item.add_marker(pytest.mark.float_figures)
+
+
+# Child processes of the tests that attack the package with claimed sizes:
+# the mli under test on their path, one BLAS thread, no size-limit override,
+# and an address-space cap (not under ASan, which reserves terabytes).
+ASAN = "asan" in os.environ.get("LD_PRELOAD", "")
+CHILD_MEMORY_LIMIT = 3 << 30
+
+
+def child_env(**extra):
+    import mli
+
+    parent = os.path.dirname(os.path.dirname(os.path.abspath(mli.__file__)))
+    env = dict(os.environ, PYTHONPATH=parent + os.pathsep + os.environ.get("PYTHONPATH", ""),
+               OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1")
+    env.pop("MLI_MAX_ARRAY_BYTES", None)
+    env.pop("MLI_DEBUG", None)
+    env.update(extra)
+    return env
+
+
+def cap_child_memory():
+    if not ASAN:
+        import resource
+
+        resource.setrlimit(resource.RLIMIT_AS, (CHILD_MEMORY_LIMIT, CHILD_MEMORY_LIMIT))

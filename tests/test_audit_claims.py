@@ -4,7 +4,6 @@ seen them, mli.prepare checks its arguments when it binds them, and the
 commands answer hostile inputs with one line instead of a traceback or an
 overwritten input."""
 import os
-import resource
 import subprocess
 import sys
 import tempfile
@@ -15,24 +14,10 @@ import pytest
 
 import mli
 from mli import v2
+from conftest import CHILD_MEMORY_LIMIT, cap_child_memory, child_env
 
-MLI_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(mli.__file__)))
-ASAN = "asan" in os.environ.get("LD_PRELOAD", "")   # ASan reserves terabytes of address space
-LIMIT = 3 << 30
-
-
-def _env(**extra):
-    env = dict(os.environ, PYTHONPATH=MLI_ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""),
-               OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1")
-    env.pop("MLI_MAX_ARRAY_BYTES", None)
-    env.pop("MLI_DEBUG", None)
-    env.update(extra)
-    return env
-
-
-def _cap_memory():
-    if not ASAN:
-        resource.setrlimit(resource.RLIMIT_AS, (LIMIT, LIMIT))
+LIMIT = CHILD_MEMORY_LIMIT
+_env, _cap_memory = child_env, cap_child_memory
 
 
 def run_py(code, timeout=300):

@@ -3,7 +3,6 @@ with one line (exit 2) or a failed case, never a traceback, and never
 overwrite an input."""
 import json
 import os
-import resource
 import subprocess
 import sys
 import tempfile
@@ -12,25 +11,10 @@ import numpy as np
 import pytest
 
 import mli
-from conftest import SHARED
+from conftest import CHILD_MEMORY_LIMIT, SHARED, cap_child_memory, child_env
 
-MLI_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(mli.__file__)))
-ASAN = "asan" in os.environ.get("LD_PRELOAD", "")   # ASan reserves terabytes of address space
-LIMIT = 3 << 30
-
-
-def _env(**extra):
-    env = dict(os.environ, PYTHONPATH=MLI_ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""),
-               OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1")
-    env.pop("MLI_MAX_ARRAY_BYTES", None)
-    env.pop("MLI_DEBUG", None)
-    env.update(extra)
-    return env
-
-
-def _cap_memory():
-    if not ASAN:
-        resource.setrlimit(resource.RLIMIT_AS, (LIMIT, LIMIT))
+LIMIT = CHILD_MEMORY_LIMIT
+_env, _cap_memory = child_env, cap_child_memory
 
 
 def run_mli(*argv, cwd=None, timeout=300):
