@@ -38,16 +38,6 @@ static void hwc_strides(const int32_t *ms, int64_t w, int64_t c, int64_t *rs, in
     *rs = ms[1] ? ms[0] : c * w;
 }
 
-static mli_status conv_refuse_geometry(const mli_prv_geom *g) {
-    if (g->in_h < g->kh || g->in_w < g->kw)
-        return mlipy_err_safety(MLI_STATUS_BAD_FUNC_CFG, "in", "shape",
-                                "is smaller than the kernel: MLI's border loops clip one side only, read and "
-                                "write outside the buffers or leave outputs unwritten (SPEC_MLI11_MORE 2)");
-    return mlipy_err_safety(MLI_STATUS_BAD_FUNC_CFG, "cfg", "padding",
-                            "is not smaller than this variant's fixed kernel: MLI's border windows have no "
-                            "or negative size (SPEC_MLI11_MORE 3.5)");
-}
-
 /* The plan of a call that passed MLI's checks, or a safety refusal. */
 static mli_status conv_plan_make(const mli_tensor *in, const mli_tensor *weights, const mli_tensor *bias,
                                  const mli_conv2d_cfg *cfg, const mli_tensor *out, const mli_prv_variant *v,
@@ -110,7 +100,7 @@ static mli_status conv_plan_make(const mli_tensor *in, const mli_tensor *weights
     if (p->core == MLI_CORE_NOPAD || p->core == MLI_CORE_POINTWISE) {
         p->n_areas = mli_prv_full_area(g, p->areas);
     } else {
-        if (!mli_prv_geom_regular(g)) return conv_refuse_geometry(g);
+        if (!mli_prv_geom_regular(g)) return mli_prv_refuse_geometry(g);
         p->n_areas = mli_prv_pad_areas(g, true, MLI_WIN_CLIP, p->areas);
     }
 

@@ -37,16 +37,6 @@ static void pool_strides(const int32_t *ms, bool hwc, int64_t h, int64_t w, int6
     }
 }
 
-static mli_status pool_refuse_geometry(const mli_prv_geom *g) {
-    if (g->in_h < g->kh || g->in_w < g->kw)
-        return mlipy_err_safety(MLI_STATUS_BAD_FUNC_CFG, "in", "shape",
-                                "is smaller than the kernel: MLI's border loops clip one side only, read and "
-                                "write outside the buffers or leave outputs unwritten (SPEC_MLI11_MORE 2)");
-    return mlipy_err_safety(MLI_STATUS_BAD_FUNC_CFG, "cfg", "padding",
-                            "is not smaller than this variant's fixed kernel: MLI's border windows have no "
-                            "or negative size (SPEC_MLI11_MORE 3.5)");
-}
-
 /* The plan of a call that passed MLI's checks; refuses (mlipy_safety) what
  * MLI would run outside its buffers or through degenerate windows. */
 static mli_status pool_plan_make(const mli_tensor *in, const mli_pool_cfg *cfg, const mli_tensor *out,
@@ -69,7 +59,7 @@ static mli_status pool_plan_make(const mli_tensor *in, const mli_pool_cfg *cfg, 
     if (v->core == MLI_CORE_NOPAD) {
         p->n_areas = mli_prv_full_area(g, p->areas); /* none when the kernel exceeds the input */
     } else {
-        if (!mli_prv_geom_regular(g)) return pool_refuse_geometry(g);
+        if (!mli_prv_geom_regular(g)) return mli_prv_refuse_geometry(g);
         p->n_areas = mli_prv_pad_areas(g, true, v->core == MLI_CORE_PAD_SMALL ? MLI_WIN_CLIP_SMALL : MLI_WIN_CLIP,
                                        p->areas);
     }

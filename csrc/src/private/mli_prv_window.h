@@ -15,6 +15,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "mli_check.h"
+
 /* MLI's CEIL_DIV in C int: (num + den - 1) / den, truncating (so that a
  * non-positive num gives 0 or a negative count, as MLI's output sizes). */
 static inline int64_t mli_prv_ceil_div(int64_t num, int64_t den) { return (num + den - 1) / den; }
@@ -144,6 +146,18 @@ static inline void mli_prv_extent_add(mli_prv_extent *e, const mli_prv_geom *g, 
 static inline bool mli_prv_geom_regular(const mli_prv_geom *g) {
     return g->in_h >= g->kh && g->in_w >= g->kw && g->pt < g->kh && g->pb < g->kh && g->pl < g->kw &&
            g->pr < g->kw && g->kh > 0 && g->kw > 0 && g->sh > 0 && g->sw > 0;
+}
+
+/* The safety refusal of a call whose geometry mli_prv_geom_regular rejects
+ * (pooling and the sa8 convolutions): which argument is at fault and why. */
+static inline mli_status mli_prv_refuse_geometry(const mli_prv_geom *g) {
+    if (g->in_h < g->kh || g->in_w < g->kw)
+        return mlipy_err_safety(MLI_STATUS_BAD_FUNC_CFG, "in", "shape",
+                                "is smaller than the kernel: MLI's border loops clip one side only, read and "
+                                "write outside the buffers or leave outputs unwritten (SPEC_MLI11_MORE 2)");
+    return mlipy_err_safety(MLI_STATUS_BAD_FUNC_CFG, "cfg", "padding",
+                            "is not smaller than this variant's fixed kernel: MLI's border windows have no "
+                            "or negative size (SPEC_MLI11_MORE 3.5)");
 }
 
 #endif /* MLI_PRV_WINDOW_H */
