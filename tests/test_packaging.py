@@ -3,6 +3,7 @@ version, the headers for exported C, the source-tree import message, the
 vectors runner's empty run, the HAR data search."""
 import os
 import pathlib
+import re
 import shutil
 import subprocess
 import sys
@@ -36,6 +37,16 @@ def test_version_written_once(tmp_path):
     toml = (ROOT / "pyproject.toml").read_text()
     assert 'dynamic = ["version"]' in toml and 'version = { attr = "mli._version.__version__" }' in toml
     assert 'version = "' not in toml
+
+
+def test_pyproject_lists_every_package():
+    """Every folder of mli/ with an __init__.py is in pyproject.toml's package list (one
+    left out would be missing from the wheel), and nothing else is."""
+    toml = (ROOT / "pyproject.toml").read_text()
+    start = toml.index("packages = [")
+    listed = set(re.findall(r'"([\w.]+)"', toml[start:toml.index("]", start)]))
+    found = {".".join(p.parent.relative_to(ROOT).parts) for p in (ROOT / "mli").rglob("__init__.py")}
+    assert listed == found
 
 
 def test_get_include_has_the_headers(tmp_path):

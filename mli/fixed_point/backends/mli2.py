@@ -1,4 +1,4 @@
-"""The MLI 2.0.2 side of :func:`mli.fixed_point.to_fixed_point` (``library="mli2"``).
+"""The MLI 2.0.2 backend of :func:`mli.fixed_point.to_fixed_point` (``library="mli2"``).
 
 One :class:`Mli2Cell` is one direction of an IR LSTM / GRU / RNN layer on the
 kernels of :mod:`mli.v2`:
@@ -11,6 +11,9 @@ kernels of :mod:`mli.v2`:
   MLI 2.x has; ``clip`` is not supported either).
 * RNN: MLI 2.x has no basic RNN cell; per step ``rnn_dense_<kind>`` over the two
   inputs (x_t, h) with weights W^T (N, M) and R^T (M, M), then ``tanh_<kind>``.
+
+A cell op runs one T = 1 call per batch row; a sequence op, per direction and batch
+row, one run over the row's valid steps (fed backwards for the reverse direction).
 
 Formats (from the float model's calibration ranges, as for 1.1):
 
@@ -33,10 +36,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import v2
-from .tensor import frac_bits_for
+from ... import v2
+from ...tensor import frac_bits_for
+from ..errors import FixedPointError
+from .base import Backend, QuantizedCell, register_backend
 
-__all__ = ["Mli2Cell", "MLI2_KINDS"]
+__all__ = ["Mli2Backend", "Mli2Cell", "MLI2_KINDS"]
 
 #: to_fixed_point kind -> mli.v2 kernel suffix
 MLI2_KINDS = {"fx16": "fx16", "fx16_fx8_fx8": "fx16_fx8_fx8", "sa8": "sa8_sa8_sa32"}
@@ -227,7 +232,105 @@ class Mli2Cell:
         return y, y[-1], None
 
     def describe(self, layer) -> str:
+        """One line naming the layer, the kernels and the formats."""
         f = ", ".join(f"{k} {v}" for k, v in self.fracs.items())
         what = {"lstm": "lstm_cell", "gru": "gru_cell", "rnn": "rnn_dense + tanh"}[self.cell]
         return (f"{layer.name} ({layer.type}, N={self.input_size}, M={self.state_size}): MLI 2.0.2 "
                 f"{what}_{self.suffix}, " + ("formats" if self.sa else "frac bits") + f" {f}")
+
+
+# ---------------------------------------------------------------------------- the backend
+def _plan(conv, layer, weights, stats, kind, per_axis):
+    """The MLI 2.0.2 plan of one cell (one direction of a sequence op): a :class:`Mli2Cell`."""
+    W, R, B = weights
+    cell = conv.cell
+    if cell == "gru" and conv.linear_before_reset(layer):
+        raise FixedPointError(f"{layer}: linear_before_reset=true has no MLI 2.x kernel (gru_cell "
+                              f"applies the reset gate before the weight product); use library='mli1'")
+    if cell == "gru" and conv.clip(layer):
+        raise FixedPointError(f"{layer}: clip={conv.clip(layer)} is not supported by MLI 2.x's gru_cell")
+    d = stats.as_dict(cell == "lstm")
+    ranges = {"x": d["x"], "h_in": d["h_in"], "h_out": d["h_out"], "acc": stats.acc,
+              "c": stats.range("c_in", "c_out")}
+    try:
+        body = Mli2Cell(cell, kind, W, R, B, ranges, per_axis=per_axis)
+    except Mli2Error as e:
+        raise FixedPointError(f"{layer}: {e}") from None
+    return QuantizedCell(layer, body, d, list(body.notes))
+
+
+def _cell(conv, layer, qcell):
+    """A cell op on the MLI 2.x kernels: one T = 1 call per batch row."""
+    body = qcell.body
+    lstm = conv.cell == "lstm"
+    hs = body.state_size
+
+    def fn(*xs):
+        x, h, c = conv.cell_inputs(layer, xs, hs)
+        hn, cn = np.empty(h.shape, x.dtype), (np.empty(c.shape, x.dtype) if lstm else None)
+        for b in range(x.shape[0]):
+            _, hb, cb = body.run(x[b:b + 1], h[b], c[b] if lstm else None)
+            hn[b] = hb
+            if lstm:
+                cn[b] = cb
+        return (hn, cn) if lstm else hn
+    return fn
+
+
+def _sequence(conv, layer, qcells):
+    """A sequence op on the MLI 2.x kernels: per direction and batch row one
+    run over the row's valid steps (fed backwards for the reverse direction);
+    outputs past a row's length are 0, its final state that of its last valid step."""
+    lstm = conv.cell == "lstm"
+    dirs = conv.directions(layer)
+
+    def fn(*xs):
+        x, states, lens = conv.sequence_inputs(xs)
+        B_, T = x.shape[:2]
+        M = qcells[0].body.state_size
+        finals = [np.array(v, copy=True) for v in states]
+        ys = []
+        for d, reverse in enumerate(dirs):
+            body = qcells[d].body
+            y = np.zeros((B_, T, M), x.dtype)
+            for b in range(B_):
+                n = int(lens[b])
+                if n == 0:
+                    continue
+                t = np.arange(n)[::-1] if reverse else np.arange(n)
+                yb, hb, cb = body.run(x[b, t], states[0][b, d], states[1][b, d] if lstm else None)
+                y[b, t] = yb
+                finals[0][b, d] = hb
+                if lstm:
+                    finals[1][b, d] = cb
+            ys.append(y)
+        return (np.stack(ys, axis=1), *finals)
+    return fn
+
+
+@register_backend
+class Mli2Backend(Backend):
+    """MLI 2.0.2: kinds fx16, fx16_fx8_fx8, sa8 (weights per gate or, ``per_axis`` false,
+    per tensor)."""
+
+    name, title = "mli2", "MLI 2.0.2"
+    bodies = (Mli2Cell,)
+
+    def __init__(self, kind, *, per_axis=True):
+        if kind not in MLI2_KINDS:
+            raise ValueError(f"kind must be one of {', '.join(map(repr, MLI2_KINDS))} for library='mli2', "
+                             f"got {kind!r}")
+        self.kind, self.per_axis = kind, per_axis
+
+    def plan(self, conv, layer, weights, stats):
+        return _plan(conv, layer, weights, stats, self.kind, self.per_axis)
+
+    def cell(self, conv, layer, qcell):
+        return _cell(conv, layer, qcell)
+
+    def sequence(self, conv, layer, qcells):
+        return _sequence(conv, layer, qcells)
+
+    @staticmethod
+    def headline(qcell):
+        return qcell.body.describe(qcell.layer)
