@@ -387,11 +387,8 @@ class Mli1Backend(Backend):
             return _plan_gru(conv, layer, weights, stats, self.kind)
         return _plan_lstm_rnn(conv, layer, weights, stats, self.kind)
 
-    def cell(self, conv, layer, qcell):
-        return _cell(conv, layer, qcell)
-
-    def sequence(self, conv, layer, qcells):
-        return _sequence(conv, layer, qcells)
+    cell = staticmethod(_cell)
+    sequence = staticmethod(_sequence)
 
     @staticmethod
     def headline(qcell):

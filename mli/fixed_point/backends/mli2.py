@@ -325,11 +325,8 @@ class Mli2Backend(Backend):
     def plan(self, conv, layer, weights, stats):
         return _plan(conv, layer, weights, stats, self.kind, self.per_axis)
 
-    def cell(self, conv, layer, qcell):
-        return _cell(conv, layer, qcell)
-
-    def sequence(self, conv, layer, qcells):
-        return _sequence(conv, layer, qcells)
+    cell = staticmethod(_cell)
+    sequence = staticmethod(_sequence)
 
     @staticmethod
     def headline(qcell):
