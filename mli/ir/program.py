@@ -83,7 +83,7 @@ class _Program:
     read-only; a Result fed by one gets a fresh copy per call.
     """
 
-    def __init__(self, graph):
+    def __init__(self, graph) -> None:      # graph: an mli.ir.Graph (not imported: it imports this module)
         self.graph = graph
         slots: Dict[Tuple[int, int], int] = {}
 

@@ -174,31 +174,6 @@ def dequantize(body, value, what, dtype):
     return body.dequantize(value, what).astype(dtype, copy=False)
 
 
-def _cell(conv, layer, qcell):
-    """The cell on the MLI kernel: quantize X, H (C), run, dequantize."""
-    body = qcell.body
-    lstm = conv.cell == "lstm"
-    hs = body.state_size
-    if conv.cell == "gru":
-        def gru(*xs):
-            x, h, _ = conv.cell_inputs(layer, xs, hs)
-            out = body.step(quantize(body, x, "x"), quantize(body, h, "h"))
-            return dequantize(body, out, "h", x.dtype)
-        return gru
-
-    def fn(*xs):
-        x, h, c = conv.cell_inputs(layer, xs, hs)
-        ins = [quantize(body, x, "x"), quantize(body, h, "h")]
-        if lstm:
-            ins.append(quantize(body, c, "c"))
-        out = body.run(ins)
-        h_new = dequantize(body, out[1], "h", x.dtype)
-        if not lstm:
-            return h_new
-        return h_new, dequantize(body, out[2], "c", x.dtype)
-    return fn
-
-
 _F32 = np.dtype(np.float32)
 _HALF = np.float32(0.5)
 
@@ -294,81 +269,6 @@ class FastSequence:
         return (y, h_last, c_last) if lstm else (y, h_last)
 
 
-def _sequence(conv, layer, qcells):
-    """The sequence op on the MLI kernels: per direction, X, H (and C) quantized once
-    for all rows; the rows of one length together as ONE batch-to-batch batched-rows
-    call over their valid steps (:meth:`KernelBody.run_sequence`; read backwards for
-    the reverse direction); outputs past a row's length are 0 and
-    its final state is that of its last valid step (its initial one for length 0).
-    GRU directions step :class:`mli.fixed_point.gru.GruCell`, the rows of one length together.
-    LSTM/RNN calls with float32 finite inputs and every row of full length take
-    :class:`FastSequence` (the same values with less Python around the kernels)."""
-    lstm = conv.cell == "lstm"
-    dirs = conv.directions(layer)
-    fast = None if any(isinstance(q.body, GruCell) for q in qcells) else \
-        FastSequence(lstm, dirs, [q.body for q in qcells])
-
-    def fn(*xs):
-        if fast is not None:
-            out = fast.run(xs)
-            if out is not None:
-                return out
-        x, states, lens = conv.sequence_inputs(xs)
-        B_, T = x.shape[:2]
-        M = qcells[0].body.state_size
-        finals = [np.array(v, copy=True) for v in states]
-        full = [b for b in range(B_) if lens[b] == T] if T else []
-        part = [b for b in range(B_) if 0 < lens[b] < T]
-        if part or len(full) < B_:
-            # only the valid steps (and the states of rows that run) are quantized, so
-            # only they may fail to (NaN, infinity): zero the rest
-            valid = np.arange(T)[None, :] < lens[:, None]
-            if not np.isfinite(x).all():
-                x = np.where(valid[:, :, None], x, x.dtype.type(0))
-            runs = (lens > 0)[:, None, None]
-            states = tuple(np.where(runs, v, v.dtype.type(0))
-                           if not np.isfinite(v).all() else v for v in states)
-        ys = []
-        for d, reverse in enumerate(dirs):
-            body = qcells[d].body
-            yq = np.zeros((B_, T, M), body.dtype)
-            if not (full or part):
-                ys.append(dequantize(body, yq, "h", x.dtype))
-                continue
-            xq = quantize(body, x, "x")                       # [B, T, N]
-            hq = quantize(body, states[0][:, d], "h")         # [B, M]
-            cq = quantize(body, states[1][:, d], "c") if lstm else None
-            # rows of one length together: one batched-rows call (KernelBody.run_sequence)
-            # or, for a GRU, each step of the rows together (GruCell.run_rows, see .gru)
-            groups = {}
-            for b in full + part:
-                groups.setdefault(int(lens[b]), []).append(b)
-            if isinstance(body, GruCell):
-                for n, rows in groups.items():
-                    seq = xq[rows, :n]
-                    y, h_last = body.run_rows(seq[:, ::-1] if reverse else seq, hq[rows])
-                    yq[rows, :n] = y[:, ::-1] if reverse else y
-                    finals[0][rows, d] = body.dequantize(h_last, "h")
-                ys.append(dequantize(body, yq, "h", x.dtype))
-                continue
-            for n, rows in groups.items():
-                seq = xq[rows, :n]                             # [rows, n, N]
-                if reverse:
-                    seq = seq[:, ::-1]
-                ins = [np.ascontiguousarray(seq.transpose(1, 0, 2)), hq[rows]]
-                if lstm:
-                    ins.append(cq[rows])
-                res = body.run_sequence(*ins)                  # y [n, rows, M]
-                out = res[0].transpose(1, 0, 2)
-                yq[rows, :n] = out[:, ::-1] if reverse else out
-                finals[0][rows, d] = body.dequantize(res[1], "h")
-                if lstm:
-                    finals[1][rows, d] = body.dequantize(res[2], "c")
-            ys.append(dequantize(body, yq, "h", x.dtype))
-        return (np.stack(ys, axis=1), *finals)
-    return fn
-
-
 # ---------------------------------------------------------------------------- the backend
 @register_backend
 class Mli1Backend(Backend):
@@ -387,8 +287,104 @@ class Mli1Backend(Backend):
             return _plan_gru(conv, layer, weights, stats, self.kind)
         return _plan_lstm_rnn(conv, layer, weights, stats, self.kind)
 
-    cell = staticmethod(_cell)
-    sequence = staticmethod(_sequence)
+    def cell(self, conv, layer, qcell):
+        """The cell on the MLI kernel: quantize X, H (C), run, dequantize."""
+        body = qcell.body
+        lstm = conv.cell == "lstm"
+        hs = body.state_size
+        if conv.cell == "gru":
+            def gru(*xs):
+                x, h, _ = conv.cell_inputs(layer, xs, hs)
+                out = body.step(quantize(body, x, "x"), quantize(body, h, "h"))
+                return dequantize(body, out, "h", x.dtype)
+            return gru
+
+        def fn(*xs):
+            x, h, c = conv.cell_inputs(layer, xs, hs)
+            ins = [quantize(body, x, "x"), quantize(body, h, "h")]
+            if lstm:
+                ins.append(quantize(body, c, "c"))
+            out = body.run(ins)
+            h_new = dequantize(body, out[1], "h", x.dtype)
+            if not lstm:
+                return h_new
+            return h_new, dequantize(body, out[2], "c", x.dtype)
+        return fn
+
+    def sequence(self, conv, layer, qcells):
+        """The sequence op on the MLI kernels: per direction, X, H (and C) quantized once
+        for all rows; the rows of one length together as ONE batch-to-batch batched-rows
+        call over their valid steps (:meth:`KernelBody.run_sequence`; read backwards for
+        the reverse direction); outputs past a row's length are 0 and
+        its final state is that of its last valid step (its initial one for length 0).
+        GRU directions step :class:`mli.fixed_point.gru.GruCell`, the rows of one length
+        together.
+        LSTM/RNN calls with float32 finite inputs and every row of full length take
+        :class:`FastSequence` (the same values with less Python around the kernels)."""
+        lstm = conv.cell == "lstm"
+        dirs = conv.directions(layer)
+        fast = None if any(isinstance(q.body, GruCell) for q in qcells) else \
+            FastSequence(lstm, dirs, [q.body for q in qcells])
+
+        def fn(*xs):
+            if fast is not None:
+                out = fast.run(xs)
+                if out is not None:
+                    return out
+            x, states, lens = conv.sequence_inputs(xs)
+            B_, T = x.shape[:2]
+            M = qcells[0].body.state_size
+            finals = [np.array(v, copy=True) for v in states]
+            full = [b for b in range(B_) if lens[b] == T] if T else []
+            part = [b for b in range(B_) if 0 < lens[b] < T]
+            if part or len(full) < B_:
+                # only the valid steps (and the states of rows that run) are quantized, so
+                # only they may fail to (NaN, infinity): zero the rest
+                valid = np.arange(T)[None, :] < lens[:, None]
+                if not np.isfinite(x).all():
+                    x = np.where(valid[:, :, None], x, x.dtype.type(0))
+                runs = (lens > 0)[:, None, None]
+                states = tuple(np.where(runs, v, v.dtype.type(0))
+                               if not np.isfinite(v).all() else v for v in states)
+            ys = []
+            for d, reverse in enumerate(dirs):
+                body = qcells[d].body
+                yq = np.zeros((B_, T, M), body.dtype)
+                if not (full or part):
+                    ys.append(dequantize(body, yq, "h", x.dtype))
+                    continue
+                xq = quantize(body, x, "x")                       # [B, T, N]
+                hq = quantize(body, states[0][:, d], "h")         # [B, M]
+                cq = quantize(body, states[1][:, d], "c") if lstm else None
+                # rows of one length together: one batched-rows call (KernelBody.run_sequence)
+                # or, for a GRU, each step of the rows together (GruCell.run_rows, see .gru)
+                groups = {}
+                for b in full + part:
+                    groups.setdefault(int(lens[b]), []).append(b)
+                if isinstance(body, GruCell):
+                    for n, rows in groups.items():
+                        seq = xq[rows, :n]
+                        y, h_last = body.run_rows(seq[:, ::-1] if reverse else seq, hq[rows])
+                        yq[rows, :n] = y[:, ::-1] if reverse else y
+                        finals[0][rows, d] = body.dequantize(h_last, "h")
+                    ys.append(dequantize(body, yq, "h", x.dtype))
+                    continue
+                for n, rows in groups.items():
+                    seq = xq[rows, :n]                             # [rows, n, N]
+                    if reverse:
+                        seq = seq[:, ::-1]
+                    ins = [np.ascontiguousarray(seq.transpose(1, 0, 2)), hq[rows]]
+                    if lstm:
+                        ins.append(cq[rows])
+                    res = body.run_sequence(*ins)                  # y [n, rows, M]
+                    out = res[0].transpose(1, 0, 2)
+                    yq[rows, :n] = out[:, ::-1] if reverse else out
+                    finals[0][rows, d] = body.dequantize(res[1], "h")
+                    if lstm:
+                        finals[1][rows, d] = body.dequantize(res[2], "c")
+                ys.append(dequantize(body, yq, "h", x.dtype))
+            return (np.stack(ys, axis=1), *finals)
+        return fn
 
     @staticmethod
     def headline(qcell):

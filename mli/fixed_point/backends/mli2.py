@@ -259,55 +259,6 @@ def _plan(conv, layer, weights, stats, kind, per_axis):
     return QuantizedCell(layer, body, d, list(body.notes))
 
 
-def _cell(conv, layer, qcell):
-    """A cell op on the MLI 2.x kernels: one T = 1 call per batch row."""
-    body = qcell.body
-    lstm = conv.cell == "lstm"
-    hs = body.state_size
-
-    def fn(*xs):
-        x, h, c = conv.cell_inputs(layer, xs, hs)
-        hn, cn = np.empty(h.shape, x.dtype), (np.empty(c.shape, x.dtype) if lstm else None)
-        for b in range(x.shape[0]):
-            _, hb, cb = body.run(x[b:b + 1], h[b], c[b] if lstm else None)
-            hn[b] = hb
-            if lstm:
-                cn[b] = cb
-        return (hn, cn) if lstm else hn
-    return fn
-
-
-def _sequence(conv, layer, qcells):
-    """A sequence op on the MLI 2.x kernels: per direction and batch row one
-    run over the row's valid steps (fed backwards for the reverse direction);
-    outputs past a row's length are 0, its final state that of its last valid step."""
-    lstm = conv.cell == "lstm"
-    dirs = conv.directions(layer)
-
-    def fn(*xs):
-        x, states, lens = conv.sequence_inputs(xs)
-        B_, T = x.shape[:2]
-        M = qcells[0].body.state_size
-        finals = [np.array(v, copy=True) for v in states]
-        ys = []
-        for d, reverse in enumerate(dirs):
-            body = qcells[d].body
-            y = np.zeros((B_, T, M), x.dtype)
-            for b in range(B_):
-                n = int(lens[b])
-                if n == 0:
-                    continue
-                t = np.arange(n)[::-1] if reverse else np.arange(n)
-                yb, hb, cb = body.run(x[b, t], states[0][b, d], states[1][b, d] if lstm else None)
-                y[b, t] = yb
-                finals[0][b, d] = hb
-                if lstm:
-                    finals[1][b, d] = cb
-            ys.append(y)
-        return (np.stack(ys, axis=1), *finals)
-    return fn
-
-
 @register_backend
 class Mli2Backend(Backend):
     """MLI 2.0.2: kinds fx16, fx16_fx8_fx8, sa8 (weights per gate or, ``per_axis`` false,
@@ -325,8 +276,52 @@ class Mli2Backend(Backend):
     def plan(self, conv, layer, weights, stats):
         return _plan(conv, layer, weights, stats, self.kind, self.per_axis)
 
-    cell = staticmethod(_cell)
-    sequence = staticmethod(_sequence)
+    def cell(self, conv, layer, qcell):
+        """A cell op on the MLI 2.x kernels: one T = 1 call per batch row."""
+        body = qcell.body
+        lstm = conv.cell == "lstm"
+        hs = body.state_size
+
+        def fn(*xs):
+            x, h, c = conv.cell_inputs(layer, xs, hs)
+            hn, cn = np.empty(h.shape, x.dtype), (np.empty(c.shape, x.dtype) if lstm else None)
+            for b in range(x.shape[0]):
+                _, hb, cb = body.run(x[b:b + 1], h[b], c[b] if lstm else None)
+                hn[b] = hb
+                if lstm:
+                    cn[b] = cb
+            return (hn, cn) if lstm else hn
+        return fn
+
+    def sequence(self, conv, layer, qcells):
+        """A sequence op on the MLI 2.x kernels: per direction and batch row one
+        run over the row's valid steps (fed backwards for the reverse direction);
+        outputs past a row's length are 0, its final state that of its last valid step."""
+        lstm = conv.cell == "lstm"
+        dirs = conv.directions(layer)
+
+        def fn(*xs):
+            x, states, lens = conv.sequence_inputs(xs)
+            B_, T = x.shape[:2]
+            M = qcells[0].body.state_size
+            finals = [np.array(v, copy=True) for v in states]
+            ys = []
+            for d, reverse in enumerate(dirs):
+                body = qcells[d].body
+                y = np.zeros((B_, T, M), x.dtype)
+                for b in range(B_):
+                    n = int(lens[b])
+                    if n == 0:
+                        continue
+                    t = np.arange(n)[::-1] if reverse else np.arange(n)
+                    yb, hb, cb = body.run(x[b, t], states[0][b, d], states[1][b, d] if lstm else None)
+                    y[b, t] = yb
+                    finals[0][b, d] = hb
+                    if lstm:
+                        finals[1][b, d] = cb
+                ys.append(y)
+            return (np.stack(ys, axis=1), *finals)
+        return fn
 
     @staticmethod
     def headline(qcell):
