@@ -291,16 +291,16 @@ class Mli1Backend(Backend):
         """The cell on the MLI kernel: quantize X, H (C), run, dequantize."""
         body = qcell.body
         lstm = conv.cell == "lstm"
-        hs = body.state_size
+        inputs = conv.cell_inputs(layer, body.state_size)
         if conv.cell == "gru":
             def gru(*xs):
-                x, h, _ = conv.cell_inputs(layer, xs, hs)
+                x, h, _ = inputs(xs)
                 out = body.step(quantize(body, x, "x"), quantize(body, h, "h"))
                 return dequantize(body, out, "h", x.dtype)
             return gru
 
         def fn(*xs):
-            x, h, c = conv.cell_inputs(layer, xs, hs)
+            x, h, c = inputs(xs)
             ins = [quantize(body, x, "x"), quantize(body, h, "h")]
             if lstm:
                 ins.append(quantize(body, c, "c"))

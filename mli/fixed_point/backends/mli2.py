@@ -280,10 +280,10 @@ class Mli2Backend(Backend):
         """A cell op on the MLI 2.x kernels: one T = 1 call per batch row."""
         body = qcell.body
         lstm = conv.cell == "lstm"
-        hs = body.state_size
+        inputs = conv.cell_inputs(layer, body.state_size)
 
         def fn(*xs):
-            x, h, c = conv.cell_inputs(layer, xs, hs)
+            x, h, c = inputs(xs)
             hn, cn = np.empty(h.shape, x.dtype), (np.empty(c.shape, x.dtype) if lstm else None)
             for b in range(x.shape[0]):
                 _, hb, cb = body.run(x[b:b + 1], h[b], c[b] if lstm else None)

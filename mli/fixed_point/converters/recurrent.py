@@ -90,10 +90,9 @@ class _Recurrent(Converter):
 
     def check(self, layer):
         """Refuse the attributes MLI cannot honour (the activations are checked before)."""
-        a = layer.attrs
-        if float(a.get("clip", "0") or 0) != 0:
-            raise FixedPointError(f"{layer}: clip={a['clip']} is not supported by the MLI kernels "
-                                  f"(gates saturate at +-8 instead)")
+        if self.clip(layer) != 0:
+            raise FixedPointError(f"{layer}: clip={layer.attrs['clip']} is not supported by the MLI "
+                                  f"kernels (gates saturate at +-8 instead)")
 
     def constants(self, layer, site):
         """Refuse what MLI cannot do; return the constant W, R, B (float64; for a sequence
@@ -208,13 +207,24 @@ class CellConverter(_Recurrent):
         x, h, W, R, B = xs
         return x, h, None, W, R, B
 
-    def cell_inputs(self, layer, xs, state_size):
-        """``(x, h, c or None)`` of the op's inputs, checked as the float op checks them."""
-        x, h, c, W, R, B = self._split(xs)
-        ir._check_cell(state_size, self.gates, x, h, W, R, B, self.bias_blocks(layer))
-        if c is not None and (c.shape != h.shape or c.dtype != h.dtype):
-            raise ir.IRError(f"cell state {c.dtype}{list(c.shape)} does not match H")
-        return x, h, c
+    def cell_inputs(self, layer, state_size):
+        """``inputs(xs) -> (x, h, c or None)``: the op's inputs, checked as the float op
+        checks them."""
+        gates, nb = self.gates, self.bias_blocks(layer)
+        if self.states == 2:
+            def inputs(xs):
+                x, h, c, W, R, B = xs
+                ir._check_cell(state_size, gates, x, h, W, R, B, nb)
+                if c.shape != h.shape or c.dtype != h.dtype:
+                    raise ir.IRError(f"cell state {c.dtype}{list(c.shape)} does not match H")
+                return x, h, c
+            return inputs
+
+        def inputs(xs):
+            x, h, W, R, B = xs
+            ir._check_cell(state_size, gates, x, h, W, R, B, nb)
+            return x, h, None
+        return inputs
 
     def record(self, layer, float_fn, constants, stats):
         st, observe = stats[0], self.observer(layer)
