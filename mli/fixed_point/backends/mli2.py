@@ -38,6 +38,7 @@ import numpy as np
 
 from ... import v2
 from ...tensor import frac_bits_for
+from ...v2._sa import _sa_bias, _sa_params, _sa_quant
 from ..errors import FixedPointError
 from .base import Backend, QuantizedCell, register_backend
 
@@ -57,42 +58,6 @@ def _frac(values, el, what):
         return frac_bits_for(np.asarray(values, np.float64), el)
     except ValueError as e:
         raise Mli2Error(f"{what} cannot be represented in {el}: {e}") from None
-
-
-def _sa_params(lo, hi):
-    """Per-tensor asymmetric sa8 parameters (zp, scale, frac) holding [lo, hi]."""
-    t = v2.Tensor.from_float(np.array([min(lo, 0.0), max(hi, 0.0)]), "sa8")
-    return int(t.zero_point[0]), int(t.scale[0]), int(t.scale_frac_bits[0])
-
-
-def _sa_quant(x, zp, scale, fb):
-    """float -> int8 codes of the per-tensor format (zp, scale, fb), round half away, saturated."""
-    step = scale * 2.0 ** -fb
-    q = np.round(np.asarray(x, np.float64) / step) + zp
-    return np.clip(q, -128, 127).astype(np.int8)
-
-
-def _sa_bias(b, x_params, w: "v2.Tensor", per_axis):
-    """The sa32 bias for input format `x_params` and weights `w`: per gate (dim 0) scale
-    = scale(x) * scale(w[g]) with 2^-(fb(x) + fb(w[g])), brought to a 16-bit mantissa."""
-    _, sx, fx = x_params
-    b = np.asarray(b, np.float64)
-    rows = b.reshape(b.shape[0], -1) if per_axis else b.reshape(1, -1)
-    scales, fbs, q = [], [], np.empty(rows.shape, np.int64)
-    for g in range(rows.shape[0]):
-        e = sx * int(w.scale[g]) if per_axis else sx * int(w.scale[0])
-        f = fx + (int(w.scale_frac_bits[g]) if per_axis else int(w.scale_frac_bits[0]))
-        k = max(0, int(e).bit_length() - 15)
-        s = (e + (1 << (k - 1))) >> k if k else e       # BIASSCALE allows +-1
-        if s > 32767:
-            s, k = s >> 1, k + 1
-        scales.append(s)
-        fbs.append(f - k)
-        q[g] = np.clip(np.round(rows[g] / (s * 2.0 ** -(f - k))), -2 ** 31, 2 ** 31 - 1)
-    qa = q.reshape(b.shape).astype(np.int32)
-    if per_axis:
-        return v2.Tensor.sa(qa, [0] * len(scales), scales, fbs, dim=0, el_type="sa32")
-    return v2.Tensor.sa(qa, 0, scales[0], fbs[0], el_type="sa32")
 
 
 class Mli2Cell:
