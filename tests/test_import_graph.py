@@ -173,8 +173,9 @@ def _one_cycle(graph, comp):
 def test_graph_sees_the_package():
     g = import_graph()
     assert "mli" in g and "mli._core" in g and "mli.v2._core2" in g
-    assert "mli._core" in g["mli.kernels"]            # `from . import _core`: the extension
-    assert "mli" not in g["mli.kernels"]              # ... not mli/__init__.py
+    assert "mli._core" in g["mli.dispatch"]           # `from . import _core`: the extension
+    assert "mli" not in g["mli.dispatch"]             # ... not mli/__init__.py
+    assert "mli._core" in g["mli.graph.kernel_body"]  # `from .. import _core, kernels`
     assert "mli.ir.registry" in g["mli.ir.ops.recurrent"]
 
 
