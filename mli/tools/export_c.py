@@ -41,21 +41,13 @@ from ..enums import RnnActivation, RnnMode, parse_enum
 from ..io.c_array import format_c_array, qmn
 from ..io.load import parse_spec, read_spec
 from ..io.npz import npz_frac_bits, read_npz
+from .export_base import ExportError, _buffer_bytes, _check_name
 
 __all__ = ["ExportTensor", "ExportCfg", "quantize", "make_tensor", "make_buffer", "make_rnn_cfg", "render",
            "export_c", "main"]
 
 _DT = {"fx8": np.dtype(np.int8), "fx16": np.dtype(np.int16)}
 _EL = {"fx8": "MLI_EL_FX_8", "fx16": "MLI_EL_FX_16"}
-_IDENT = re.compile(r"^[A-Za-z_]\w*$")
-_C_KEYWORDS = {"auto", "break", "case", "char", "const", "continue", "default", "do", "double", "else", "enum",
-               "extern", "float", "for", "goto", "if", "inline", "int", "long", "register", "restrict",
-               "return", "short", "signed", "sizeof", "static", "struct", "switch", "typedef", "union",
-               "unsigned", "void", "volatile", "while", "_Bool"}
-
-
-class ExportError(ValueError):
-    """Bad input or option for the export; the message names it."""
 
 
 @dataclass
@@ -86,12 +78,6 @@ class ExportCfg:
     mode: RnnMode
     act: RnnActivation
     ir: str
-
-
-def _check_name(name, what="name"):
-    if not isinstance(name, str) or not _IDENT.match(name) or name in _C_KEYWORDS:
-        raise ExportError(f"{what}: {name!r} is not a valid C identifier")
-    return name
 
 
 def _el(el_type, what="el_type"):
@@ -167,25 +153,6 @@ def make_buffer(name, shape, *, el_type="fx16", frac_bits=0, comment=""):
     _buffer_bytes(name, shp, _DT[el].itemsize)
     return ExportTensor(_check_name(name), np.zeros(shp, _DT[el]), _frac(frac_bits, f"{name}: frac_bits"), el,
                         False, comment)
-
-
-def _buffer_bytes(name, shape, itemsize):
-    """A buffer's bytes, refused before anything is allocated when an MLI
-    capacity (a uint32) cannot hold them or they pass the size limit of
-    :mod:`mli.io.limits` (what a file may hold; a buffer asked for on the
-    command line is no larger)."""
-    n = itemsize
-    for d in shape:
-        n *= int(d)
-    if n > 0xFFFFFFFF:
-        raise ExportError(f"{name}: a buffer of shape {list(shape)} takes {n} bytes, more than an MLI capacity "
-                          "(2**32-1) holds")
-    from ..io.limits import check_size
-    try:
-        check_size(n, f"{name}: buffer of shape {list(shape)}")
-    except ValueError as e:
-        raise ExportError(str(e)) from None
-    return n
 
 
 def make_rnn_cfg(name, mode, act, ir_elements, *, el_type="fx16"):
