@@ -67,10 +67,20 @@ def _pyx_import_nodes(text):
     return nodes
 
 
-def _import_nodes(path):
+_PYX_INCLUDE = re.compile(r"""^include[ \t]+["']([^"']+)["']""", re.M)
+
+
+def _pyx_text(path):
+    """A Cython source with its ``include`` files in place (the bridge's families
+    are include files of mli/_core.pyx: their imports are the module's)."""
     text = path.read_text(encoding="utf-8")
+    return _PYX_INCLUDE.sub(lambda m: _pyx_text(path.parent / m.group(1)), text)
+
+
+def _import_nodes(path):
     if path.suffix == ".pyx":
-        return _pyx_import_nodes(text)
+        return _pyx_import_nodes(_pyx_text(path))
+    text = path.read_text(encoding="utf-8")
     return [n for n in ast.walk(ast.parse(text, str(path)))
             if isinstance(n, (ast.Import, ast.ImportFrom))]
 
@@ -177,6 +187,9 @@ def test_graph_sees_the_package():
     assert "mli" not in g["mli.dispatch"]             # ... not mli/__init__.py
     assert "mli._core" in g["mli.graph.kernel_body"]  # `from .. import _core, kernels`
     assert "mli.ir.registry" in g["mli.ir.ops.recurrent"]
+    # the bridge's include files are read as part of mli/_core.pyx
+    core = _pyx_text(PKG / "_core.pyx")
+    assert "cdef class CTensor" in core and "def float_rnn_sequence" in core and "\ninclude " not in core
 
 
 def test_cycle_finder_names_the_modules():
