@@ -42,6 +42,7 @@ from ..io.c_array import format_c_array, qmn
 from ..io.load import parse_spec, read_spec
 from ..io.npz import npz_frac_bits, read_npz
 from .export_base import ExportError, _buffer_bytes, _check_name
+from .export_structs import STRUCT_OPTIONS, ExportStruct, struct_from_spec
 
 __all__ = ["ExportTensor", "ExportCfg", "quantize", "make_tensor", "make_buffer", "make_rnn_cfg", "render",
            "export_c", "main"]
@@ -183,7 +184,9 @@ def _c_enum(member, prefix):
 def render(tensors, cfgs=(), *, header_name="mli_model.h", guard=None, data_attr="", include="mli_api.h",
            static=False):
     """(c_text, h_text) for `tensors` (:class:`ExportTensor`) and `cfgs`
-    (:class:`ExportCfg`).
+    (:class:`ExportCfg`, and the structs of :mod:`mli.tools.export_structs`:
+    ``mli_conv2d_cfg``, ``mli_pool_cfg``, ``mli_permute_cfg``,
+    ``mli_concat_cfg``, ``mli_padding2d_cfg``).
 
     Parameters
     ----------
@@ -203,6 +206,8 @@ def render(tensors, cfgs=(), *, header_name="mli_model.h", guard=None, data_attr
             raise ExportError(f"{t.name}: defined twice")
         names.add(t.name)
     by_name = {t.name: t for t in tensors}
+    structs = [c for c in cfgs if isinstance(c, ExportStruct)]
+    cfgs = [c for c in cfgs if not isinstance(c, ExportStruct)]
     for c in cfgs:
         if c.ir not in by_name:
             raise ExportError(f"{c.name}: ir tensor {c.ir!r} is not exported")
@@ -260,6 +265,9 @@ def render(tensors, cfgs=(), *, header_name="mli_model.h", guard=None, data_attr
               f"    .act = {_c_enum(cf.act, 'RNN_ACT_')},",
               f"    .ir_tsr = &{cf.ir},",
               "};", ""]
+    for st in structs:
+        h += st.h_lines()
+        c += st.c_lines()
     h += ["#ifdef __cplusplus", "}", "#endif", f"#endif /* {guard} */", ""]
     return "\n".join(c), "\n".join(h)
 
@@ -526,6 +534,11 @@ def _run(argv):
                     help="a zero-filled mutable tensor (state, cell, output)")
     ap.add_argument("--rnn-cfg", action="append", metavar="NAME,mode=batch_to_batch,act=tanh,ir=128[,type=fx16]",
                     help="an mli_rnn_cell_cfg with an ir_tsr scratch buffer of ir elements")
+    for opt, meta in (("conv2d_cfg", "NAME,stride=1,padding=0,relu=none"),
+                      ("pool_cfg", "NAME,kernel=3,stride=1,padding=0"), ("permute_cfg", "NAME,perm_dim=1x2x0"),
+                      ("concat_cfg", "NAME,tensors_num=2,axis=0"), ("padding2d_cfg", "NAME,padding=1")):
+        ap.add_argument("--" + opt.replace("_", "-"), action="append", metavar=meta,
+                        help=f"an mli_{opt} (fields by MLI's names; see mli.tools.export_structs)")
     ap.add_argument("--data-attr", default="", metavar="TEXT",
                     help="placed before each data array name, e.g. _W (MLI's memory placement macro)")
     ap.add_argument("--include", default="mli_api.h", help="MLI header the .h includes (default mli_api.h)")
@@ -554,6 +567,9 @@ def _run(argv):
     if args.output is None:
         ap.error("the following arguments are required: -o/--output")
     if args.mli == "2":
+        for opt in STRUCT_OPTIONS:
+            if getattr(args, opt):
+                ap.error(f"--{opt.replace('_', '-')}: MLI 1.1's struct; --mli 2 has no such kernel cfg here")
         return _run2(ap, args)
     for flag in ("sa", "sa_dim", "asymmetric"):
         if getattr(args, flag):
@@ -612,13 +628,19 @@ def _run(argv):
                                   o.get("act", "tanh"), ir, el_type=_el(o.get("type", default_type), "--rnn-cfg type"))
         cfgs.append(cfg)
         tensors.append(irbuf)
+    n_rnn = len(cfgs)
+    for opt in STRUCT_OPTIONS:
+        for spec in getattr(args, opt) or ():
+            name, o = _kv_spec(spec, "--" + opt.replace("_", "-"))
+            cfgs.append(struct_from_spec(opt, _check_name(args.prefix + name, "--" + opt.replace("_", "-")), o))
     if not tensors:
         raise ExportError("nothing to export")
     # the output must never replace a file the arrays came from
     keep = [parse_spec(src).path for src in args.sources]
     c_path, h_path = export_c(args.output, tensors, cfgs, data_attr=args.data_attr, include=args.include,
                               keep=keep)
-    print(f"wrote {c_path} and {h_path}: {len(tensors)} tensor(s), {len(cfgs)} rnn cfg(s)")
+    print(f"wrote {c_path} and {h_path}: {len(tensors)} tensor(s), {n_rnn} rnn cfg(s)"
+          + (f", {len(cfgs) - n_rnn} other cfg(s)" if len(cfgs) > n_rnn else ""))
     for t in tensors:
         print(f"  {t.name:<24} {t.el_type:<5} {str(list(t.shape)):<14} Q{t.frac_bits}"
               + ("" if t.const else "  (buffer)"))
