@@ -28,13 +28,17 @@ INC = ROOT / "csrc" / "include"
 @pytest.fixture(scope="module")
 def core_objects(tmp_path_factory):
     """The C core compiled once: object files of csrc/src/**/*.c."""
+    from concurrent.futures import ThreadPoolExecutor
     d = tmp_path_factory.mktemp("core")
-    objs = []
-    for i, src in enumerate(sorted(glob.glob(str(ROOT / "csrc" / "src" / "**" / "*.c"), recursive=True))):
-        obj = d / f"{i:02d}_{Path(src).stem}.o"
-        subprocess.run([CC, "-std=c11", "-O1", "-I", str(INC), "-c", src, "-o", str(obj)], check=True,
+    srcs = sorted(glob.glob(str(ROOT / "csrc" / "src" / "**" / "*.c"), recursive=True))
+    objs = [str(d / f"{i:02d}_{Path(src).stem}.o") for i, src in enumerate(srcs)]
+
+    def compile_one(src, obj):
+        subprocess.run([CC, "-std=c11", "-O1", "-I", str(INC), "-c", src, "-o", obj], check=True,
                        capture_output=True, text=True)
-        objs.append(str(obj))
+
+    with ThreadPoolExecutor(os.cpu_count() or 1) as pool:   # one compiler process per core
+        list(pool.map(compile_one, srcs, objs))
     return objs
 
 
