@@ -496,6 +496,22 @@ static int lstm_avx2_init(lstm_avx2 *fz, const mli_dense_plan *plan, int M, int 
     return 1;
 }
 
+/* The gates of NG groups from g0 from their read-outs q: saturated,
+ * activated in registers (i, g, f, o: the tanh is gate 1) and stored. */
+__attribute__((always_inline)) REC_AVX2_TARGET static inline void lstm_avx2_gates(const lstm_avx2 *fz, __m256i *q, int g0,
+                                                                                 void *gates, const int NG,
+                                                                                 const int d8) {
+    for (int j = 0; j < NG; j++) {
+        const int k0 = (g0 + j) * MLI_DOT_GROUP, tanh_gate = k0 >= fz->M && k0 < 2 * fz->M;
+        for (int h = 0; h < 2; h++) {
+            __m256i v = rec_avx2_sat(q[2 * j + h], d8);
+            if (d8) v = rec_avx2_tab8(fz->t8[tanh_gate], v);
+            else v = lut8_pair_avx2(fz->tp[tanh_gate], tanh_gate ? &fz->tanh_ : &fz->sigm, v);
+            rec_avx2_st(gates, k0 + 8 * h, v, d8);
+        }
+    }
+}
+
 /* One step from the start values st; with xn, the next step's into stn. */
 __attribute__((always_inline)) REC_AVX2_TARGET static inline void lstm_avx2_body(const lstm_avx2 *fz, const int32_t *st,
                                                                                 const void *h, void *gates, void *c,
@@ -505,24 +521,18 @@ __attribute__((always_inline)) REC_AVX2_TARGET static inline void lstm_avx2_body
     const mli_dense_plan *pl = fz->rec.plan;
     const int M = fz->M, groups = 4 * M / MLI_DOT_GROUP;
     const int32_t *x = rec_avx2_state(h, M, pl->x_st, fz->h_in_place, d8);
-    for (int g = 0; g < groups; g++) {
-        __m256i q0, q1;
-        rec_avx2_group(&fz->rec, g, x, st, &q0, &q1, w8);
-        q0 = rec_avx2_sat(q0, d8);
-        q1 = rec_avx2_sat(q1, d8);
-        const int k0 = g * MLI_DOT_GROUP, gate = k0 / M; /* i, g, f, o: the tanh is gate 1 */
-        if (d8) {
-            const int32_t *t = fz->t8[gate == 1];
-            q0 = rec_avx2_tab8(t, q0);
-            q1 = rec_avx2_tab8(t, q1);
-        } else {
-            const int32_t *t = fz->tp[gate == 1];
-            const lut_setup *ls = gate == 1 ? &fz->tanh_ : &fz->sigm;
-            q0 = lut8_pair_avx2(t, ls, q0);
-            q1 = lut8_pair_avx2(t, ls, q1);
-        }
-        rec_avx2_st(gates, k0, q0, d8);
-        rec_avx2_st(gates, k0 + 8, q1, d8);
+    /* fx16: where max|h| times the largest sum of |w| of a row is below 2^31, every row is one chunk */
+    const int one_chunk = w8 || (int64_t)rec_avx2_maxabs16((const int16_t *)h, M) * fz->rec.l1s < ((int64_t)1 << 31);
+    int g = 0;
+    for (; g + REC_AVX2_BLOCK <= groups; g += REC_AVX2_BLOCK) {
+        __m256i q[2 * REC_AVX2_BLOCK];
+        rec_avx2_block(&fz->rec, g, x, one_chunk, st, q, REC_AVX2_BLOCK, w8);
+        lstm_avx2_gates(fz, q, g, gates, REC_AVX2_BLOCK, d8);
+    }
+    for (; g < groups; g++) {
+        __m256i q[2];
+        rec_avx2_block(&fz->rec, g, x, one_chunk, st, q, 1, w8);
+        lstm_avx2_gates(fz, q, g, gates, 1, d8);
     }
     /* cell update (the sum wraps at 32 bits as in MLI; with 8-bit data it
      * stays below 2^15) and hidden output out(p * o) */

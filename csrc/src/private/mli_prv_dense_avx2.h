@@ -44,6 +44,7 @@ typedef struct {
     int K, groups, its, os, D, w8, d8;
     int32_t up, cl;
     int32_t *bth, *btl; /* per row: fx16 bias term >> D and its low D bits; 8-bit weights: bth the bias term */
+    int64_t l1i, l1s;   /* fx16: the largest sum of |w| of a row over the input / state part */
 } mli_rec_avx2;
 
 /* 8-bit weights (32-bit accumulator): whether, for any data, no clamp of
@@ -172,15 +173,19 @@ static inline int mli_rec_avx2_init(mli_rec_avx2 *r, const mli_dense_plan *plan,
             return 0;
         for (int k = 0; k < Kp; k++) r->bth[k] = k < K ? (int32_t)plan->bias_term[k] : 0;
         r->cl = 0;
+        r->l1i = r->l1s = 0;
         return 1;
     }
     const int n_in = mli_rec_avx2_max_chunks(plan->chunk_in, plan->groups, plan->n_pairs);
     const int n_st = mli_rec_avx2_max_chunks(plan->chunk_st, plan->groups, plan->s_pairs);
     int64_t cl = 0;
-    if (!mli_rec_avx2_ok16(its, os, top, l1i, l1s, n_in, n_st, &cl) &&
-        !mli_rec_avx2_ok16(its, os, top, mli_rec_avx2_l1(plan->w_in, plan->groups, plan->n_pairs, 0),
-                           mli_rec_avx2_l1(plan->w_st, plan->groups, plan->s_pairs, 0), n_in, n_st, &cl))
-        return 0;
+    /* the weights' own sums: the bounds below, and per step whether a row
+     * is one chunk for that step's data */
+    l1i = mli_rec_avx2_l1(plan->w_in, plan->groups, plan->n_pairs, 0);
+    l1s = mli_rec_avx2_l1(plan->w_st, plan->groups, plan->s_pairs, 0);
+    if (!mli_rec_avx2_ok16(its, os, top, l1i, l1s, n_in, n_st, &cl)) return 0;
+    r->l1i = l1i;
+    r->l1s = l1s;
     r->cl = (int32_t)cl;
     const int64_t mD = ((int64_t)1 << r->D) - 1;
     for (int k = 0; k < Kp; k++) {
@@ -198,32 +203,75 @@ REC_AVX2_INLINE __m256i rec_avx2_bcast(const int32_t *p) {
     return _mm256_set1_epi32(v);
 }
 
-/* Rows 0-7 / 8-15 of packed pair p (int16 or int8 packed weights). */
+/* Rows 0-7 / 8-15 of packed pair p of a group (int16 or int8 packed weights). */
 #define REC_AVX2_W(wg, p, half, w8)                                                                         \
     ((w8) ? _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)((const int8_t *)(wg) + (size_t)(p) * 32 + 16 * (half)))) \
           : _mm256_loadu_si256((const __m256i *)((const int16_t *)(wg) + (size_t)(p) * 32 + 16 * (half))))
+#define REC_AVX2_BLOCK 4 /* groups whose sums share each broadcast of x */
 
-/* The exact int32 sums of pairs [p, pend) of one group, rows 0-7 and 8-15
- * (modular: exact when the true sums fit, as the chunk tables and
- * mli_rec_avx2_i32 guarantee). */
-REC_AVX2_INLINE void rec_avx2_dot(const void *wg, const int32_t *x, int p, int pend, __m256i *a0, __m256i *a1,
-                                  const int w8) {
-    __m256i s0 = _mm256_setzero_si256(), s1 = _mm256_setzero_si256();
-    __m256i t0 = _mm256_setzero_si256(), t1 = _mm256_setzero_si256();
-    for (; p + 1 < pend; p += 2) {
-        const __m256i x0 = rec_avx2_bcast(x + p), x1 = rec_avx2_bcast(x + p + 1);
-        s0 = _mm256_add_epi32(s0, _mm256_madd_epi16(x0, REC_AVX2_W(wg, p, 0, w8)));
-        s1 = _mm256_add_epi32(s1, _mm256_madd_epi16(x0, REC_AVX2_W(wg, p, 1, w8)));
-        t0 = _mm256_add_epi32(t0, _mm256_madd_epi16(x1, REC_AVX2_W(wg, p + 1, 0, w8)));
-        t1 = _mm256_add_epi32(t1, _mm256_madd_epi16(x1, REC_AVX2_W(wg, p + 1, 1, w8)));
+/* max |v| of n int16 (32768 for -32768) */
+REC_AVX2_INLINE int32_t rec_avx2_maxabs16(const int16_t *v, int n) {
+    __m256i m = _mm256_setzero_si256();
+    int j = 0;
+    for (; j + 16 <= n; j += 16)
+        m = _mm256_max_epu16(m, _mm256_abs_epi16(_mm256_loadu_si256((const __m256i *)(v + j))));
+    __m128i h = _mm_max_epu16(_mm256_castsi256_si128(m), _mm256_extracti128_si256(m, 1));
+    h = _mm_max_epu16(h, _mm_srli_si128(h, 8));
+    h = _mm_max_epu16(h, _mm_srli_si128(h, 4));
+    h = _mm_max_epu16(h, _mm_srli_si128(h, 2));
+    int32_t r = _mm_extract_epi16(h, 0);
+    for (; j < n; j++) {
+        const int32_t a = v[j] < 0 ? -(int32_t)v[j] : v[j];
+        r = a > r ? a : r;
     }
-    if (p < pend) {
-        const __m256i x0 = rec_avx2_bcast(x + p);
-        s0 = _mm256_add_epi32(s0, _mm256_madd_epi16(x0, REC_AVX2_W(wg, p, 0, w8)));
-        s1 = _mm256_add_epi32(s1, _mm256_madd_epi16(x0, REC_AVX2_W(wg, p, 1, w8)));
+    return r;
+}
+
+/* The sums over all pairs of NG consecutive groups from g0 (rows 0-7 and
+ * 8-15 of group g0 + j in element 2j and 2j + 1), added into hi (and lo).
+ * split (fx16): the int32 sum of each chunk is exact (the chunk tables'
+ * bound, or one_chunk: the whole row's), and it is added as its high part
+ * (>> sh) to hi and its low part (& mask) to lo; the chunks of the NG groups
+ * are cut where any of them ends (a part of a chunk is a chunk).  Else
+ * (8-bit weights) the modular int32 sum of the whole row is added to hi. */
+REC_AVX2_INLINE void rec_avx2_sums(const void *w, int pairs, const int32_t *chunks, int g0, const int32_t *x,
+                                   int one_chunk, __m256i *hi, __m256i *lo, __m128i sh, __m256i mask, const int NG,
+                                   const int w8, const int split) {
+    const size_t glen = (size_t)pairs * 2 * MLI_DOT_GROUP;
+    const void *wg[REC_AVX2_BLOCK];
+    const int32_t *ch[REC_AVX2_BLOCK];
+    int ci[REC_AVX2_BLOCK];
+    for (int j = 0; j < NG; j++) {
+        wg[j] = w8 ? (const void *)((const int8_t *)w + (size_t)(g0 + j) * glen)
+                   : (const void *)((const int16_t *)w + (size_t)(g0 + j) * glen);
+        ch[j] = chunks + (size_t)(g0 + j) * ((size_t)pairs + 1);
+        ci[j] = 1;
     }
-    *a0 = _mm256_add_epi32(s0, t0);
-    *a1 = _mm256_add_epi32(s1, t1);
+    int p = 0;
+    while (p < pairs) {
+        int pend = pairs;
+        if (split && !one_chunk)
+            for (int j = 0; j < NG; j++) pend = ch[j][ci[j]] < pend ? ch[j][ci[j]] : pend;
+        __m256i a[2 * REC_AVX2_BLOCK];
+        for (int i = 0; i < 2 * NG; i++) a[i] = _mm256_setzero_si256();
+        for (; p < pend; p++) {
+            const __m256i xb = rec_avx2_bcast(x + p);
+            for (int j = 0; j < NG; j++) {
+                a[2 * j] = _mm256_add_epi32(a[2 * j], _mm256_madd_epi16(xb, REC_AVX2_W(wg[j], p, 0, w8)));
+                a[2 * j + 1] = _mm256_add_epi32(a[2 * j + 1], _mm256_madd_epi16(xb, REC_AVX2_W(wg[j], p, 1, w8)));
+            }
+        }
+        for (int i = 0; i < 2 * NG; i++) {
+            if (split) {
+                hi[i] = _mm256_add_epi32(hi[i], _mm256_sra_epi32(a[i], sh));
+                lo[i] = _mm256_add_epi32(lo[i], _mm256_and_si256(a[i], mask));
+            } else {
+                hi[i] = _mm256_add_epi32(hi[i], a[i]);
+            }
+        }
+        if (split && !one_chunk)
+            for (int j = 0; j < NG; j++) ci[j] += ch[j][ci[j]] == pend;
+    }
 }
 
 /* (v + 2^(s-1) - 1 + (up | bit s of v)) >> s on 8 int32 lanes (no overflow: the callers' bounds) */
@@ -232,14 +280,48 @@ REC_AVX2_INLINE __m256i rec_avx2_round(__m256i v, __m128i s, __m256i bias, __m25
     return _mm256_sra_epi32(_mm256_add_epi32(_mm256_add_epi32(v, bias), odd), s);
 }
 
+/* The start values of NG groups from g0 (see rec_avx2_starts). */
+REC_AVX2_INLINE void rec_avx2_starts_block(const mli_rec_avx2 *r, int g0, const int32_t *x, int one_chunk,
+                                           int32_t *out, const int NG, const int w8) {
+    const mli_dense_plan *pl = r->plan;
+    const int D = r->D, its = r->its;
+    const __m128i dsh = _mm_cvtsi32_si128(D), ish = _mm_cvtsi32_si128(its > 0 ? its : 0);
+    const __m128i lsh = _mm_cvtsi32_si128(its < 0 ? -its : 0);
+    const __m256i mD = _mm256_set1_epi32((int32_t)(((int64_t)1 << (D > 0 && D < 31 ? D : 0)) - 1));
+    __m256i hi[2 * REC_AVX2_BLOCK], lo[2 * REC_AVX2_BLOCK];
+    for (int i = 0; i < 2 * NG; i++) {
+        const int k = g0 * MLI_DOT_GROUP + 8 * i;
+        hi[i] = _mm256_loadu_si256((const __m256i *)(r->bth + k));
+        lo[i] = w8 ? _mm256_setzero_si256() : _mm256_loadu_si256((const __m256i *)(r->btl + k));
+    }
+    rec_avx2_sums(pl->w_in, pl->n_pairs, pl->chunk_in, g0, x, one_chunk, hi, lo, dsh, mD, NG, w8, !w8);
+    const __m256i up = _mm256_set1_epi32(r->up);
+    for (int j = 0; j < NG; j++) {
+        int32_t *o = out + (size_t)(g0 + j) * REC_START_STRIDE;
+        for (int h = 0; h < 2; h++) {
+            __m256i vh = hi[2 * j + h], vl = lo[2 * j + h];
+            if (w8) { /* the state part's start: rounding right or plain left shift (no clamp acts) */
+                vh = its > 0 ? rec_avx2_round(vh, ish, _mm256_set1_epi32(its > 0 && its < 31 ? (1 << (its - 1)) - 1 : 0), up)
+                             : _mm256_sll_epi32(vh, lsh);
+                _mm256_storeu_si256((__m256i *)(o + 8 * h), vh);
+                continue;
+            }
+            vh = _mm256_add_epi32(vh, _mm256_srl_epi32(vl, dsh)); /* vl >= 0 */
+            vl = _mm256_and_si256(vl, mD);
+            vl = its >= 0 ? _mm256_srl_epi32(vl, ish) : _mm256_sll_epi32(vl, lsh);
+            vh = _mm256_min_epi32(_mm256_max_epi32(vh, _mm256_set1_epi32(-r->cl)), _mm256_set1_epi32(r->cl));
+            _mm256_storeu_si256((__m256i *)(o + 8 * h), vh);
+            _mm256_storeu_si256((__m256i *)(o + 16 + 8 * h),
+                                _mm256_add_epi32(vl, _mm256_set1_epi32((int32_t)1 << (r->os - 1))));
+        }
+    }
+}
+
 /* The start values of one step from its input x (N elements, int16 or int8
  * with d8) into out (groups * REC_START_STRIDE int32).  xp: scratch for the
- * input as int32 pairs (n_pairs), or NULL where 16-bit x of even length is
- * read in place. */
+ * input as int32 pairs (n_pairs); 16-bit x of even length is read in place. */
 REC_AVX2_INLINE void rec_avx2_starts(const mli_rec_avx2 *r, const void *xin, int N, int32_t *xp, int32_t *out,
                                      const int w8, const int d8) {
-    const mli_dense_plan *pl = r->plan;
-    const int pairs = pl->n_pairs;
     const int32_t *x;
     if (!d8 && N % 2 == 0) {
         x = (const int32_t *)xin;
@@ -257,104 +339,48 @@ REC_AVX2_INLINE void rec_avx2_starts(const mli_rec_avx2 *r, const void *xin, int
         if (N % 2) x16[N] = 0;
         x = xp;
     }
-    const int D = r->D, its = r->its;
-    const __m128i dsh = _mm_cvtsi32_si128(D), ish = _mm_cvtsi32_si128(its > 0 ? its : 0);
-    const __m128i lsh = _mm_cvtsi32_si128(its < 0 ? -its : 0);
-    const __m256i mD = _mm256_set1_epi32((int32_t)(((int64_t)1 << (D > 0 && D < 31 ? D : 0)) - 1));
-    const __m256i half = _mm256_set1_epi32(r->os > 0 && r->os < 31 ? (int32_t)1 << (r->os - 1) : 0);
-    const __m256i cl = _mm256_set1_epi32(r->cl), ncl = _mm256_set1_epi32(-r->cl);
-    const __m256i ibias = _mm256_set1_epi32(its > 0 && its < 31 ? (1 << (its - 1)) - 1 : 0);
-    const __m256i up = _mm256_set1_epi32(r->up);
-    for (int g = 0; g < r->groups; g++) {
-        const int k0 = g * MLI_DOT_GROUP;
-        const void *wg = w8 ? (const void *)((const int8_t *)pl->w_in + (size_t)g * (size_t)pairs * 2 * MLI_DOT_GROUP)
-                            : (const void *)(pl->w_in + (size_t)g * (size_t)pairs * 2 * MLI_DOT_GROUP);
-        int32_t *o = out + (size_t)g * REC_START_STRIDE;
-        __m256i a0, a1;
-        if (w8) { /* every partial sum exact modulo 2^32, the whole sum inside int32 */
-            rec_avx2_dot(wg, x, 0, pairs, &a0, &a1, 1);
-            __m256i v0 = _mm256_add_epi32(_mm256_loadu_si256((const __m256i *)(r->bth + k0)), a0);
-            __m256i v1 = _mm256_add_epi32(_mm256_loadu_si256((const __m256i *)(r->bth + k0 + 8)), a1);
-            if (its > 0) {
-                v0 = rec_avx2_round(v0, ish, ibias, up);
-                v1 = rec_avx2_round(v1, ish, ibias, up);
-            } else {
-                v0 = _mm256_sll_epi32(v0, lsh);
-                v1 = _mm256_sll_epi32(v1, lsh);
-            }
-            _mm256_storeu_si256((__m256i *)o, v0);
-            _mm256_storeu_si256((__m256i *)(o + 8), v1);
-            continue;
-        }
-        const int32_t *ch = pl->chunk_in + (size_t)g * ((size_t)pairs + 1);
-        __m256i h0 = _mm256_loadu_si256((const __m256i *)(r->bth + k0));
-        __m256i h1 = _mm256_loadu_si256((const __m256i *)(r->bth + k0 + 8));
-        __m256i l0 = _mm256_loadu_si256((const __m256i *)(r->btl + k0));
-        __m256i l1 = _mm256_loadu_si256((const __m256i *)(r->btl + k0 + 8));
-        int p = 0;
-        for (int c = 1; c <= ch[0]; c++) {
-            rec_avx2_dot(wg, x, p, ch[c], &a0, &a1, 0);
-            p = ch[c];
-            h0 = _mm256_add_epi32(h0, _mm256_sra_epi32(a0, dsh));
-            h1 = _mm256_add_epi32(h1, _mm256_sra_epi32(a1, dsh));
-            l0 = _mm256_add_epi32(l0, _mm256_and_si256(a0, mD));
-            l1 = _mm256_add_epi32(l1, _mm256_and_si256(a1, mD));
-        }
-        h0 = _mm256_add_epi32(h0, _mm256_srl_epi32(l0, dsh)); /* l >= 0 */
-        h1 = _mm256_add_epi32(h1, _mm256_srl_epi32(l1, dsh));
-        l0 = _mm256_and_si256(l0, mD);
-        l1 = _mm256_and_si256(l1, mD);
-        if (its >= 0) {
-            l0 = _mm256_srl_epi32(l0, ish);
-            l1 = _mm256_srl_epi32(l1, ish);
-        } else {
-            l0 = _mm256_sll_epi32(l0, lsh);
-            l1 = _mm256_sll_epi32(l1, lsh);
-        }
-        _mm256_storeu_si256((__m256i *)o, _mm256_min_epi32(_mm256_max_epi32(h0, ncl), cl));
-        _mm256_storeu_si256((__m256i *)(o + 8), _mm256_min_epi32(_mm256_max_epi32(h1, ncl), cl));
-        _mm256_storeu_si256((__m256i *)(o + 16), _mm256_add_epi32(l0, half));
-        _mm256_storeu_si256((__m256i *)(o + 24), _mm256_add_epi32(l1, half));
-    }
+    /* fx16: where max|x| times the largest sum of |w| of a row is below 2^31, every row is one chunk */
+    const int one = w8 || (int64_t)rec_avx2_maxabs16((const int16_t *)xin, N) * r->l1i < ((int64_t)1 << 31);
+    int g = 0;
+    for (; g + REC_AVX2_BLOCK <= r->groups; g += REC_AVX2_BLOCK)
+        rec_avx2_starts_block(r, g, x, one, out, REC_AVX2_BLOCK, w8);
+    for (; g < r->groups; g++) rec_avx2_starts_block(r, g, x, one, out, 1, w8);
 }
 
-/* The read-out of group g from the state x (int32 pairs) and the group's
- * start values: the 16 results before saturation, rows 0-7 in *q0, 8-15 in *q1. */
-REC_AVX2_INLINE void rec_avx2_group(const mli_rec_avx2 *r, int g, const int32_t *x, const int32_t *st, __m256i *q0,
-                                    __m256i *q1, const int w8) {
+/* The read-out of NG groups from g0 from the state x (int32 pairs) and the
+ * step's start values: the results before saturation in q (rows 0-7 and
+ * 8-15 of group g0 + j in q[2j], q[2j + 1]).  one_chunk: as for the input. */
+REC_AVX2_INLINE void rec_avx2_block(const mli_rec_avx2 *r, int g0, const int32_t *x, int one_chunk, const int32_t *st,
+                                    __m256i *q, const int NG, const int w8) {
     const mli_dense_plan *pl = r->plan;
-    const int pairs = pl->s_pairs;
-    const void *wg = w8 ? (const void *)((const int8_t *)pl->w_st + (size_t)g * (size_t)pairs * 2 * MLI_DOT_GROUP)
-                        : (const void *)(pl->w_st + (size_t)g * (size_t)pairs * 2 * MLI_DOT_GROUP);
-    const int32_t *s = st + (size_t)g * REC_START_STRIDE;
     const __m128i osh = _mm_cvtsi32_si128(r->os);
-    __m256i a0, a1;
-    if (w8) {
-        rec_avx2_dot(wg, x, 0, pairs, &a0, &a1, 1);
-        const __m256i ob = _mm256_set1_epi32((1 << (r->os - 1)) - 1), up = _mm256_set1_epi32(r->up);
-        *q0 = rec_avx2_round(_mm256_add_epi32(_mm256_loadu_si256((const __m256i *)s), a0), osh, ob, up);
-        *q1 = rec_avx2_round(_mm256_add_epi32(_mm256_loadu_si256((const __m256i *)(s + 8)), a1), osh, ob, up);
-        return;
-    }
     const __m256i om = _mm256_set1_epi32((1 << r->os) - 1);
-    const int32_t *ch = pl->chunk_st + (size_t)g * ((size_t)pairs + 1);
-    __m256i h0 = _mm256_loadu_si256((const __m256i *)s), h1 = _mm256_loadu_si256((const __m256i *)(s + 8));
-    __m256i l0 = _mm256_loadu_si256((const __m256i *)(s + 16)), l1 = _mm256_loadu_si256((const __m256i *)(s + 24));
-    int p = 0;
-    for (int c = 1; c <= ch[0]; c++) {
-        rec_avx2_dot(wg, x, p, ch[c], &a0, &a1, 0);
-        p = ch[c];
-        h0 = _mm256_add_epi32(h0, _mm256_sra_epi32(a0, osh));
-        h1 = _mm256_add_epi32(h1, _mm256_sra_epi32(a1, osh));
-        l0 = _mm256_add_epi32(l0, _mm256_and_si256(a0, om));
-        l1 = _mm256_add_epi32(l1, _mm256_and_si256(a1, om));
+    __m256i hi[2 * REC_AVX2_BLOCK], lo[2 * REC_AVX2_BLOCK];
+    for (int j = 0; j < NG; j++) {
+        const int32_t *s = st + (size_t)(g0 + j) * REC_START_STRIDE;
+        for (int h = 0; h < 2; h++) {
+            hi[2 * j + h] = w8 ? _mm256_setzero_si256() : _mm256_loadu_si256((const __m256i *)(s + 8 * h));
+            lo[2 * j + h] = w8 ? _mm256_setzero_si256() : _mm256_loadu_si256((const __m256i *)(s + 16 + 8 * h));
+        }
     }
-    /* a tie (the low bits of A + S + 2^(os-1) all zero) takes the even result unless rounding up */
+    rec_avx2_sums(pl->w_st, pl->s_pairs, pl->chunk_st, g0, x, one_chunk, hi, lo, osh, om, NG, w8, !w8);
+    const __m256i up = _mm256_set1_epi32(r->up);
+    const __m256i ob = _mm256_set1_epi32((1 << (r->os - 1)) - 1);
+    /* fx16: a tie (the low bits of A + S + 2^(os-1) all zero) takes the even result unless rounding up */
     const __m256i tb = _mm256_set1_epi32(r->up ? 0 : 1);
-    const __m256i e0 = _mm256_and_si256(_mm256_cmpeq_epi32(_mm256_and_si256(l0, om), _mm256_setzero_si256()), tb);
-    const __m256i e1 = _mm256_and_si256(_mm256_cmpeq_epi32(_mm256_and_si256(l1, om), _mm256_setzero_si256()), tb);
-    *q0 = _mm256_andnot_si256(e0, _mm256_add_epi32(h0, _mm256_srl_epi32(l0, osh)));
-    *q1 = _mm256_andnot_si256(e1, _mm256_add_epi32(h1, _mm256_srl_epi32(l1, osh)));
+    for (int j = 0; j < NG; j++) {
+        const int32_t *s = st + (size_t)(g0 + j) * REC_START_STRIDE;
+        for (int h = 0; h < 2; h++) {
+            const int i = 2 * j + h;
+            if (w8) {
+                q[i] = rec_avx2_round(_mm256_add_epi32(_mm256_loadu_si256((const __m256i *)(s + 8 * h)), hi[i]), osh,
+                                      ob, up);
+            } else {
+                const __m256i e = _mm256_and_si256(_mm256_cmpeq_epi32(_mm256_and_si256(lo[i], om), _mm256_setzero_si256()), tb);
+                q[i] = _mm256_andnot_si256(e, _mm256_add_epi32(hi[i], _mm256_srl_epi32(lo[i], osh)));
+            }
+        }
+    }
 }
 
 /* Saturation of 8 int32 lanes to int16 / int8, kept as int32 lanes. */
