@@ -211,10 +211,12 @@ def test_fused_readout_limits_agree(kind, wmode):
                                              mli.Tensor(b, fb), mli.RnnCellConfig(mode=1, act=act, ir=ir),
                                              mli.Tensor(c0, min(max(0, fh - 3), di.bits - 2)))
                         outs += [y.numpy().copy(), c.numpy().copy(), ir.numpy().copy()]
-                        r = mli.basic_rnn_cell(mli.Tensor(x, fi), mli.Tensor(h0, fh), mli.Tensor(w[0], fw),
-                                               mli.Tensor(b[0], fb), mli.RnnCellConfig(mode=1, act=act),
-                                               out_frac_bits=fh)
-                        outs.append(r.numpy().copy())
+                        for mode in (1, 2):  # batch-to-batch, batch-to-last (the dense results in cfg.ir)
+                            rir = mli.Tensor(np.zeros(M, dt), 0)
+                            r = mli.basic_rnn_cell(mli.Tensor(x, fi), mli.Tensor(h0, fh), mli.Tensor(w[0], fw),
+                                                   mli.Tensor(b[0], fb), mli.RnnCellConfig(mode=mode, act=act, ir=rir),
+                                                   out_frac_bits=fh)
+                            outs += [r.numpy().copy(), rir.numpy().copy()]
             got[isa] = outs
         for isa in PATHS[1:]:
             for j, (a, bb) in enumerate(zip(got["scalar"], got[isa])):
