@@ -47,6 +47,11 @@ typedef struct {
     int64_t l1i, l1s;   /* fx16: the largest sum of |w| of a row over the input / state part */
 } mli_rec_avx2;
 
+/* Whether two byte ranges are disjoint (a NULL or empty one is). */
+static inline int mli_rec_avx2_disjoint(const void *a, size_t na, const void *b, size_t nb) {
+    return !a || !b || !na || !nb || (uintptr_t)a + na <= (uintptr_t)b || (uintptr_t)b + nb <= (uintptr_t)a;
+}
+
 /* 8-bit weights (32-bit accumulator): whether, for any data, no clamp of
  * the read-out can act and every value of it, rounding offsets included,
  * stays inside int32.  Bounds: |bias term| <= top, |a part's sum| <= io *
