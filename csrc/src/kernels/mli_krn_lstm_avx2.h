@@ -65,15 +65,15 @@ static int lstm_avx2_init(lstm_avx2 *fz, const mli_dense_plan *plan, int M, int 
 
 /* The gates of NG groups from g0 from their read-outs q: saturated,
  * activated in registers (i, g, f, o: the tanh is gate 1) and stored. */
-__attribute__((always_inline)) REC_AVX2_TARGET static inline void lstm_avx2_gates(const lstm_avx2 *fz, __m256i *q, int g0,
-                                                                                 void *gates, const int NG,
-                                                                                 const int d8) {
+__attribute__((always_inline)) REC_AVX2_TARGET static inline void lstm_avx2_gates(const lstm_avx2 *fz, const lut_vc *lv,
+                                                                                 __m256i *q, int g0, void *gates,
+                                                                                 const int NG, const int d8) {
     for (int j = 0; j < NG; j++) {
         const int k0 = (g0 + j) * MLI_DOT_GROUP, tanh_gate = k0 >= fz->M && k0 < 2 * fz->M;
         for (int h = 0; h < 2; h++) {
             __m256i v = rec_avx2_sat(q[2 * j + h], d8);
             if (d8) v = rec_avx2_tab8(fz->t8[tanh_gate], v);
-            else v = lut8_pair_avx2(fz->tp[tanh_gate], tanh_gate ? &fz->tanh_ : &fz->sigm, v);
+            else v = lut8_pair_avx2(fz->tp[tanh_gate], &lv[tanh_gate], v);
             rec_avx2_st(gates, k0 + 8 * h, v, d8);
         }
     }
@@ -88,18 +88,24 @@ __attribute__((always_inline)) REC_AVX2_TARGET static inline void lstm_avx2_body
     const mli_dense_plan *pl = fz->rec.plan;
     const int M = fz->M, groups = 4 * M / MLI_DOT_GROUP;
     const int32_t *x = rec_avx2_state(h, M, pl->x_st, fz->h_in_place, d8);
+    lut_vc lv[3]; /* sigm, tanh, the output activation */
+    if (!d8) {
+        lut_vc_make(&fz->sigm, &lv[0]);
+        lut_vc_make(&fz->tanh_, &lv[1]);
+        lut_vc_make(&fz->out, &lv[2]);
+    }
     /* fx16: where max|h| times the largest sum of |w| of a row is below 2^31, every row is one chunk */
     const int one_chunk = w8 || (int64_t)rec_avx2_maxabs16((const int16_t *)h, M) * fz->rec.l1s < ((int64_t)1 << 31);
     int g = 0;
     for (; g + REC_AVX2_BLOCK <= groups; g += REC_AVX2_BLOCK) {
         __m256i q[2 * REC_AVX2_BLOCK];
         rec_avx2_block(&fz->rec, g, x, one_chunk, st, q, REC_AVX2_BLOCK, w8);
-        lstm_avx2_gates(fz, q, g, gates, REC_AVX2_BLOCK, d8);
+        lstm_avx2_gates(fz, lv, q, g, gates, REC_AVX2_BLOCK, d8);
     }
     for (; g < groups; g++) {
         __m256i q[2];
         rec_avx2_block(&fz->rec, g, x, one_chunk, st, q, 1, w8);
-        lstm_avx2_gates(fz, q, g, gates, 1, d8);
+        lstm_avx2_gates(fz, lv, q, g, gates, 1, d8);
     }
     /* cell update (the sum wraps at 32 bits as in MLI; with 8-bit data it
      * stays below 2^15) and hidden output out(p * o) */
@@ -128,7 +134,7 @@ __attribute__((always_inline)) REC_AVX2_TARGET static inline void lstm_avx2_body
         }
         rec_avx2_st(c, m, cn, d8);
         __m256i p = cn;
-        if (fz->act) p = d8 ? rec_avx2_tab8(fz->t8[2], cn) : lut8_pair_avx2(fz->tp[2], &fz->out, cn);
+        if (fz->act) p = d8 ? rec_avx2_tab8(fz->t8[2], cn) : lut8_pair_avx2(fz->tp[2], &lv[2], cn);
         const __m256i hv = rec_avx2_round(_mm256_mullo_epi32(p, rec_avx2_ld(g_o, m, d8)), msh, mbias, up);
         rec_avx2_st(h_out, m, rec_avx2_sat(hv, d8), d8);
     }

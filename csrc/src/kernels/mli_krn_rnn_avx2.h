@@ -54,16 +54,16 @@ static int rnn_avx2_init(rnn_avx2 *fz, const mli_dense_plan *plan, int K, int M,
 
 /* The outputs of NG groups from g0: saturated to dense (when not NULL),
  * activated (or not) to out. */
-__attribute__((always_inline)) REC_AVX2_TARGET static inline void rnn_avx2_out(const rnn_avx2 *fz, __m256i *q, int g0,
-                                                                              void *dense, void *out, const int NG,
-                                                                              const int d8) {
+__attribute__((always_inline)) REC_AVX2_TARGET static inline void rnn_avx2_out(const rnn_avx2 *fz, const lut_vc *lv,
+                                                                              __m256i *q, int g0, void *dense,
+                                                                              void *out, const int NG, const int d8) {
     for (int j = 0; j < NG; j++) {
         for (int h = 0; h < 2; h++) {
             const int k = (g0 + j) * MLI_DOT_GROUP + 8 * h;
             if (k >= fz->K) break;
             __m256i v = rec_avx2_sat(q[2 * j + h], d8);
             if (dense) rec_avx2_st(dense, k, v, d8);
-            if (fz->activate) v = d8 ? rec_avx2_tab8(fz->t8, v) : lut8_pair_avx2(fz->tp, &fz->ls, v);
+            if (fz->activate) v = d8 ? rec_avx2_tab8(fz->t8, v) : lut8_pair_avx2(fz->tp, lv, v);
             rec_avx2_st(out, k, v, d8);
         }
     }
@@ -77,16 +77,19 @@ __attribute__((always_inline)) REC_AVX2_TARGET static inline void rnn_avx2_body(
     const int32_t *x = rec_avx2_state(h, fz->M, pl->x_st, 0, d8);
     const int one_chunk = w8 || (int64_t)rec_avx2_maxabs16((const int16_t *)h, fz->M) * fz->rec.l1s < ((int64_t)1 << 31);
     const int groups = fz->rec.groups;
+    lut_vc lv;
+    if (!d8 && fz->activate) lut_vc_make(&fz->ls, &lv);
+    else memset(&lv, 0, sizeof lv);
     int g = 0;
     for (; g + REC_AVX2_BLOCK <= groups; g += REC_AVX2_BLOCK) {
         __m256i q[2 * REC_AVX2_BLOCK];
         rec_avx2_block(&fz->rec, g, x, one_chunk, st, q, REC_AVX2_BLOCK, w8);
-        rnn_avx2_out(fz, q, g, dense, out, REC_AVX2_BLOCK, d8);
+        rnn_avx2_out(fz, &lv, q, g, dense, out, REC_AVX2_BLOCK, d8);
     }
     for (; g < groups; g++) {
         __m256i q[2];
         rec_avx2_block(&fz->rec, g, x, one_chunk, st, q, 1, w8);
-        rnn_avx2_out(fz, q, g, dense, out, 1, d8);
+        rnn_avx2_out(fz, &lv, q, g, dense, out, 1, d8);
     }
     if (xn) rec_avx2_starts(&fz->rec, xn, fz->N, pl->x_in, stn, w8, d8);
 }

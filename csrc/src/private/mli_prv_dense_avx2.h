@@ -301,23 +301,24 @@ REC_AVX2_INLINE void rec_avx2_starts_block(const mli_rec_avx2 *r, int g0, const 
     }
     rec_avx2_sums(pl->w_in, pl->n_pairs, pl->chunk_in, g0, x, one_chunk, hi, lo, dsh, mD, NG, w8, !w8);
     const __m256i up = _mm256_set1_epi32(r->up);
+    const __m256i ibias = _mm256_set1_epi32(its > 0 && its < 31 ? (1 << (its - 1)) - 1 : 0);
+    const __m256i cl = _mm256_set1_epi32(r->cl), ncl = _mm256_set1_epi32(-r->cl);
+    const __m256i half = _mm256_set1_epi32(!w8 && r->os > 0 && r->os < 31 ? (int32_t)1 << (r->os - 1) : 0);
     for (int j = 0; j < NG; j++) {
         int32_t *o = out + (size_t)(g0 + j) * REC_START_STRIDE;
         for (int h = 0; h < 2; h++) {
             __m256i vh = hi[2 * j + h], vl = lo[2 * j + h];
             if (w8) { /* the state part's start: rounding right or plain left shift (no clamp acts) */
-                vh = its > 0 ? rec_avx2_round(vh, ish, _mm256_set1_epi32(its > 0 && its < 31 ? (1 << (its - 1)) - 1 : 0), up)
-                             : _mm256_sll_epi32(vh, lsh);
+                vh = its > 0 ? rec_avx2_round(vh, ish, ibias, up) : _mm256_sll_epi32(vh, lsh);
                 _mm256_storeu_si256((__m256i *)(o + 8 * h), vh);
                 continue;
             }
             vh = _mm256_add_epi32(vh, _mm256_srl_epi32(vl, dsh)); /* vl >= 0 */
             vl = _mm256_and_si256(vl, mD);
-            vl = its >= 0 ? _mm256_srl_epi32(vl, ish) : _mm256_sll_epi32(vl, lsh);
-            vh = _mm256_min_epi32(_mm256_max_epi32(vh, _mm256_set1_epi32(-r->cl)), _mm256_set1_epi32(r->cl));
+            vl = _mm256_sll_epi32(_mm256_srl_epi32(vl, ish), lsh); /* one of the two shifts is by 0 */
+            vh = _mm256_min_epi32(_mm256_max_epi32(vh, ncl), cl);
             _mm256_storeu_si256((__m256i *)(o + 8 * h), vh);
-            _mm256_storeu_si256((__m256i *)(o + 16 + 8 * h),
-                                _mm256_add_epi32(vl, _mm256_set1_epi32((int32_t)1 << (r->os - 1))));
+            _mm256_storeu_si256((__m256i *)(o + 16 + 8 * h), _mm256_add_epi32(vl, half));
         }
     }
 }

@@ -123,28 +123,45 @@ static inline void lut_pair_table(const mli_lut *lut, int32_t *t) {
     t[LUT_PAIR_LEN - 1] = (int32_t)(uint32_t)(uint16_t)lut->pad192[LUT_PAIR_LEN - 1];
 }
 
+/* The per-call constants of lut_setup as vectors (made once per step, not
+ * per lookup). */
+typedef struct {
+    int direct;
+    __m128i s, pre;
+    __m256i off, hi, mask, bias, up;
+} lut_vc;
+
+__attribute__((target("avx2"))) static inline void lut_vc_make(const lut_setup *c, lut_vc *v) {
+    v->direct = c->direct;
+    v->s = _mm_cvtsi32_si128(c->s);
+    v->pre = _mm_cvtsi32_si128(c->direct ? 0 : c->pre);
+    v->off = _mm256_set1_epi32(c->off);
+    v->hi = _mm256_set1_epi32(c->hi);
+    v->mask = _mm256_set1_epi32(c->direct ? 0 : c->mask);
+    v->bias = _mm256_set1_epi32(c->direct ? 0 : c->bias);
+    v->up = _mm256_set1_epi32(c->up);
+}
+
 /* lut_one on 8 int32 lanes holding int16 values, from a pair table. */
-__attribute__((target("avx2"))) static inline __m256i lut8_pair_avx2(const int32_t *t, const lut_setup *c,
-                                                                    __m256i xv) {
+__attribute__((always_inline, target("avx2"))) static inline __m256i lut8_pair_avx2(const int32_t *t, const lut_vc *c,
+                                                                                  __m256i xv) {
     const __m256i lo16 = _mm256_set1_epi32(-32768), hi16 = _mm256_set1_epi32(32767);
     if (c->direct) {
-        __m256i v = _mm256_sll_epi32(xv, _mm_cvtsi32_si128(c->s));
+        __m256i v = _mm256_sll_epi32(xv, c->s);
         v = _mm256_min_epi32(_mm256_max_epi32(v, lo16), hi16);
-        v = _mm256_add_epi32(v, _mm256_set1_epi32(c->off));
-        v = _mm256_min_epi32(_mm256_max_epi32(v, _mm256_setzero_si256()), _mm256_set1_epi32(c->hi));
+        v = _mm256_add_epi32(v, c->off);
+        v = _mm256_min_epi32(_mm256_max_epi32(v, _mm256_setzero_si256()), c->hi);
         return _mm256_srai_epi32(_mm256_slli_epi32(_mm256_i32gather_epi32((const int *)t, v, 4), 16), 16);
     }
-    const __m128i s = _mm_cvtsi32_si128(c->s);
-    const __m256i xs = _mm256_sra_epi32(xv, _mm_cvtsi32_si128(c->pre));
-    __m256i idx = _mm256_add_epi32(_mm256_sra_epi32(xs, s), _mm256_set1_epi32(c->off));
-    idx = _mm256_min_epi32(_mm256_max_epi32(idx, _mm256_setzero_si256()), _mm256_set1_epi32(c->hi));
+    const __m256i xs = _mm256_sra_epi32(xv, c->pre);
+    __m256i idx = _mm256_add_epi32(_mm256_sra_epi32(xs, c->s), c->off);
+    idx = _mm256_min_epi32(_mm256_max_epi32(idx, _mm256_setzero_si256()), c->hi);
     const __m256i g = _mm256_i32gather_epi32((const int *)t, idx, 4);
     const __m256i t0 = _mm256_srai_epi32(_mm256_slli_epi32(g, 16), 16), t1 = _mm256_srai_epi32(g, 16);
     const __m256i diff = _mm256_min_epi32(_mm256_max_epi32(_mm256_sub_epi32(t0, t1), lo16), hi16);
-    const __m256i p = _mm256_mullo_epi32(diff, _mm256_and_si256(xs, _mm256_set1_epi32(c->mask)));
-    const __m256i odd = _mm256_or_si256(_mm256_set1_epi32(c->up),
-                                        _mm256_and_si256(_mm256_sra_epi32(p, s), _mm256_set1_epi32(1)));
-    __m256i q = _mm256_sra_epi32(_mm256_add_epi32(_mm256_add_epi32(p, _mm256_set1_epi32(c->bias)), odd), s);
+    const __m256i p = _mm256_mullo_epi32(diff, _mm256_and_si256(xs, c->mask));
+    const __m256i odd = _mm256_or_si256(c->up, _mm256_and_si256(_mm256_sra_epi32(p, c->s), _mm256_set1_epi32(1)));
+    __m256i q = _mm256_sra_epi32(_mm256_add_epi32(_mm256_add_epi32(p, c->bias), odd), c->s);
     q = _mm256_min_epi32(_mm256_max_epi32(q, lo16), hi16);
     return _mm256_min_epi32(_mm256_max_epi32(_mm256_sub_epi32(t0, q), lo16), hi16);
 }
