@@ -214,6 +214,24 @@ REC_AVX2_INLINE __m256i rec_avx2_bcast(const int32_t *p) {
           : _mm256_loadu_si256((const __m256i *)((const int16_t *)(wg) + (size_t)(p) * 32 + 16 * (half))))
 #define REC_AVX2_BLOCK 4 /* groups whose sums share each broadcast of x */
 
+/* acc += madd(xb, rows 0-7 / 8-15 of pair p): written in assembly so that
+ * the accumulators stay in their registers across the loop (GCC otherwise
+ * copies each one per iteration); the same instructions as the intrinsics. */
+#define REC_AVX2_MADD(acc, xb, wg, p, half, w8)                                                            \
+    do {                                                                                                   \
+        if (w8) {                                                                                          \
+            __m256i t_;                                                                                    \
+            __asm__("vpmovsxbw %2, %1\n\tvpmaddwd %1, %3, %1\n\tvpaddd %1, %0, %0"                          \
+                    : "+x"(acc), "=&x"(t_)                                                                 \
+                    : "m"(*(const __m128i *)((const int8_t *)(wg) + (size_t)(p) * 32 + 16 * (half))), "x"(xb)); \
+        } else {                                                                                           \
+            __m256i t_;                                                                                    \
+            __asm__("vpmaddwd %2, %3, %1\n\tvpaddd %1, %0, %0"                                              \
+                    : "+x"(acc), "=&x"(t_)                                                                 \
+                    : "m"(*(const __m256i *)((const int16_t *)(wg) + (size_t)(p) * 32 + 16 * (half))), "x"(xb)); \
+        }                                                                                                  \
+    } while (0)
+
 /* max |v| of n int16 (32768 for -32768) */
 REC_AVX2_INLINE int32_t rec_avx2_maxabs16(const int16_t *v, int n) {
     __m256i m = _mm256_setzero_si256();
@@ -262,8 +280,8 @@ REC_AVX2_INLINE void rec_avx2_sums(const void *w, int pairs, const int32_t *chun
         for (; p < pend; p++) {
             const __m256i xb = rec_avx2_bcast(x + p);
             for (int j = 0; j < NG; j++) {
-                a[2 * j] = _mm256_add_epi32(a[2 * j], _mm256_madd_epi16(xb, REC_AVX2_W(wg[j], p, 0, w8)));
-                a[2 * j + 1] = _mm256_add_epi32(a[2 * j + 1], _mm256_madd_epi16(xb, REC_AVX2_W(wg[j], p, 1, w8)));
+                REC_AVX2_MADD(a[2 * j], xb, wg[j], p, 0, w8);
+                REC_AVX2_MADD(a[2 * j + 1], xb, wg[j], p, 1, w8);
             }
         }
         for (int i = 0; i < 2 * NG; i++) {
