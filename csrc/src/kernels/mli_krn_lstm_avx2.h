@@ -70,10 +70,14 @@ __attribute__((always_inline)) REC_AVX2_TARGET static inline void lstm_avx2_gate
                                                                                  const int NG, const int d8) {
     for (int j = 0; j < NG; j++) {
         const int k0 = (g0 + j) * MLI_DOT_GROUP, tanh_gate = k0 >= fz->M && k0 < 2 * fz->M;
+        if (!d8) { /* 16 int16 lanes (the pack saturates) */
+            const __m256i v = _mm256_permute4x64_epi64(_mm256_packs_epi32(q[2 * j], q[2 * j + 1]), 0xD8);
+            _mm256_storeu_si256((__m256i *)((int16_t *)gates + k0), lut16_pair_avx2(fz->tp[tanh_gate], &lv[tanh_gate], v));
+            continue;
+        }
         for (int h = 0; h < 2; h++) {
             __m256i v = rec_avx2_sat(q[2 * j + h], d8);
-            if (d8) v = rec_avx2_tab8(fz->t8[tanh_gate], v);
-            else v = lut8_pair_avx2(fz->tp[tanh_gate], &lv[tanh_gate], v);
+            v = rec_avx2_tab8(fz->t8[tanh_gate], v);
             rec_avx2_st(gates, k0 + 8 * h, v, d8);
         }
     }
@@ -115,28 +119,43 @@ __attribute__((always_inline)) REC_AVX2_TARGET static inline void lstm_avx2_body
     const __m128i ssh = _mm_cvtsi32_si128(fz->ir_shift), msh = _mm_cvtsi32_si128(fz->mshift);
     const __m256i sbias = _mm256_set1_epi32((1 << (fz->ir_shift - 1)) - 1), up = _mm256_set1_epi32(fz->up);
     const __m256i mbias = _mm256_set1_epi32((1 << (fz->mshift - 1)) - 1), one = _mm256_set1_epi32(1);
-    for (int m = 0; m < M; m += 8) {
-        const __m256i u = rec_avx2_round(_mm256_mullo_epi32(rec_avx2_ld(g_i, m, d8), rec_avx2_ld(g_g, m, d8)), ssh,
-                                         sbias, up);
-        const __m256i v = _mm256_add_epi32(u, _mm256_mullo_epi32(rec_avx2_ld(g_f, m, d8), rec_avx2_ld(c, m, d8)));
-        __m256i cn;
-        if (d8) {
-            cn = rec_avx2_sat(rec_avx2_round(v, _mm_cvtsi32_si128(7), _mm256_set1_epi32(63), up), 1);
-        } else { /* v >> 15 rounded, as floor plus the carry of the low 15 bits (no overflow) */
-            const __m256i fl = _mm256_srai_epi32(v, 15);
-            const __m256i odd = _mm256_or_si256(up, _mm256_and_si256(fl, one));
-            const __m256i inc = _mm256_srli_epi32(
-                _mm256_add_epi32(_mm256_add_epi32(_mm256_and_si256(v, _mm256_set1_epi32(0x7FFF)),
-                                                  _mm256_set1_epi32(0x3FFF)),
-                                 odd),
-                15);
-            cn = rec_avx2_sat(_mm256_add_epi32(fl, inc), 0);
+    for (int m = 0; m < M; m += 16) { /* M is a multiple of 16 */
+        __m256i cn[2];
+        for (int hf = 0; hf < 2; hf++) {
+            const int i = m + 8 * hf;
+            const __m256i u = rec_avx2_round(_mm256_mullo_epi32(rec_avx2_ld(g_i, i, d8), rec_avx2_ld(g_g, i, d8)), ssh,
+                                             sbias, up);
+            const __m256i v = _mm256_add_epi32(u, _mm256_mullo_epi32(rec_avx2_ld(g_f, i, d8), rec_avx2_ld(c, i, d8)));
+            if (d8) {
+                cn[hf] = rec_avx2_sat(rec_avx2_round(v, _mm_cvtsi32_si128(7), _mm256_set1_epi32(63), up), 1);
+            } else { /* v >> 15 rounded, as floor plus the carry of the low 15 bits (no overflow) */
+                const __m256i fl = _mm256_srai_epi32(v, 15);
+                const __m256i odd = _mm256_or_si256(up, _mm256_and_si256(fl, one));
+                const __m256i inc = _mm256_srli_epi32(
+                    _mm256_add_epi32(_mm256_add_epi32(_mm256_and_si256(v, _mm256_set1_epi32(0x7FFF)),
+                                                      _mm256_set1_epi32(0x3FFF)),
+                                     odd),
+                    15);
+                cn[hf] = _mm256_add_epi32(fl, inc); /* saturated by the pack below */
+            }
         }
-        rec_avx2_st(c, m, cn, d8);
-        __m256i p = cn;
-        if (fz->act) p = d8 ? rec_avx2_tab8(fz->t8[2], cn) : lut8_pair_avx2(fz->tp[2], &lv[2], cn);
-        const __m256i hv = rec_avx2_round(_mm256_mullo_epi32(p, rec_avx2_ld(g_o, m, d8)), msh, mbias, up);
-        rec_avx2_st(h_out, m, rec_avx2_sat(hv, d8), d8);
+        __m256i p[2];
+        if (d8) {
+            for (int hf = 0; hf < 2; hf++) {
+                rec_avx2_st(c, m + 8 * hf, cn[hf], 1);
+                p[hf] = fz->act ? rec_avx2_tab8(fz->t8[2], cn[hf]) : cn[hf];
+            }
+        } else {
+            __m256i c16 = _mm256_permute4x64_epi64(_mm256_packs_epi32(cn[0], cn[1]), 0xD8); /* sat16 */
+            _mm256_storeu_si256((__m256i *)((int16_t *)c + m), c16);
+            if (fz->act) c16 = lut16_pair_avx2(fz->tp[2], &lv[2], c16);
+            p[0] = _mm256_cvtepi16_epi32(_mm256_castsi256_si128(c16));
+            p[1] = _mm256_cvtepi16_epi32(_mm256_extracti128_si256(c16, 1));
+        }
+        for (int hf = 0; hf < 2; hf++) {
+            const __m256i hv = rec_avx2_round(_mm256_mullo_epi32(p[hf], rec_avx2_ld(g_o, m + 8 * hf, d8)), msh, mbias, up);
+            rec_avx2_st(h_out, m + 8 * hf, rec_avx2_sat(hv, d8), d8);
+        }
     }
     if (xn) rec_avx2_starts(&fz->rec, xn, fz->N, pl->x_in, stn, w8, d8);
 }
