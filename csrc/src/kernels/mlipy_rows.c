@@ -16,6 +16,8 @@
 
 /* Rows advanced together: their sums and gates stay in L2 (64 x 128 int64). */
 #define ROWS_BLOCK 64
+/* Rows advanced together through the AVX2 fused steps (rows_lstm_avx2_*). */
+#define ROWS_TOGETHER 4
 /* Steps from which an LSTM row runs through the kernel's fused step (rows_lstm_per_row). */
 #define ROWS_PER_ROW_MIN_STEPS 8
 

@@ -111,8 +111,10 @@ static int MLI_CAT(rows_poll_, KRN_SFX)(long *work, int n) {
 
 #ifdef MLIPY_X86_TARGETS
 /* The LSTM rows through the kernel's AVX2 fused step where it applies
- * (lstm_avx2_init on the shared plan): the n rows of a block advance
- * together one time step at a time, each row's step the kernel's own
+ * (lstm_avx2_init on the shared plan): the rows advance together one time
+ * step at a time, ROWS_TOGETHER at a time (rows of long sequences lie a
+ * multiple of 4 KB apart, and more of them at once than the L1 cache's ways
+ * evict each other's inputs and outputs at every step), each row's step the kernel's own
  * integers (its start values computed one step ahead, its state and cell
  * in the block's scratch h, c, its outputs written in place).  Returns 0
  * when the fused step does not apply (nothing done), 1 when done, -1 when
@@ -151,13 +153,15 @@ static int MLI_CAT(rows_lstm_avx2_, KRN_SFX)(ROWS_ENG *e, int rows, int nb, cons
             else if (sizeof(KRN_W_T) == 2) lstm_avx2_step16_first(fa, x0, st + 2 * j * ss);
             else lstm_avx2_step16w8_first(fa, x0, st + 2 * j * ss);
         }
+        for (int j0 = 0; j0 < n && done > 0; j0 += ROWS_TOGETHER)
         for (long t = 0; t < T; t++) {
-            if (MLI_CAT(rows_poll_, KRN_SFX)(work, n)) {
+            const int j1 = n - j0 < ROWS_TOGETHER ? n : j0 + ROWS_TOGETHER;
+            if (MLI_CAT(rows_poll_, KRN_SFX)(work, j1 - j0)) {
                 done = -1;
                 break;
             }
             const int32_t slot = (int32_t)(t & 1);
-            for (int j = 0; j < n; j++) {
+            for (int j = j0; j < j1; j++) {
                 const KRN_IO_T *xj = (const KRN_IO_T *)in[r0 + j].data;
                 const KRN_IO_T *xn = t + 1 < T ? xj + (t + 1) * N : NULL;
                 KRN_IO_T *h_out = b2b ? (KRN_IO_T *)out[r0 + j].data + t * M : h + (size_t)j * (size_t)M;
@@ -215,13 +219,15 @@ static int MLI_CAT(rows_rnn_avx2_, KRN_SFX)(ROWS_ENG *e, int rows, int nb, const
             else if (sizeof(KRN_W_T) == 2) rnn_avx2_step16_first(fa, x0, st + 2 * j * ss);
             else rnn_avx2_step16w8_first(fa, x0, st + 2 * j * ss);
         }
+        for (int j0 = 0; j0 < n && done > 0; j0 += ROWS_TOGETHER)
         for (long t = 0; t < T; t++) {
-            if (MLI_CAT(rows_poll_, KRN_SFX)(work, n)) {
+            const int j1 = n - j0 < ROWS_TOGETHER ? n : j0 + ROWS_TOGETHER;
+            if (MLI_CAT(rows_poll_, KRN_SFX)(work, j1 - j0)) {
                 done = -1;
                 break;
             }
             const int32_t slot = (int32_t)(t & 1);
-            for (int j = 0; j < n; j++) {
+            for (int j = j0; j < j1; j++) {
                 const KRN_IO_T *xj = (const KRN_IO_T *)in[r0 + j].data;
                 const KRN_IO_T *xn = t + 1 < T ? xj + (t + 1) * N : NULL;
                 KRN_IO_T *yo = b2b ? (KRN_IO_T *)out[r0 + j].data + t * K : y + (size_t)j * (size_t)K;
