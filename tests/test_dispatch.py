@@ -183,7 +183,8 @@ def test_fused_readout_limits_agree(kind, wmode):
     wi, di = np.iinfo(wt), np.iinfo(dt)
     for i, (fi, fh, fw, fb) in enumerate(AVX2_FORMATS[kind]):
         rng = np.random.default_rng([23, i, wi.bits, di.bits, len(wmode)])
-        N, M, T = int(rng.choice([1, 2, 17, 32])), int(rng.choice([16, 32])), int(rng.choice([2, 5]))
+        # N x M beyond 4096 / 4M: the input part of blocks of 32 steps ahead, 4 steps per weight load
+        N, M, T = int(rng.choice([1, 2, 17, 32, 80])), int(rng.choice([16, 32, 64])), int(rng.choice([2, 5, 38]))
         shape = (4, M, N + M)
         if wmode == "full":
             w = rng.integers(wi.min, wi.max, shape, endpoint=True).astype(wt)

@@ -100,6 +100,9 @@ __attribute__((always_inline)) REC_AVX2_TARGET static inline void rnn_avx2_body(
     }                                                                                                         \
     REC_AVX2_TARGET static void name##_first(const rnn_avx2 *fz, const void *x, int32_t *st) {                \
         rec_avx2_starts(&fz->rec, x, fz->N, fz->rec.plan->x_in, st, w8, d8);                                  \
+    } \
+    __attribute__((unused)) REC_AVX2_TARGET static void name##_steps(const rnn_avx2 *fz, const void *x, int count, int32_t *st) {       \
+        rec_avx2_starts_steps(&fz->rec, x, fz->N, count, fz->rec.plan->x_all, st, w8, d8);                    \
     }
 RNN_AVX2_STEP_DEF(rnn_avx2_step16, 0, 0)
 RNN_AVX2_STEP_DEF(rnn_avx2_step16w8, 1, 0)

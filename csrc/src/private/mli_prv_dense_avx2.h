@@ -303,13 +303,39 @@ REC_AVX2_INLINE __m256i rec_avx2_round(__m256i v, __m128i s, __m256i bias, __m25
     return _mm256_sra_epi32(_mm256_add_epi32(_mm256_add_epi32(v, bias), odd), s);
 }
 
+/* One group's start values from its sums (hi, lo: rows 0-7, 8-15) into o. */
+REC_AVX2_INLINE void rec_avx2_starts_out(const mli_rec_avx2 *r, const __m256i *hi, const __m256i *lo, int32_t *o,
+                                         const int w8) {
+    const int D = r->D, its = r->its;
+    const __m128i dsh = _mm_cvtsi32_si128(D), ish = _mm_cvtsi32_si128(its > 0 ? its : 0);
+    const __m128i lsh = _mm_cvtsi32_si128(its < 0 ? -its : 0);
+    const __m256i mD = _mm256_set1_epi32((int32_t)(((int64_t)1 << (D > 0 && D < 31 ? D : 0)) - 1));
+    const __m256i up = _mm256_set1_epi32(r->up);
+    const __m256i ibias = _mm256_set1_epi32(its > 0 && its < 31 ? (1 << (its - 1)) - 1 : 0);
+    const __m256i cl = _mm256_set1_epi32(r->cl), ncl = _mm256_set1_epi32(-r->cl);
+    const __m256i half = _mm256_set1_epi32(!w8 && r->os > 0 && r->os < 31 ? (int32_t)1 << (r->os - 1) : 0);
+    for (int h = 0; h < 2; h++) {
+        __m256i vh = hi[h], vl = lo[h];
+        if (w8) { /* the state part's start: rounding right or plain left shift (no clamp acts) */
+            vh = its > 0 ? rec_avx2_round(vh, ish, ibias, up) : _mm256_sll_epi32(vh, lsh);
+            _mm256_storeu_si256((__m256i *)(o + 8 * h), vh);
+            continue;
+        }
+        vh = _mm256_add_epi32(vh, _mm256_srl_epi32(vl, dsh)); /* vl >= 0 */
+        vl = _mm256_and_si256(vl, mD);
+        vl = _mm256_sll_epi32(_mm256_srl_epi32(vl, ish), lsh); /* one of the two shifts is by 0 */
+        vh = _mm256_min_epi32(_mm256_max_epi32(vh, ncl), cl);
+        _mm256_storeu_si256((__m256i *)(o + 8 * h), vh);
+        _mm256_storeu_si256((__m256i *)(o + 16 + 8 * h), _mm256_add_epi32(vl, half));
+    }
+}
+
 /* The start values of NG groups from g0 (see rec_avx2_starts). */
 REC_AVX2_INLINE void rec_avx2_starts_block(const mli_rec_avx2 *r, int g0, const int32_t *x, int one_chunk,
                                            int32_t *out, const int NG, const int w8) {
     const mli_dense_plan *pl = r->plan;
-    const int D = r->D, its = r->its;
-    const __m128i dsh = _mm_cvtsi32_si128(D), ish = _mm_cvtsi32_si128(its > 0 ? its : 0);
-    const __m128i lsh = _mm_cvtsi32_si128(its < 0 ? -its : 0);
+    const int D = r->D;
+    const __m128i dsh = _mm_cvtsi32_si128(D);
     const __m256i mD = _mm256_set1_epi32((int32_t)(((int64_t)1 << (D > 0 && D < 31 ? D : 0)) - 1));
     __m256i hi[2 * REC_AVX2_BLOCK], lo[2 * REC_AVX2_BLOCK];
     for (int i = 0; i < 2 * NG; i++) {
@@ -318,26 +344,104 @@ REC_AVX2_INLINE void rec_avx2_starts_block(const mli_rec_avx2 *r, int g0, const 
         lo[i] = w8 ? _mm256_setzero_si256() : _mm256_loadu_si256((const __m256i *)(r->btl + k));
     }
     rec_avx2_sums(pl->w_in, pl->n_pairs, pl->chunk_in, g0, x, one_chunk, hi, lo, dsh, mD, NG, w8, !w8);
-    const __m256i up = _mm256_set1_epi32(r->up);
-    const __m256i ibias = _mm256_set1_epi32(its > 0 && its < 31 ? (1 << (its - 1)) - 1 : 0);
-    const __m256i cl = _mm256_set1_epi32(r->cl), ncl = _mm256_set1_epi32(-r->cl);
-    const __m256i half = _mm256_set1_epi32(!w8 && r->os > 0 && r->os < 31 ? (int32_t)1 << (r->os - 1) : 0);
-    for (int j = 0; j < NG; j++) {
-        int32_t *o = out + (size_t)(g0 + j) * REC_START_STRIDE;
+    for (int j = 0; j < NG; j++)
+        rec_avx2_starts_out(r, hi + 2 * j, lo + 2 * j, out + (size_t)(g0 + j) * REC_START_STRIDE, w8);
+}
+
+/* acc += madd(xb, w) with w in a register (rec_avx2_starts_multi). */
+#define REC_AVX2_MADDR(acc, xb, w)                                                                         \
+    do {                                                                                                   \
+        __m256i t_;                                                                                        \
+        __asm__("vpmaddwd %2, %3, %1\n\tvpaddd %1, %0, %0" : "+x"(acc), "=&x"(t_) : "x"(w), "x"(xb));        \
+    } while (0)
+
+/* The start values of V consecutive steps for group g (step v's input
+ * pairs at x + v * xs, its start values at out + v * os), each load of the
+ * weights serving the V steps: the input part of a block of steps computed
+ * ahead of them, for weights too large to stay in L1. */
+REC_AVX2_INLINE void rec_avx2_starts_multi(const mli_rec_avx2 *r, int g, const int32_t *x, long xs, int one_chunk,
+                                           int32_t *out, long os, const int V, const int w8) {
+    const mli_dense_plan *pl = r->plan;
+    const int pairs = pl->n_pairs, D = r->D;
+    const int32_t *ch = pl->chunk_in + (size_t)g * ((size_t)pairs + 1);
+    const size_t glen = (size_t)pairs * 2 * MLI_DOT_GROUP;
+    const void *wg = w8 ? (const void *)((const int8_t *)pl->w_in + (size_t)g * glen)
+                        : (const void *)(pl->w_in + (size_t)g * glen);
+    const __m128i dsh = _mm_cvtsi32_si128(D);
+    const __m256i mD = _mm256_set1_epi32((int32_t)(((int64_t)1 << (D > 0 && D < 31 ? D : 0)) - 1));
+    __m256i hi[8], lo[8], a[8];
+    const int k = g * MLI_DOT_GROUP;
+    for (int v = 0; v < V; v++)
         for (int h = 0; h < 2; h++) {
-            __m256i vh = hi[2 * j + h], vl = lo[2 * j + h];
-            if (w8) { /* the state part's start: rounding right or plain left shift (no clamp acts) */
-                vh = its > 0 ? rec_avx2_round(vh, ish, ibias, up) : _mm256_sll_epi32(vh, lsh);
-                _mm256_storeu_si256((__m256i *)(o + 8 * h), vh);
-                continue;
-            }
-            vh = _mm256_add_epi32(vh, _mm256_srl_epi32(vl, dsh)); /* vl >= 0 */
-            vl = _mm256_and_si256(vl, mD);
-            vl = _mm256_sll_epi32(_mm256_srl_epi32(vl, ish), lsh); /* one of the two shifts is by 0 */
-            vh = _mm256_min_epi32(_mm256_max_epi32(vh, ncl), cl);
-            _mm256_storeu_si256((__m256i *)(o + 8 * h), vh);
-            _mm256_storeu_si256((__m256i *)(o + 16 + 8 * h), _mm256_add_epi32(vl, half));
+            hi[2 * v + h] = _mm256_loadu_si256((const __m256i *)(r->bth + k + 8 * h));
+            lo[2 * v + h] = w8 ? _mm256_setzero_si256() : _mm256_loadu_si256((const __m256i *)(r->btl + k + 8 * h));
         }
+    int p = 0, c = 1;
+    while (p < pairs) {
+        const int pend = !w8 && !one_chunk ? ch[c++] : pairs;
+        for (int i = 0; i < 2 * V; i++) a[i] = _mm256_setzero_si256();
+        for (; p < pend; p++) {
+            const __m256i w0 = REC_AVX2_W(wg, p, 0, w8), w1 = REC_AVX2_W(wg, p, 1, w8);
+            for (int v = 0; v < V; v++) {
+                const __m256i xb = rec_avx2_bcast(x + v * xs + p);
+                REC_AVX2_MADDR(a[2 * v], xb, w0);
+                REC_AVX2_MADDR(a[2 * v + 1], xb, w1);
+            }
+        }
+        for (int i = 0; i < 2 * V; i++) {
+            if (!w8) {
+                hi[i] = _mm256_add_epi32(hi[i], _mm256_sra_epi32(a[i], dsh));
+                lo[i] = _mm256_add_epi32(lo[i], _mm256_and_si256(a[i], mD));
+            } else {
+                hi[i] = _mm256_add_epi32(hi[i], a[i]);
+            }
+        }
+    }
+    for (int v = 0; v < V; v++) rec_avx2_starts_out(r, hi + 2 * v, lo + 2 * v, out + v * os + (size_t)g * REC_START_STRIDE, w8);
+}
+
+/* The start values of `count` consecutive steps from x (step t's input at
+ * x + t * N, int16 or int8 with d8) into out (step t's at
+ * out + t * groups * REC_START_STRIDE), 4 steps per pass over the weights.
+ * xp: scratch for count inputs as int32 pairs (count * n_pairs). */
+REC_AVX2_INLINE void rec_avx2_starts_steps(const mli_rec_avx2 *r, const void *xin, int N, int count, int32_t *xp,
+                                           int32_t *out, const int w8, const int d8) {
+    const int np = r->plan->n_pairs;
+    const long os = (long)r->groups * REC_START_STRIDE;
+    const size_t el = d8 ? 1 : 2;
+    const int32_t *x;
+    long xs;
+    if (!d8 && N % 2 == 0) {
+        x = (const int32_t *)xin;
+        xs = N / 2;
+    } else {
+        for (int t = 0; t < count; t++) {
+            int16_t *x16 = (int16_t *)(void *)(xp + (size_t)t * (size_t)np);
+            const char *src = (const char *)xin + (size_t)t * (size_t)N * el;
+            for (int j = 0; j < N; j++) x16[j] = d8 ? ((const int8_t *)src)[j] : ((const int16_t *)(const void *)src)[j];
+            if (N % 2) x16[N] = 0;
+        }
+        x = xp;
+        xs = np;
+    }
+    int t = 0;
+    while (t < count) {
+        const int V = count - t >= 4 ? 4 : (count - t >= 2 ? 2 : 1);
+        int one = w8;
+        if (!w8) { /* fx16: one chunk per row where every one of the V steps allows it */
+            int32_t mx = 0;
+            for (int v = 0; v < V; v++) {
+                const int32_t m = rec_avx2_maxabs16((const int16_t *)xin + (size_t)(t + v) * (size_t)N, N);
+                mx = m > mx ? m : mx;
+            }
+            one = (int64_t)mx * r->l1i < ((int64_t)1 << 31);
+        }
+        for (int g = 0; g < r->groups; g++) {
+            if (V == 4) rec_avx2_starts_multi(r, g, x + t * xs, xs, one, out + t * os, os, 4, w8);
+            else if (V == 2) rec_avx2_starts_multi(r, g, x + t * xs, xs, one, out + t * os, os, 2, w8);
+            else rec_avx2_starts_multi(r, g, x + t * xs, xs, one, out + t * os, os, 1, w8);
+        }
+        t += V;
     }
 }
 
