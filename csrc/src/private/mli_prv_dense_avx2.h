@@ -303,49 +303,57 @@ REC_AVX2_INLINE __m256i rec_avx2_round(__m256i v, __m128i s, __m256i bias, __m25
     return _mm256_sra_epi32(_mm256_add_epi32(_mm256_add_epi32(v, bias), odd), s);
 }
 
-/* One group's start values from its sums (hi, lo: rows 0-7, 8-15) into o. */
-REC_AVX2_INLINE void rec_avx2_starts_out(const mli_rec_avx2 *r, const __m256i *hi, const __m256i *lo, int32_t *o,
-                                         const int w8) {
+/* The constants of the start values, made once per call of the functions below. */
+typedef struct {
+    __m128i dsh, ish, lsh;
+    __m256i mD, up, ibias, cl, ncl, half;
+} rec_avx2_sc;
+
+REC_AVX2_INLINE void rec_avx2_sc_make(const mli_rec_avx2 *r, rec_avx2_sc *c, const int w8) {
     const int D = r->D, its = r->its;
-    const __m128i dsh = _mm_cvtsi32_si128(D), ish = _mm_cvtsi32_si128(its > 0 ? its : 0);
-    const __m128i lsh = _mm_cvtsi32_si128(its < 0 ? -its : 0);
-    const __m256i mD = _mm256_set1_epi32((int32_t)(((int64_t)1 << (D > 0 && D < 31 ? D : 0)) - 1));
-    const __m256i up = _mm256_set1_epi32(r->up);
-    const __m256i ibias = _mm256_set1_epi32(its > 0 && its < 31 ? (1 << (its - 1)) - 1 : 0);
-    const __m256i cl = _mm256_set1_epi32(r->cl), ncl = _mm256_set1_epi32(-r->cl);
-    const __m256i half = _mm256_set1_epi32(!w8 && r->os > 0 && r->os < 31 ? (int32_t)1 << (r->os - 1) : 0);
+    c->dsh = _mm_cvtsi32_si128(D);
+    c->ish = _mm_cvtsi32_si128(its > 0 ? its : 0);
+    c->lsh = _mm_cvtsi32_si128(its < 0 ? -its : 0);
+    c->mD = _mm256_set1_epi32((int32_t)(((int64_t)1 << (D > 0 && D < 31 ? D : 0)) - 1));
+    c->up = _mm256_set1_epi32(r->up);
+    c->ibias = _mm256_set1_epi32(its > 0 && its < 31 ? (1 << (its - 1)) - 1 : 0);
+    c->cl = _mm256_set1_epi32(r->cl);
+    c->ncl = _mm256_set1_epi32(-r->cl);
+    c->half = _mm256_set1_epi32(!w8 && r->os > 0 && r->os < 31 ? (int32_t)1 << (r->os - 1) : 0);
+}
+
+/* One group's start values from its sums (hi, lo: rows 0-7, 8-15) into o. */
+REC_AVX2_INLINE void rec_avx2_starts_out(const mli_rec_avx2 *r, const rec_avx2_sc *c, const __m256i *hi,
+                                         const __m256i *lo, int32_t *o, const int w8) {
     for (int h = 0; h < 2; h++) {
         __m256i vh = hi[h], vl = lo[h];
         if (w8) { /* the state part's start: rounding right or plain left shift (no clamp acts) */
-            vh = its > 0 ? rec_avx2_round(vh, ish, ibias, up) : _mm256_sll_epi32(vh, lsh);
+            vh = r->its > 0 ? rec_avx2_round(vh, c->ish, c->ibias, c->up) : _mm256_sll_epi32(vh, c->lsh);
             _mm256_storeu_si256((__m256i *)(o + 8 * h), vh);
             continue;
         }
-        vh = _mm256_add_epi32(vh, _mm256_srl_epi32(vl, dsh)); /* vl >= 0 */
-        vl = _mm256_and_si256(vl, mD);
-        vl = _mm256_sll_epi32(_mm256_srl_epi32(vl, ish), lsh); /* one of the two shifts is by 0 */
-        vh = _mm256_min_epi32(_mm256_max_epi32(vh, ncl), cl);
+        vh = _mm256_add_epi32(vh, _mm256_srl_epi32(vl, c->dsh)); /* vl >= 0 */
+        vl = _mm256_and_si256(vl, c->mD);
+        vl = _mm256_sll_epi32(_mm256_srl_epi32(vl, c->ish), c->lsh); /* one of the two shifts is by 0 */
+        vh = _mm256_min_epi32(_mm256_max_epi32(vh, c->ncl), c->cl);
         _mm256_storeu_si256((__m256i *)(o + 8 * h), vh);
-        _mm256_storeu_si256((__m256i *)(o + 16 + 8 * h), _mm256_add_epi32(vl, half));
+        _mm256_storeu_si256((__m256i *)(o + 16 + 8 * h), _mm256_add_epi32(vl, c->half));
     }
 }
 
 /* The start values of NG groups from g0 (see rec_avx2_starts). */
-REC_AVX2_INLINE void rec_avx2_starts_block(const mli_rec_avx2 *r, int g0, const int32_t *x, int one_chunk,
-                                           int32_t *out, const int NG, const int w8) {
+REC_AVX2_INLINE void rec_avx2_starts_block(const mli_rec_avx2 *r, const rec_avx2_sc *c, int g0, const int32_t *x,
+                                           int one_chunk, int32_t *out, const int NG, const int w8) {
     const mli_dense_plan *pl = r->plan;
-    const int D = r->D;
-    const __m128i dsh = _mm_cvtsi32_si128(D);
-    const __m256i mD = _mm256_set1_epi32((int32_t)(((int64_t)1 << (D > 0 && D < 31 ? D : 0)) - 1));
     __m256i hi[2 * REC_AVX2_BLOCK], lo[2 * REC_AVX2_BLOCK];
     for (int i = 0; i < 2 * NG; i++) {
         const int k = g0 * MLI_DOT_GROUP + 8 * i;
         hi[i] = _mm256_loadu_si256((const __m256i *)(r->bth + k));
         lo[i] = w8 ? _mm256_setzero_si256() : _mm256_loadu_si256((const __m256i *)(r->btl + k));
     }
-    rec_avx2_sums(pl->w_in, pl->n_pairs, pl->chunk_in, g0, x, one_chunk, hi, lo, dsh, mD, NG, w8, !w8);
+    rec_avx2_sums(pl->w_in, pl->n_pairs, pl->chunk_in, g0, x, one_chunk, hi, lo, c->dsh, c->mD, NG, w8, !w8);
     for (int j = 0; j < NG; j++)
-        rec_avx2_starts_out(r, hi + 2 * j, lo + 2 * j, out + (size_t)(g0 + j) * REC_START_STRIDE, w8);
+        rec_avx2_starts_out(r, c, hi + 2 * j, lo + 2 * j, out + (size_t)(g0 + j) * REC_START_STRIDE, w8);
 }
 
 /* acc += madd(xb, w) with w in a register (rec_avx2_starts_multi). */
@@ -359,16 +367,16 @@ REC_AVX2_INLINE void rec_avx2_starts_block(const mli_rec_avx2 *r, int g0, const 
  * pairs at x + v * xs, its start values at out + v * os), each load of the
  * weights serving the V steps: the input part of a block of steps computed
  * ahead of them, for weights too large to stay in L1. */
-REC_AVX2_INLINE void rec_avx2_starts_multi(const mli_rec_avx2 *r, int g, const int32_t *x, long xs, int one_chunk,
-                                           int32_t *out, long os, const int V, const int w8) {
+REC_AVX2_INLINE void rec_avx2_starts_multi(const mli_rec_avx2 *r, const rec_avx2_sc *sc, int g, const int32_t *x,
+                                           long xs, int one_chunk, int32_t *out, long os, const int V, const int w8) {
     const mli_dense_plan *pl = r->plan;
-    const int pairs = pl->n_pairs, D = r->D;
+    const int pairs = pl->n_pairs;
     const int32_t *ch = pl->chunk_in + (size_t)g * ((size_t)pairs + 1);
     const size_t glen = (size_t)pairs * 2 * MLI_DOT_GROUP;
     const void *wg = w8 ? (const void *)((const int8_t *)pl->w_in + (size_t)g * glen)
                         : (const void *)(pl->w_in + (size_t)g * glen);
-    const __m128i dsh = _mm_cvtsi32_si128(D);
-    const __m256i mD = _mm256_set1_epi32((int32_t)(((int64_t)1 << (D > 0 && D < 31 ? D : 0)) - 1));
+    const __m128i dsh = sc->dsh;
+    const __m256i mD = sc->mD;
     __m256i hi[8], lo[8], a[8];
     const int k = g * MLI_DOT_GROUP;
     for (int v = 0; v < V; v++)
@@ -397,7 +405,8 @@ REC_AVX2_INLINE void rec_avx2_starts_multi(const mli_rec_avx2 *r, int g, const i
             }
         }
     }
-    for (int v = 0; v < V; v++) rec_avx2_starts_out(r, hi + 2 * v, lo + 2 * v, out + v * os + (size_t)g * REC_START_STRIDE, w8);
+    for (int v = 0; v < V; v++)
+        rec_avx2_starts_out(r, sc, hi + 2 * v, lo + 2 * v, out + v * os + (size_t)g * REC_START_STRIDE, w8);
 }
 
 /* The start values of `count` consecutive steps from x (step t's input at
@@ -424,6 +433,8 @@ REC_AVX2_INLINE void rec_avx2_starts_steps(const mli_rec_avx2 *r, const void *xi
         x = xp;
         xs = np;
     }
+    rec_avx2_sc sc;
+    rec_avx2_sc_make(r, &sc, w8);
     int t = 0;
     while (t < count) {
         const int V = count - t >= 4 ? 4 : (count - t >= 2 ? 2 : 1);
@@ -437,9 +448,9 @@ REC_AVX2_INLINE void rec_avx2_starts_steps(const mli_rec_avx2 *r, const void *xi
             one = (int64_t)mx * r->l1i < ((int64_t)1 << 31);
         }
         for (int g = 0; g < r->groups; g++) {
-            if (V == 4) rec_avx2_starts_multi(r, g, x + t * xs, xs, one, out + t * os, os, 4, w8);
-            else if (V == 2) rec_avx2_starts_multi(r, g, x + t * xs, xs, one, out + t * os, os, 2, w8);
-            else rec_avx2_starts_multi(r, g, x + t * xs, xs, one, out + t * os, os, 1, w8);
+            if (V == 4) rec_avx2_starts_multi(r, &sc, g, x + t * xs, xs, one, out + t * os, os, 4, w8);
+            else if (V == 2) rec_avx2_starts_multi(r, &sc, g, x + t * xs, xs, one, out + t * os, os, 2, w8);
+            else rec_avx2_starts_multi(r, &sc, g, x + t * xs, xs, one, out + t * os, os, 1, w8);
         }
         t += V;
     }
@@ -469,10 +480,12 @@ REC_AVX2_INLINE void rec_avx2_starts(const mli_rec_avx2 *r, const void *xin, int
     }
     /* fx16: where max|x| times the largest sum of |w| of a row is below 2^31, every row is one chunk */
     const int one = w8 || (int64_t)rec_avx2_maxabs16((const int16_t *)xin, N) * r->l1i < ((int64_t)1 << 31);
+    rec_avx2_sc sc;
+    rec_avx2_sc_make(r, &sc, w8);
     int g = 0;
     for (; g + REC_AVX2_BLOCK <= r->groups; g += REC_AVX2_BLOCK)
-        rec_avx2_starts_block(r, g, x, one, out, REC_AVX2_BLOCK, w8);
-    for (; g < r->groups; g++) rec_avx2_starts_block(r, g, x, one, out, 1, w8);
+        rec_avx2_starts_block(r, &sc, g, x, one, out, REC_AVX2_BLOCK, w8);
+    for (; g < r->groups; g++) rec_avx2_starts_block(r, &sc, g, x, one, out, 1, w8);
 }
 
 /* The read-out of NG groups from g0 from the state x (int32 pairs) and the
