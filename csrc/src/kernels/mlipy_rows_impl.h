@@ -168,9 +168,10 @@ static int MLI_CAT(rows_lstm_avx2_, KRN_SFX)(ROWS_ENG *e, int rows, int nb, cons
                 const int32_t *s0 = st + (2 * j + slot) * ss;
                 int32_t *s1 = st + (2 * j + 1 - slot) * ss;
                 KRN_IO_T *cj = c + (size_t)j * (size_t)M;
-                if (KRN_BITS == 8) lstm_avx2_step8(fa, s0, hp[j], gates, cj, h_out, xn, s1);
-                else if (sizeof(KRN_W_T) == 2) lstm_avx2_step16(fa, s0, hp[j], gates, cj, h_out, xn, s1);
-                else lstm_avx2_step16w8(fa, s0, hp[j], gates, cj, h_out, xn, s1);
+                KRN_IO_T *gj = gates + (size_t)j * 4 * (size_t)M; /* a row's own gates: no false sharing between rows */
+                if (KRN_BITS == 8) lstm_avx2_step8(fa, s0, hp[j], gj, cj, h_out, xn, s1);
+                else if (sizeof(KRN_W_T) == 2) lstm_avx2_step16(fa, s0, hp[j], gj, cj, h_out, xn, s1);
+                else lstm_avx2_step16w8(fa, s0, hp[j], gj, cj, h_out, xn, s1);
                 hp[j] = h_out;
             }
         }

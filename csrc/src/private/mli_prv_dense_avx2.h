@@ -5,7 +5,8 @@
  * (mli_rec_avx2_init returns 0 otherwise and the caller takes the stepped
  * path).  Included by the kernels that use it (x86 builds).
  *
- * fx16 (40-bit accumulator, floor shifts; plan->unclamped): with
+ * fx16 (40-bit accumulator, floor shifts; no partial sum able to reach its
+ * limit, mli_rec_avx2_ok16): with
  * D = in_to_state + out_shift, the input part B = bias term + x . W_in is
  * kept as B = hi * 2^D + lo (0 <= lo < 2^D), each chunk's exact int32 sum
  * split into its high and low parts as it is added.  The state part's start
