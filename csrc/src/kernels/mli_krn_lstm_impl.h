@@ -204,7 +204,7 @@ mli_status MLI_CAT(mli_krn_lstm_cell_, KRN_SFX)(const mli_tensor *in, const mli_
          * MLI_DENSE_HOIST_STEPS steps, each weight load serving 4 steps */
         const int per_step = (long)4 * M * N <= 4096;
         int32_t *s_start = (int32_t *)(void *)plan.s_all;
-        if (per_step) {
+        if (per_step && batch > 0) {
             if (KRN_BITS == 8) lstm_avx2_step8_first(&fa, x, s_start);
             else if (sizeof(KRN_W_T) == 2) lstm_avx2_step16_first(&fa, x, s_start);
             else lstm_avx2_step16w8_first(&fa, x, s_start);
