@@ -4,11 +4,28 @@ with shared weights, in one C call (an mli-py extension beyond MLI 1.1).
 ``lstm_cell_rows_fx16(x, prev_out, weights, bias, cfg, cell)`` gives, row
 for row, what ``lstm_cell_fx16(x[r], prev_out[r], weights, bias, cfg,
 cell[r])`` gives, bit for bit (every mode, rounding mode and ISA path), in one
-C call with the GIL released: all rows advance one step at a time so that each
-step's dense part reads the weights once for all rows.  An LSTM whose M is a
-multiple of 16, over 8 steps or more, on the AVX-512 VNNI path instead runs
-its rows one after another through the kernel's fused time step (weights
-packed once), which is faster there than the shared-weights engine.
+C call with the GIL released, the weights packed once for all rows.  How the
+rows run depends on the ISA path and the cell:
+
+* on the AVX2 path, where the kernel's fused time step applies (LSTM: M a
+  multiple of 16; basic RNN: K a multiple of 8; both: the bounds that let the
+  read-out run on int32 lanes, which realistic weights meet), the rows of a
+  block advance together one time step at a time, each row's step the
+  kernel's fused step;
+* on the AVX-512 VNNI path an LSTM whose M is a multiple of 16, over 8 steps
+  or more, runs its rows one after another through the kernel's fused time
+  step;
+* otherwise all rows advance one step at a time through a shared-weights
+  engine: each step's dense part reads the weights once for all rows, the
+  element-wise steps run over all rows as one vector.
+
+A row whose work the batching cannot share is not batched: an LSTM cell
+tensor whose ``mem_stride`` is set and not dense (MLI's output activation
+refuses it, see ``lstm_cell``) sends every row of the call one after another
+through the kernel itself.  Per row, the multiply-accumulate and table-lookup
+instructions are those of a separate call whatever the path, so a rows call
+saves the per-call costs (the Python call, the checks, packing the weights)
+rather than arithmetic.
 
 Tensors with a leading row axis (B rows):
 

@@ -153,3 +153,72 @@ def test_fused_lstm_step_agrees(kind):
         for isa in PATHS[1:]:
             for a, bb in zip(got["scalar"], got[isa]):
                 np.testing.assert_array_equal(a, bb, err_msg=f"case {i}: {isa} differs from scalar")
+
+
+# formats (f_in, f_h, f_w, f_b) of the AVX2 fused steps' int32 read-out: for
+# fx16 the read-out shift os = f_h + f_w - 12 and D = its + os, from os = 1
+# (a tie every few values) to 28 (few chunks fit below 2^31), its < 0, = 0
+# and > 0, D at its lower limit 9, and bias terms up to 2^36 (the high part
+# clamped, the result saturated); for 8-bit weights the 32-bit register's
+# bounds from both sides
+AVX2_FORMATS = {
+    "fx16": [(15, 15, 15, 15), (12, 15, 15, 15), (15, 6, 8, 8), (15, 3, 10, 10), (14, 15, 15, 8), (6, 15, 15, 15),
+             (15, 20, 20, 20), (13, 13, 14, 0), (15, 15, 15, 6)],
+    "fx8w16d": [(12, 15, 7, 7), (15, 15, 7, 7), (15, 8, 7, 2), (9, 15, 7, 7), (15, 12, 6, 0), (15, 15, 4, 7)],
+    "fx8": [(4, 7, 7, 7), (7, 7, 7, 7), (7, 3, 4, 1), (2, 7, 7, 7), (7, 6, 3, 0), (7, 7, 2, 7)],
+}
+
+
+@pytest.mark.skipif(len(PATHS) < 2, reason="this CPU has only the scalar path")
+@pytest.mark.parametrize("kind", ["fx16", "fx8w16d", "fx8"])
+@pytest.mark.parametrize("wmode", ["full", "edges", "pairs", "trained", "small"])
+def test_fused_readout_limits_agree(kind, wmode):
+    # weights and data at full scale (rows whose int32 chunks end near 2^31,
+    # -32768 * -32768 products), biases up to the largest bias terms the
+    # fused steps take, ties of the rounding, every activation and both
+    # rounding modes, M % 16 == 0: the fused LSTM steps and the RNN next to
+    # the stepped scalar path, the LSTM's gates (cfg.ir) included
+    dt = np.int8 if kind == "fx8" else np.int16
+    wt = np.int16 if kind == "fx16" else np.int8
+    wi, di = np.iinfo(wt), np.iinfo(dt)
+    for i, (fi, fh, fw, fb) in enumerate(AVX2_FORMATS[kind]):
+        rng = np.random.default_rng([23, i, wi.bits, di.bits, len(wmode)])
+        # N x M beyond 4096 / 4M: the input part of blocks of 32 steps ahead, 4 steps per weight load
+        N, M, T = int(rng.choice([1, 2, 17, 32, 80])), int(rng.choice([16, 32, 64])), int(rng.choice([2, 5, 38]))
+        shape = (4, M, N + M)
+        if wmode == "full":
+            w = rng.integers(wi.min, wi.max, shape, endpoint=True).astype(wt)
+        elif wmode == "edges":
+            w = rng.choice(np.array([wi.min, wi.max, wi.min + 1, -1, 0, 1], wt), size=shape)
+        elif wmode == "pairs":  # |w0| + |w1| = 65535 (16-bit): every pair fills a chunk
+            w = np.tile(np.array([wi.max, wi.min], wt), (4, M, (N + M + 1) // 2))[..., :N + M]
+            w = w * rng.choice(np.array([1, -1], wt), size=(4, M, 1)).astype(wt)
+        elif wmode == "small":  # small sums: the fused steps take even the smallest shifts
+            w = rng.integers(-(wi.max // 500) - 1, wi.max // 500 + 1, shape, endpoint=True).astype(wt)
+        else:
+            w = np.clip(rng.laplace(0, wi.max / 30, shape), wi.min, wi.max).astype(wt)
+        b = rng.choice(np.array([wi.min, wi.max, 0, wi.max // 3], wt), size=(4, M))
+        x = rng.choice(np.array([di.min, di.max, di.min + 1, 0], dt), size=(T, N))
+        h0 = rng.choice(np.array([di.min, di.max], dt), size=M)
+        c0 = rng.integers(di.min, di.max, M, endpoint=True).astype(dt)
+        got = {}
+        for isa in PATHS:
+            outs = []
+            for rounding in ("convergent", "up"):
+                for act in (0, 1, 2):
+                    with mli.use_isa(isa), mli.rounding(rounding):
+                        ir = mli.Tensor(np.zeros(4 * M, dt), 0)
+                        y, c = mli.lstm_cell(mli.Tensor(x, fi), mli.Tensor(h0, fh), mli.Tensor(w, fw),
+                                             mli.Tensor(b, fb), mli.RnnCellConfig(mode=1, act=act, ir=ir),
+                                             mli.Tensor(c0, min(max(0, fh - 3), di.bits - 2)))
+                        outs += [y.numpy().copy(), c.numpy().copy(), ir.numpy().copy()]
+                        for mode in (1, 2):  # batch-to-batch, batch-to-last (the dense results in cfg.ir)
+                            rir = mli.Tensor(np.zeros(M, dt), 0)
+                            r = mli.basic_rnn_cell(mli.Tensor(x, fi), mli.Tensor(h0, fh), mli.Tensor(w[0], fw),
+                                                   mli.Tensor(b[0], fb), mli.RnnCellConfig(mode=mode, act=act, ir=rir),
+                                                   out_frac_bits=fh)
+                            outs += [r.numpy().copy(), rir.numpy().copy()]
+            got[isa] = outs
+        for isa in PATHS[1:]:
+            for j, (a, bb) in enumerate(zip(got["scalar"], got[isa])):
+                np.testing.assert_array_equal(a, bb, err_msg=f"format {i} output {j}: {isa} differs from scalar")

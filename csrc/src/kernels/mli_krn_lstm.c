@@ -5,6 +5,7 @@
 #include "mli_krn_common.h"
 #include "../private/mli_prv_dotprod.h"
 #include "../private/mli_prv_lut_simd.h"
+#include "mli_krn_lstm_avx2.h"
 
 /* ---- One fused LSTM time step on AVX-512 VNNI (fx16, fx8w16d, fx8) -------
  * The same integers as the step-by-step path (dense_step, lstm_gates_,
@@ -85,9 +86,19 @@ static int lstm16_disjoint(const void *a, size_t na, const void *b, size_t nb) {
     return (uintptr_t)a + na <= (uintptr_t)b || (uintptr_t)b + nb <= (uintptr_t)a;
 }
 
-/* Whether the fused step computes this call (the buffers it writes, gates,
- * c and out, must not overlap each other or the input: the state is copied
- * before anything is written, so it may overlap anything). */
+/* The buffers a fused step writes, gates, c and out, must not overlap each
+ * other or the input (the state is copied before anything is written, or
+ * read in place only where it overlaps no gate, so it may overlap anything). */
+static int lstm16_fused_disjoint(int M, int N, long batch, long out_rows, const void *x, const void *gates,
+                                 const void *c, const void *y, size_t el) {
+    if (M <= 0 || N < 0 || batch < 0 || out_rows < 0) return 0;
+    const size_t m = (size_t)M, ng = 4 * m * el, nc = m * el, ny = (size_t)out_rows * m * el;
+    const size_t nx = (size_t)batch * (size_t)N * el;
+    return lstm16_disjoint(gates, ng, c, nc) && lstm16_disjoint(gates, ng, y, ny) && lstm16_disjoint(c, nc, y, ny) &&
+           lstm16_disjoint(x, nx, gates, ng) && lstm16_disjoint(x, nx, c, nc) && lstm16_disjoint(x, nx, y, ny);
+}
+
+/* Whether the fused step computes this call (lstm16_fused_disjoint). */
 static int lstm16_fused_ok(const mli_dense_plan *plan, int M, int N, long batch, long out_rows, mli_dense_shifts sh,
                            int ir_shift, int mshift, const void *x, const void *gates, const void *c, const void *y,
                            size_t el) {
@@ -98,11 +109,7 @@ static int lstm16_fused_ok(const mli_dense_plan *plan, int M, int N, long batch,
         !plan->unclamped)
         return 0;
     if (M <= 0 || M % MLI_DOT_GROUP || ir_shift <= 0 || ir_shift >= 31 || mshift <= 0 || mshift >= 31) return 0;
-    /* M > 0 here; batch, out_rows and N are the call's checked, non-negative sizes */
-    const size_t m = (size_t)M, ng = 4 * m * el, nc = m * el, ny = (size_t)out_rows * m * el;
-    const size_t nx = (size_t)batch * (size_t)N * el;
-    return lstm16_disjoint(gates, ng, c, nc) && lstm16_disjoint(gates, ng, y, ny) && lstm16_disjoint(c, nc, y, ny) &&
-           lstm16_disjoint(x, nx, gates, ng) && lstm16_disjoint(x, nx, c, nc) && lstm16_disjoint(x, nx, y, ny);
+    return lstm16_fused_disjoint(M, N, batch, out_rows, x, gates, c, y, el);
 #else
     (void)plan, (void)M, (void)N, (void)batch, (void)out_rows, (void)ir_shift, (void)mshift;
     (void)x, (void)gates, (void)c, (void)y, (void)el;

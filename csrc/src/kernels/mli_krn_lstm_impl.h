@@ -191,6 +191,49 @@ mli_status MLI_CAT(mli_krn_lstm_cell_, KRN_SFX)(const mli_tensor *in, const mli_
         batch_done = 1;
     }
 #endif
+#ifdef MLIPY_X86_TARGETS
+    /* the AVX2 fused step where it applies (same integers) */
+    lstm_avx2 fa;
+    if (!batch_done && !p_from_out &&
+        lstm16_fused_disjoint(M, N, batch, mode == RNN_BATCH_TO_BATCH ? batch : 1, x, gates, c, y, sizeof(KRN_IO_T)) &&
+        lstm_avx2_init(&fa, &plan, M, N, sh, ir_shift, mshift, act, f_ir, f_c, sizeof(KRN_W_T) == 1, KRN_BITS == 8, h,
+                       gates, sizeof(KRN_IO_T))) {
+        const long ss = (long)plan.groups * REC_START_STRIDE;
+        /* small steps: each step computes the next one's start values (two
+         * slots); larger ones (weights beyond L1): those of blocks of
+         * MLI_DENSE_HOIST_STEPS steps, each weight load serving 4 steps */
+        const int per_step = (long)4 * M * N <= 4096;
+        int32_t *s_start = (int32_t *)(void *)plan.s_all;
+        if (per_step && batch > 0) {
+            if (KRN_BITS == 8) lstm_avx2_step8_first(&fa, x, s_start);
+            else if (sizeof(KRN_W_T) == 2) lstm_avx2_step16_first(&fa, x, s_start);
+            else lstm_avx2_step16w8_first(&fa, x, s_start);
+        }
+        for (long t = 0; t < batch; t++) {
+            if (t > 0 && mlipy_poll_now(t - 1)) return MLIPY_STATUS_INTERRUPTED;
+            KRN_IO_T *h_out = mode == RNN_BATCH_TO_BATCH ? y + t * M : y;
+            const int32_t *st = s_start + (t & 1) * ss;
+            int32_t *stn = s_start + ((t + 1) & 1) * ss;
+            const KRN_IO_T *xn = t + 1 < batch ? x + (t + 1) * N : NULL;
+            if (!per_step) {
+                const long j = t % MLI_DENSE_HOIST_STEPS;
+                if (j == 0) {
+                    const int cnt = (int)(batch - t < MLI_DENSE_HOIST_STEPS ? batch - t : MLI_DENSE_HOIST_STEPS);
+                    if (KRN_BITS == 8) lstm_avx2_step8_steps(&fa, x + t * N, cnt, s_start);
+                    else if (sizeof(KRN_W_T) == 2) lstm_avx2_step16_steps(&fa, x + t * N, cnt, s_start);
+                    else lstm_avx2_step16w8_steps(&fa, x + t * N, cnt, s_start);
+                }
+                st = s_start + j * ss;
+                xn = NULL;
+            }
+            if (KRN_BITS == 8) lstm_avx2_step8(&fa, st, h, gates, c, h_out, xn, stn);
+            else if (sizeof(KRN_W_T) == 2) lstm_avx2_step16(&fa, st, h, gates, c, h_out, xn, stn);
+            else lstm_avx2_step16w8(&fa, st, h, gates, c, h_out, xn, stn);
+            h = h_out;
+        }
+        batch_done = 1;
+    }
+#endif
     for (long t = 0; t < batch && !batch_done; t++) {
         if (t > 0 && mlipy_poll_now(t - 1)) return MLIPY_STATUS_INTERRUPTED;
         KRN_IO_T *h_out = mode == RNN_BATCH_TO_BATCH ? y + t * M : y;

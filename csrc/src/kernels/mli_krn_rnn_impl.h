@@ -38,7 +38,58 @@ mli_status MLI_CAT(mli_krn_basic_rnn_cell_, KRN_SFX)(const mli_tensor *in, const
 
     mli_dense_plan plan;
     MLI_CAT(mli_prv_dense_plan_, KRN_SFX)(&plan, W, N + M, K, N, M, b, sh, batch);
-    for (long t = 0; t < batch; t++) {
+    int batch_done = 0;
+#ifdef MLIPY_X86_TARGETS
+    /* the AVX2 fused step where it applies (same integers): each step's
+     * outputs go where the stepped path leaves them (the dense results
+     * apart only where they differ from the step's output) */
+    rnn_avx2 fa;
+    if ((mode == RNN_ONE_TO_ONE || b2b || (b2l && (activate || act == RNN_ACT_NONE))) &&
+        rnn_avx2_init(&fa, &plan, K, M, N, batch, sh, activate, lut, f_d, sizeof(KRN_W_T) == 1, KRN_BITS == 8, x, y,
+                      (size_t)(b2b ? batch : 1) * (size_t)K, ir, ir ? (size_t)K : 0, sizeof(KRN_IO_T))) {
+        const long ss = (long)plan.groups * REC_START_STRIDE;
+        /* small steps: each step computes the next one's start values (two
+         * slots); larger ones: those of blocks of steps (as the LSTM) */
+        const int per_step = (long)K * N <= 4096;
+        int32_t *s_start = (int32_t *)(void *)plan.s_all;
+        if (per_step) {
+            if (KRN_BITS == 8) rnn_avx2_step8_first(&fa, x, s_start);
+            else if (sizeof(KRN_W_T) == 2) rnn_avx2_step16_first(&fa, x, s_start);
+            else rnn_avx2_step16w8_first(&fa, x, s_start);
+        }
+        for (long t = 0; t < batch; t++) {
+            if (t > 0 && mlipy_poll_now(t - 1)) return MLIPY_STATUS_INTERRUPTED;
+            KRN_IO_T *dense_out, *step_out;
+            if (b2l && act == RNN_ACT_NONE) {
+                dense_out = step_out = ((batch - 1 - t) % 2 == 0) ? y : ir;
+            } else {
+                dense_out = (b2l ? ir : y) + (b2b ? t * K : 0);
+                step_out = y + (b2b ? t * K : 0);
+            }
+            KRN_IO_T *dense = dense_out != step_out ? dense_out : NULL; /* batch-to-last's cfg.ir */
+            const int32_t *st = s_start + (t & 1) * ss;
+            int32_t *stn = s_start + ((t + 1) & 1) * ss;
+            const KRN_IO_T *xn = t + 1 < batch ? x + (t + 1) * N : NULL;
+            if (!per_step) {
+                const long j = t % MLI_DENSE_HOIST_STEPS;
+                if (j == 0) {
+                    const int cnt = (int)(batch - t < MLI_DENSE_HOIST_STEPS ? batch - t : MLI_DENSE_HOIST_STEPS);
+                    if (KRN_BITS == 8) rnn_avx2_step8_steps(&fa, x + t * N, cnt, s_start);
+                    else if (sizeof(KRN_W_T) == 2) rnn_avx2_step16_steps(&fa, x + t * N, cnt, s_start);
+                    else rnn_avx2_step16w8_steps(&fa, x + t * N, cnt, s_start);
+                }
+                st = s_start + j * ss;
+                xn = NULL;
+            }
+            if (KRN_BITS == 8) rnn_avx2_step8(&fa, st, h, dense, step_out, xn, stn);
+            else if (sizeof(KRN_W_T) == 2) rnn_avx2_step16(&fa, st, h, dense, step_out, xn, stn);
+            else rnn_avx2_step16w8(&fa, st, h, dense, step_out, xn, stn);
+            h = step_out;
+        }
+        batch_done = 1;
+    }
+#endif
+    for (long t = 0; t < batch && !batch_done; t++) {
         if (t > 0 && mlipy_poll_now(t - 1)) return MLIPY_STATUS_INTERRUPTED;
         KRN_IO_T *dense_out, *step_out;
         if (b2l && act == RNN_ACT_NONE) { /* ping-pong so that the last step lands in out */

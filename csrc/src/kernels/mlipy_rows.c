@@ -3,15 +3,21 @@
  * (each its own input sequence, state, cell and outputs) through one cell
  * with shared weights, bias and cfg, all rows advancing one step at a time,
  * so that each step's dense part is one matrix x matrix product over the
- * rows (an LSTM where the kernel's fused step runs goes row after row through
- * the kernel: rows_lstm_per_row).  Results are those of B separate MLI calls
- * (see mlipy_ext.h). */
+ * rows; on AVX2, where the kernel's fused step applies, the rows advance
+ * together one step at a time each through that step (rows_lstm_avx2_*,
+ * rows_rnn_avx2_*); an LSTM where the AVX-512 fused step runs goes row after
+ * row through the kernel (rows_lstm_per_row).  Results are those of B
+ * separate MLI calls (see mlipy_ext.h). */
 #include <stdlib.h>
 #include <string.h>
 #include "mli_krn_common.h"
+#include "mli_krn_lstm_avx2.h"
+#include "mli_krn_rnn_avx2.h"
 
 /* Rows advanced together: their sums and gates stay in L2 (64 x 128 int64). */
 #define ROWS_BLOCK 64
+/* Rows advanced together through the AVX2 fused steps (rows_lstm_avx2_*). */
+#define ROWS_TOGETHER 4
 /* Steps from which an LSTM row runs through the kernel's fused step (rows_lstm_per_row). */
 #define ROWS_PER_ROW_MIN_STEPS 8
 

@@ -109,6 +109,147 @@ static int MLI_CAT(rows_poll_, KRN_SFX)(long *work, int n) {
     return mlipy_poll_now(MLIPY_POLL_STEPS - 1);
 }
 
+#ifdef MLIPY_X86_TARGETS
+/* The LSTM rows through the kernel's AVX2 fused step where it applies
+ * (lstm_avx2_init on the shared plan): the rows advance together one time
+ * step at a time, ROWS_TOGETHER at a time (rows of long sequences lie a
+ * multiple of 4 KB apart, and more of them at once than the L1 cache's ways
+ * evict each other's inputs and outputs at every step), each row's step the kernel's own
+ * integers (its start values computed one step ahead, its state and cell
+ * in the block's scratch h, c, its outputs written in place).  Returns 0
+ * when the fused step does not apply (nothing done), 1 when done, -1 when
+ * interrupted. */
+static int MLI_CAT(rows_lstm_avx2_, KRN_SFX)(ROWS_ENG *e, int rows, int nb, const mli_tensor *in,
+                                            const mli_tensor *prev_out, mli_tensor *cell, mli_tensor *out, long T,
+                                            int N, int M, int b2b, mli_dense_shifts sh, int ir_shift, int mshift,
+                                            mli_rnn_out_activation act, int f_ir, int f_c, KRN_IO_T *gates,
+                                            KRN_IO_T *h, KRN_IO_T *c, long *work) {
+    lstm_avx2 *fa = (lstm_avx2 *)malloc(sizeof(lstm_avx2));
+    if (!fa) return 0;
+    const size_t el = sizeof(KRN_IO_T);
+    if (!lstm_avx2_init(fa, &e->plan, M, N, sh, ir_shift, mshift, act, f_ir, f_c, sizeof(KRN_W_T) == 1,
+                        KRN_BITS == 8, h, gates, el)) {
+        free(fa);
+        return 0;
+    }
+    const long ss = (long)e->plan.groups * REC_START_STRIDE; /* per row: two slots */
+    int32_t *st = (int32_t *)malloc((size_t)nb * 2 * (size_t)ss * sizeof(int32_t));
+    const KRN_IO_T **hp = (const KRN_IO_T **)malloc((size_t)nb * sizeof(KRN_IO_T *));
+    if (!st || !hp) {
+        free(st);
+        free((void *)hp);
+        free(fa);
+        return 0;
+    }
+    int done = 1;
+    for (int r0 = 0; r0 < rows && done > 0; r0 += nb) {
+        const int n = rows - r0 < nb ? rows - r0 : nb;
+        for (int j = 0; j < n; j++) {
+            memcpy(h + (size_t)j * (size_t)M, prev_out[r0 + j].data, (size_t)M * el);
+            memcpy(c + (size_t)j * (size_t)M, cell[r0 + j].data, (size_t)M * el);
+            hp[j] = h + (size_t)j * (size_t)M;
+            const KRN_IO_T *x0 = (const KRN_IO_T *)in[r0 + j].data;
+            if (KRN_BITS == 8) lstm_avx2_step8_first(fa, x0, st + 2 * j * ss);
+            else if (sizeof(KRN_W_T) == 2) lstm_avx2_step16_first(fa, x0, st + 2 * j * ss);
+            else lstm_avx2_step16w8_first(fa, x0, st + 2 * j * ss);
+        }
+        for (int j0 = 0; j0 < n && done > 0; j0 += ROWS_TOGETHER)
+        for (long t = 0; t < T; t++) {
+            const int j1 = n - j0 < ROWS_TOGETHER ? n : j0 + ROWS_TOGETHER;
+            if (MLI_CAT(rows_poll_, KRN_SFX)(work, j1 - j0)) {
+                done = -1;
+                break;
+            }
+            const int32_t slot = (int32_t)(t & 1);
+            for (int j = j0; j < j1; j++) {
+                const KRN_IO_T *xj = (const KRN_IO_T *)in[r0 + j].data;
+                const KRN_IO_T *xn = t + 1 < T ? xj + (t + 1) * N : NULL;
+                KRN_IO_T *h_out = b2b ? (KRN_IO_T *)out[r0 + j].data + t * M : h + (size_t)j * (size_t)M;
+                const int32_t *s0 = st + (2 * j + slot) * ss;
+                int32_t *s1 = st + (2 * j + 1 - slot) * ss;
+                KRN_IO_T *cj = c + (size_t)j * (size_t)M;
+                KRN_IO_T *gj = gates + (size_t)j * 4 * (size_t)M; /* a row's own gates: no false sharing between rows */
+                if (KRN_BITS == 8) lstm_avx2_step8(fa, s0, hp[j], gj, cj, h_out, xn, s1);
+                else if (sizeof(KRN_W_T) == 2) lstm_avx2_step16(fa, s0, hp[j], gj, cj, h_out, xn, s1);
+                else lstm_avx2_step16w8(fa, s0, hp[j], gj, cj, h_out, xn, s1);
+                hp[j] = h_out;
+            }
+        }
+        for (int j = 0; j < n && done > 0; j++) {
+            if (!b2b) memcpy(out[r0 + j].data, h + (size_t)j * (size_t)M, (size_t)M * el);
+            memcpy(cell[r0 + j].data, c + (size_t)j * (size_t)M, (size_t)M * el);
+        }
+    }
+    free(st);
+    free((void *)hp);
+    free(fa);
+    return done;
+}
+
+/* The basic RNN rows through the kernel's AVX2 fused step where it applies
+ * (rnn_avx2_init on the shared plan), as rows_lstm_avx2_. */
+static int MLI_CAT(rows_rnn_avx2_, KRN_SFX)(ROWS_ENG *e, int rows, int nb, const mli_tensor *in,
+                                           const mli_tensor *prev_out, mli_tensor *out, long T, int N, int M, int K,
+                                           int b2b, mli_dense_shifts sh, int activate, const mli_lut *lut, int f_d,
+                                           KRN_IO_T *y, KRN_IO_T *h, long *work) {
+    rnn_avx2 *fa = (rnn_avx2 *)malloc(sizeof(rnn_avx2));
+    if (!fa) return 0;
+    const size_t el = sizeof(KRN_IO_T);
+    if (!rnn_avx2_init(fa, &e->plan, K, M, N, T, sh, activate, lut, f_d, sizeof(KRN_W_T) == 1, KRN_BITS == 8, NULL,
+                       NULL, 0, NULL, 0, el)) {
+        free(fa);
+        return 0;
+    }
+    const long ss = (long)e->plan.groups * REC_START_STRIDE;
+    int32_t *st = (int32_t *)malloc((size_t)nb * 2 * (size_t)ss * sizeof(int32_t));
+    const KRN_IO_T **hp = (const KRN_IO_T **)malloc((size_t)nb * sizeof(KRN_IO_T *));
+    if (!st || !hp) {
+        free(st);
+        free((void *)hp);
+        free(fa);
+        return 0;
+    }
+    int done = 1;
+    for (int r0 = 0; r0 < rows && done > 0; r0 += nb) {
+        const int n = rows - r0 < nb ? rows - r0 : nb;
+        for (int j = 0; j < n; j++) {
+            memcpy(h + (size_t)j * (size_t)M, prev_out[r0 + j].data, (size_t)M * el);
+            hp[j] = h + (size_t)j * (size_t)M;
+            const KRN_IO_T *x0 = (const KRN_IO_T *)in[r0 + j].data;
+            if (KRN_BITS == 8) rnn_avx2_step8_first(fa, x0, st + 2 * j * ss);
+            else if (sizeof(KRN_W_T) == 2) rnn_avx2_step16_first(fa, x0, st + 2 * j * ss);
+            else rnn_avx2_step16w8_first(fa, x0, st + 2 * j * ss);
+        }
+        for (int j0 = 0; j0 < n && done > 0; j0 += ROWS_TOGETHER)
+        for (long t = 0; t < T; t++) {
+            const int j1 = n - j0 < ROWS_TOGETHER ? n : j0 + ROWS_TOGETHER;
+            if (MLI_CAT(rows_poll_, KRN_SFX)(work, j1 - j0)) {
+                done = -1;
+                break;
+            }
+            const int32_t slot = (int32_t)(t & 1);
+            for (int j = j0; j < j1; j++) {
+                const KRN_IO_T *xj = (const KRN_IO_T *)in[r0 + j].data;
+                const KRN_IO_T *xn = t + 1 < T ? xj + (t + 1) * N : NULL;
+                KRN_IO_T *yo = b2b ? (KRN_IO_T *)out[r0 + j].data + t * K : y + (size_t)j * (size_t)K;
+                const int32_t *s0 = st + (2 * j + slot) * ss;
+                int32_t *s1 = st + (2 * j + 1 - slot) * ss;
+                if (KRN_BITS == 8) rnn_avx2_step8(fa, s0, hp[j], NULL, yo, xn, s1);
+                else if (sizeof(KRN_W_T) == 2) rnn_avx2_step16(fa, s0, hp[j], NULL, yo, xn, s1);
+                else rnn_avx2_step16w8(fa, s0, hp[j], NULL, yo, xn, s1);
+                hp[j] = yo; /* the next state is the step's first M outputs */
+            }
+        }
+        for (int j = 0; j < n && done > 0 && !b2b; j++)
+            memcpy(out[r0 + j].data, y + (size_t)j * (size_t)K, (size_t)K * el);
+    }
+    free(st);
+    free((void *)hp);
+    free(fa);
+    return done;
+}
+#endif
+
 mli_status MLI_CAT(mlipy_lstm_cell_rows_, KRN_SFX)(int rows, const mli_tensor *in, const mli_tensor *prev_out,
                                                    const mli_tensor *weights, const mli_tensor *bias,
                                                    const mli_rnn_cell_cfg *cfg, mli_tensor *cell, mli_tensor *out,
@@ -182,7 +323,17 @@ mli_status MLI_CAT(mlipy_lstm_cell_rows_, KRN_SFX)(int rows, const mli_tensor *i
     KRN_IO_T *gates = dn + nk;            /* the same gate-major [4][n][M]: one cell step runs all rows */
     KRN_IO_T *h = gates + nk, *c = h + nm;
     long work = 0;
-    for (int r0 = 0; r0 < rows; r0 += nb) {
+    int fused = 0; /* 1: the rows ran through the kernel's fused step; -1: interrupted there */
+#ifdef MLIPY_X86_TARGETS
+    fused = MLI_CAT(rows_lstm_avx2_, KRN_SFX)(&e, rows, nb, in, prev_out, cell, out, T, N, M, b2b, sh, ir_shift, mshift,
+                                              act, f_ir, f_c, gates, h, c, &work);
+#endif
+    if (fused < 0) {
+        free(mem);
+        rows_leave(&saved);
+        return MLIPY_STATUS_INTERRUPTED;
+    }
+    for (int r0 = 0; r0 < rows && !fused; r0 += nb) {
         const int n = rows - r0 < nb ? rows - r0 : nb;
         for (int j = 0; j < n; j++) {
             memcpy(h + (size_t)j * (size_t)M, prev_out[r0 + j].data, (size_t)M * el);
@@ -285,7 +436,17 @@ mli_status MLI_CAT(mlipy_basic_rnn_cell_rows_, KRN_SFX)(int rows, const mli_tens
     KRN_IO_T *y = (KRN_IO_T *)(xs + nb); /* [n][K]: the step's outputs, activated in place */
     KRN_IO_T *h = y + nk;                /* [n][M]: the state */
     long work = 0;
-    for (int r0 = 0; r0 < rows; r0 += nb) {
+    int fused = 0; /* 1: the rows ran through the kernel's fused step; -1: interrupted there */
+#ifdef MLIPY_X86_TARGETS
+    fused = MLI_CAT(rows_rnn_avx2_, KRN_SFX)(&e, rows, nb, in, prev_out, out, T, N, M, K, b2b, sh, activate, lut, f_d, y,
+                                             h, &work);
+#endif
+    if (fused < 0) {
+        free(mem);
+        rows_leave(&saved);
+        return MLIPY_STATUS_INTERRUPTED;
+    }
+    for (int r0 = 0; r0 < rows && !fused; r0 += nb) {
         const int n = rows - r0 < nb ? rows - r0 : nb;
         for (int j = 0; j < n; j++) memcpy(h + (size_t)j * (size_t)M, prev_out[r0 + j].data, (size_t)M * el);
         for (long t = 0; t < T; t++) {

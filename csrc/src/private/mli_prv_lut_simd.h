@@ -112,6 +112,108 @@ __attribute__((target("avx512f,avx512bw"))) static inline __m512i lut32_avx512(c
     return _mm512_subs_epi16(t0, _mm512_adds_epi16(fl, inc));
 }
 
+/* ---- AVX2: 8 int32 lanes, one gather per 8 lookups --------------------
+ * A pair table holds t[i] = T[i] (low half) | T[i+1] << 16 for every index
+ * lut_one can reach, so one vpgatherdd gives both entries of the
+ * interpolation (the direct case uses the low halves). */
+#define LUT_PAIR_LEN 192
+static inline void lut_pair_table(const mli_lut *lut, int32_t *t) {
+    for (int i = 0; i < LUT_PAIR_LEN - 1; i++)
+        t[i] = (int32_t)((uint32_t)(uint16_t)lut->pad192[i] | ((uint32_t)(uint16_t)lut->pad192[i + 1] << 16));
+    t[LUT_PAIR_LEN - 1] = (int32_t)(uint32_t)(uint16_t)lut->pad192[LUT_PAIR_LEN - 1];
+}
+
+/* The per-call constants of lut_setup as vectors (made once per step, not
+ * per lookup). */
+typedef struct {
+    int direct;
+    __m128i s, pre, s16; /* s16: 16 - s */
+    __m256i off, hi, mask, bias, up;            /* int32 lanes */
+    __m256i off16, hi16, mask16, bias16, up16;  /* int16 lanes */
+} lut_vc;
+
+__attribute__((target("avx2"))) static inline void lut_vc_make(const lut_setup *c, lut_vc *v) {
+    v->direct = c->direct;
+    v->s = _mm_cvtsi32_si128(c->s);
+    v->pre = _mm_cvtsi32_si128(c->direct ? 0 : c->pre);
+    v->off = _mm256_set1_epi32(c->off);
+    v->hi = _mm256_set1_epi32(c->hi);
+    v->mask = _mm256_set1_epi32(c->direct ? 0 : c->mask);
+    v->bias = _mm256_set1_epi32(c->direct ? 0 : c->bias);
+    v->up = _mm256_set1_epi32(c->up);
+    v->s16 = _mm_cvtsi32_si128(16 - c->s);
+    v->off16 = _mm256_set1_epi16((int16_t)c->off);
+    v->hi16 = _mm256_set1_epi16((int16_t)c->hi);
+    v->mask16 = _mm256_set1_epi16((int16_t)(c->direct ? 0 : c->mask));
+    v->bias16 = _mm256_set1_epi16((int16_t)(c->direct ? 0 : c->bias));
+    v->up16 = _mm256_set1_epi16((int16_t)c->up);
+}
+
+/* lut_one on 8 int32 lanes holding int16 values, from a pair table. */
+__attribute__((always_inline, target("avx2"))) static inline __m256i lut8_pair_avx2(const int32_t *t, const lut_vc *c,
+                                                                                  __m256i xv) {
+    const __m256i lo16 = _mm256_set1_epi32(-32768), hi16 = _mm256_set1_epi32(32767);
+    if (c->direct) {
+        __m256i v = _mm256_sll_epi32(xv, c->s);
+        v = _mm256_min_epi32(_mm256_max_epi32(v, lo16), hi16);
+        v = _mm256_add_epi32(v, c->off);
+        v = _mm256_min_epi32(_mm256_max_epi32(v, _mm256_setzero_si256()), c->hi);
+        return _mm256_srai_epi32(_mm256_slli_epi32(_mm256_i32gather_epi32((const int *)t, v, 4), 16), 16);
+    }
+    const __m256i xs = _mm256_sra_epi32(xv, c->pre);
+    __m256i idx = _mm256_add_epi32(_mm256_sra_epi32(xs, c->s), c->off);
+    idx = _mm256_min_epi32(_mm256_max_epi32(idx, _mm256_setzero_si256()), c->hi);
+    const __m256i g = _mm256_i32gather_epi32((const int *)t, idx, 4);
+    const __m256i t0 = _mm256_srai_epi32(_mm256_slli_epi32(g, 16), 16), t1 = _mm256_srai_epi32(g, 16);
+    const __m256i diff = _mm256_min_epi32(_mm256_max_epi32(_mm256_sub_epi32(t0, t1), lo16), hi16);
+    const __m256i p = _mm256_mullo_epi32(diff, _mm256_and_si256(xs, c->mask));
+    const __m256i odd = _mm256_or_si256(c->up, _mm256_and_si256(_mm256_sra_epi32(p, c->s), _mm256_set1_epi32(1)));
+    __m256i q = _mm256_sra_epi32(_mm256_add_epi32(_mm256_add_epi32(p, c->bias), odd), c->s);
+    q = _mm256_min_epi32(_mm256_max_epi32(q, lo16), hi16);
+    return _mm256_min_epi32(_mm256_max_epi32(_mm256_sub_epi32(t0, q), lo16), hi16);
+}
+
+/* lut_one on 16 int16 lanes (two gathers of the pair table), the
+ * interpolation in int16 lanes as lut32_avx512 does it: with |diff| <= 2^15
+ * and 0 <= frac < 2^s, p = diff * frac has floor(p / 2^s) within int16,
+ * assembled from p's high and low halves, and the rounding adds 1 when
+ * (p mod 2^s) + 2^(s-1) - 1 + (up | bit s of p) >= 2^s; the saturating int16
+ * add and subtract are lut_one's clamps of q and r. */
+__attribute__((always_inline, target("avx2"))) static inline __m256i lut16_pair_avx2(const int32_t *t, const lut_vc *c,
+                                                                                   __m256i xv) {
+    __m256i idx;
+    __m256i xs = xv;
+    if (c->direct) { /* sat16(x << s) + off, clamped to the table */
+        const __m256i w0 = _mm256_sll_epi32(_mm256_cvtepi16_epi32(_mm256_castsi256_si128(xv)), c->s);
+        const __m256i w1 = _mm256_sll_epi32(_mm256_cvtepi16_epi32(_mm256_extracti128_si256(xv, 1)), c->s);
+        idx = _mm256_permute4x64_epi64(_mm256_packs_epi32(w0, w1), 0xD8);
+        idx = _mm256_adds_epi16(idx, c->off16);
+    } else {
+        xs = _mm256_sra_epi16(xv, c->pre);
+        idx = _mm256_add_epi16(_mm256_sra_epi16(xs, c->s), c->off16);
+    }
+    idx = _mm256_min_epi16(_mm256_max_epi16(idx, _mm256_setzero_si256()), c->hi16);
+    const __m256i g0 = _mm256_i32gather_epi32((const int *)t, _mm256_cvtepi16_epi32(_mm256_castsi256_si128(idx)), 4);
+    const __m256i g1 = _mm256_i32gather_epi32((const int *)t, _mm256_cvtepi16_epi32(_mm256_extracti128_si256(idx, 1)), 4);
+    /* each int32 of g holds T[idx] (low half) and T[idx + 1]: low halves to t0, high halves to t1 */
+    const __m256i sh = _mm256_setr_epi8(0, 1, 4, 5, 8, 9, 12, 13, 2, 3, 6, 7, 10, 11, 14, 15, 0, 1, 4, 5, 8, 9, 12, 13,
+                                        2, 3, 6, 7, 10, 11, 14, 15);
+    const __m256i d0 = _mm256_shuffle_epi8(g0, sh), d1 = _mm256_shuffle_epi8(g1, sh);
+    const __m256i t0 = _mm256_permute4x64_epi64(_mm256_unpacklo_epi64(d0, d1), 0xD8);
+    if (c->direct) return t0;
+    const __m256i t1 = _mm256_permute4x64_epi64(_mm256_unpackhi_epi64(d0, d1), 0xD8);
+    const __m256i mask = c->mask16;
+    const __m256i diff = _mm256_subs_epi16(t0, t1); /* SAT_16 */
+    const __m256i fr = _mm256_and_si256(xs, mask);
+    const __m256i lo = _mm256_mullo_epi16(diff, fr), hi = _mm256_mulhi_epi16(diff, fr);
+    const __m256i fl = _mm256_or_si256(_mm256_sll_epi16(hi, c->s16),
+                                       _mm256_srl_epi16(lo, c->s));
+    const __m256i odd = _mm256_or_si256(c->up16, _mm256_and_si256(fl, _mm256_set1_epi16(1)));
+    const __m256i rem = _mm256_and_si256(lo, mask);
+    const __m256i inc = _mm256_srl_epi16(_mm256_add_epi16(_mm256_add_epi16(rem, c->bias16), odd), c->s);
+    return _mm256_subs_epi16(t0, _mm256_adds_epi16(fl, inc));
+}
+
 #endif
 
 #endif /* MLI_PRV_LUT_SIMD_H */

@@ -1,0 +1,572 @@
+/* The recurrent dense part of one time step on AVX2 (vpmaddwd), for the
+ * fused LSTM and basic RNN steps: the same integers as mli_prv_dense_step_*
+ * with every read-out on int32 lanes.  Used only where the bounds below show
+ * that no clamp of the accumulator can act and no int32 value can wrap
+ * (mli_rec_avx2_init returns 0 otherwise and the caller takes the stepped
+ * path).  Included by the kernels that use it (x86 builds).
+ *
+ * fx16 (40-bit accumulator, floor shifts; no partial sum able to reach its
+ * limit, mli_rec_avx2_ok16): with
+ * D = in_to_state + out_shift, the input part B = bias term + x . W_in is
+ * kept as B = hi * 2^D + lo (0 <= lo < 2^D), each chunk's exact int32 sum
+ * split into its high and low parts as it is added.  The state part's start
+ * A = floor(B / 2^its) (its > 0) or B * 2^-its (its <= 0) then is
+ * A = hi * 2^os + Alo with 0 <= Alo < 2^os, and the read-out
+ * (A + S + 2^(os-1)) >> os, halves to even unless rounding up, is
+ * hi + sum(c >> os) + (Alo + 2^(os-1) + sum(c & (2^os - 1))) >> os over the
+ * state part's chunks c; a tie is those low bits all zero.  hi is clamped to
+ * +-cl, beyond which the result saturates either way.
+ *
+ * 8-bit weights (32-bit accumulator, rounding shifts): where mli_rec_avx2_i32
+ * shows every value of the read-out inside int32 with no clamp acting, the
+ * modular int32 sums are the exact ones and the read-out is that of
+ * epilogue_* on int32 lanes.
+ *
+ * Start values of a step (what the state part starts from, computed from
+ * the input alone, so one step ahead): per group of 16 rows, 32 int32:
+ * fx16 hi (clamped) then Alo + 2^(os-1); 8-bit weights the start value
+ * (the rounded or shifted bias term + input sum) then unused. */
+#ifndef MLI_PRV_DENSE_AVX2_H
+#define MLI_PRV_DENSE_AVX2_H
+
+#include <string.h>
+#include "mli_prv_dense.h"
+#include "mli_prv_isa.h"
+
+#ifdef MLIPY_X86_TARGETS
+#include <immintrin.h>
+
+#define REC_AVX2_TARGET __attribute__((target("avx2")))
+#define REC_AVX2_INLINE __attribute__((always_inline)) REC_AVX2_TARGET static inline
+#define REC_START_STRIDE 32 /* int32 start values per group */
+
+typedef struct {
+    const mli_dense_plan *plan;
+    int K, groups, its, os, D, w8, d8;
+    int32_t up, cl;
+    int32_t *bth, *btl; /* per row: fx16 bias term >> D and its low D bits; 8-bit weights: bth the bias term */
+    int64_t l1i, l1s;   /* fx16: the largest sum of |w| of a row over the input / state part */
+} mli_rec_avx2;
+
+/* Whether two byte ranges are disjoint (a NULL or empty one is). */
+static inline int mli_rec_avx2_disjoint(const void *a, size_t na, const void *b, size_t nb) {
+    return !a || !b || !na || !nb || (uintptr_t)a + na <= (uintptr_t)b || (uintptr_t)b + nb <= (uintptr_t)a;
+}
+
+/* 8-bit weights (32-bit accumulator): whether, for any data, no clamp of
+ * the read-out can act and every value of it, rounding offsets included,
+ * stays inside int32.  Bounds: |bias term| <= top, |a part's sum| <= io *
+ * (the largest sum of |w| of a row over the part, l1i / l1s). */
+static inline int mli_rec_avx2_i32(int its, int os, int64_t io, int64_t top, int64_t l1i, int64_t l1s) {
+    const int64_t lim = (int64_t)1 << 31;
+    if (os <= 0 || os > 30 || its > 30 || its < -23 || l1i >= lim || l1s >= lim || top >= lim) return 0;
+    const int64_t b1 = top + io * l1i; /* |bias term + input sum| (top < 2^31, io <= 2^15: no overflow) */
+    if (b1 + (its > 0 ? (int64_t)1 << (its - 1) : 0) >= lim) return 0;
+    const int64_t ba = its > 0 ? (b1 >> its) + 1 : b1 * ((int64_t)1 << -its); /* the state part's start */
+    const int64_t b2 = ba + io * l1s;                                          /* the full sum */
+    return b2 + ((int64_t)1 << (os - 1)) < lim;
+}
+
+/* fx16: whether no partial sum of the 40-bit accumulator can reach its
+ * limit for any data (MLI's clamp after every MAC then never acts) and the
+ * int32 read-out's parts stay inside int32 (see the top of this file). */
+static inline int mli_rec_avx2_ok16(int its, int os, int64_t top, int64_t l1i, int64_t l1s, int n_in, int n_st,
+                                    int64_t *cl) {
+    const int64_t lim = (int64_t)1 << 31, lim40 = (int64_t)1 << 39, D = its + os;
+    if (os < 1 || os > 29 || D < 9 || D > 29 || its < -29 || its > 62 || l1i >= lim40 || l1s >= lim40) return 0;
+    const int64_t c_in = 32768 * l1i, c_st = 32768 * l1s; /* |x| <= 2^15 */
+    if (top + c_in >= lim40) return 0;
+    int64_t a = top + c_in; /* the largest |state part's start| (the shift is monotone) */
+    if (its > 0) a >>= its;
+    else if (a >= (lim40 >> -its)) return 0;
+    else a <<= -its;
+    if (a + c_st >= lim40) return 0;
+    /* input side: the low parts' sum below (n_in + 1) * 2^D, the high parts' within +-2^30 */
+    if (((int64_t)(n_in + 1) << D) >= lim) return 0;
+    if (((top + c_in) >> D) + 2 * (int64_t)n_in + 4 >= ((int64_t)1 << 30)) return 0;
+    /* state side: Alo + 2^(os-1) plus the chunks' low parts below (n_st + 2) * 2^os; the rest
+     * of the result (the chunks' high parts and the carry) within +-rest */
+    if (((int64_t)(n_st + 2) << os) >= lim) return 0;
+    const int64_t rest = (c_st >> os) + 2 * (int64_t)n_st + 4;
+    *cl = 32768 + rest + 2;
+    return *cl + rest + 4 < lim;
+}
+
+static inline int mli_rec_avx2_max_chunks(const int32_t *chunks, int groups, int pairs) {
+    int n = 0;
+    for (int g = 0; g < groups; g++) {
+        const int c = chunks[(size_t)g * ((size_t)pairs + 1)];
+        n = c > n ? c : n;
+    }
+    return n;
+}
+
+/* The largest sum of |w| of a row over packed weights (int16, or int8 with
+ * w8), from the weights themselves. */
+__attribute__((target("avx2"))) static int64_t mli_rec_avx2_l1(const void *w, int groups, int pairs, int w8) {
+    const __m256i lo16 = _mm256_set1_epi32(0xFFFF);
+    int64_t best = 0;
+    for (int g = 0; g < groups; g++) {
+        __m256i s[4] = {_mm256_setzero_si256(), _mm256_setzero_si256(), _mm256_setzero_si256(),
+                        _mm256_setzero_si256()}; /* int64 sums of rows 0-3, 4-7, 8-11, 12-15 */
+        for (int p0 = 0; p0 < pairs; p0 += 16384) { /* int32 lanes: up to 16384 * 2 * 32768 = 2^30 */
+            const int pend = pairs - p0 < 16384 ? pairs : p0 + 16384;
+            __m256i a0 = _mm256_setzero_si256(), a1 = _mm256_setzero_si256();
+            for (int p = p0; p < pend; p++) {
+                const size_t at = ((size_t)g * (size_t)pairs + (size_t)p) * 32;
+                __m256i v0, v1;
+                if (w8) {
+                    v0 = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)((const int8_t *)w + at)));
+                    v1 = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)((const int8_t *)w + at + 16)));
+                } else {
+                    v0 = _mm256_loadu_si256((const __m256i *)((const int16_t *)w + at));
+                    v1 = _mm256_loadu_si256((const __m256i *)((const int16_t *)w + at + 16));
+                }
+                v0 = _mm256_abs_epi16(v0); /* -32768 gives 0x8000: read as unsigned */
+                v1 = _mm256_abs_epi16(v1);
+                a0 = _mm256_add_epi32(a0, _mm256_add_epi32(_mm256_and_si256(v0, lo16), _mm256_srli_epi32(v0, 16)));
+                a1 = _mm256_add_epi32(a1, _mm256_add_epi32(_mm256_and_si256(v1, lo16), _mm256_srli_epi32(v1, 16)));
+            }
+            s[0] = _mm256_add_epi64(s[0], _mm256_cvtepu32_epi64(_mm256_castsi256_si128(a0)));
+            s[1] = _mm256_add_epi64(s[1], _mm256_cvtepu32_epi64(_mm256_extracti128_si256(a0, 1)));
+            s[2] = _mm256_add_epi64(s[2], _mm256_cvtepu32_epi64(_mm256_castsi256_si128(a1)));
+            s[3] = _mm256_add_epi64(s[3], _mm256_cvtepu32_epi64(_mm256_extracti128_si256(a1, 1)));
+        }
+        int64_t r[16];
+        for (int q = 0; q < 4; q++) _mm256_storeu_si256((__m256i *)(r + 4 * q), s[q]);
+        for (int k = 0; k < 16; k++) best = r[k] > best ? r[k] : best;
+    }
+    return best;
+}
+
+/* Whether the AVX2 recurrent read-out computes this plan's steps (the
+ * plan's weights packed in the direct form on both parts, fast read-out, K
+ * rows, S > 0), and its setup: the bias terms' split into plan->s_in (as
+ * int32, 2 * groups * 16).  w8: 8-bit weights; d8: 8-bit data.  The bounds
+ * take the plan's per-group bounds on sum |w| first, the weights' own sums
+ * where those do not settle it. */
+static inline int mli_rec_avx2_init(mli_rec_avx2 *r, const mli_dense_plan *plan, int K, mli_dense_shifts sh, int w8,
+                                    int d8) {
+    if (mlipy_get_isa() != MLIPY_ISA_AVX2) return 0;
+    if (!plan->packed || plan->rows || !plan->direct_in || !plan->direct_st || !plan->fast_epilogue || plan->S <= 0)
+        return 0;
+    const int its = sh.in_to_state, os = sh.out_shift, Kp = plan->groups * MLI_DOT_GROUP;
+    r->plan = plan;
+    r->K = K;
+    r->groups = plan->groups;
+    r->its = its;
+    r->os = os;
+    r->D = its + os;
+    r->w8 = w8;
+    r->d8 = d8;
+    r->up = mlipy_rounding_up;
+    r->bth = (int32_t *)(void *)plan->s_in;
+    r->btl = r->bth + Kp;
+    int64_t top = 0, l1i = 0, l1s = 0;
+    for (int k = 0; k < K; k++) {
+        const int64_t a = plan->bias_term[k] < 0 ? -plan->bias_term[k] : plan->bias_term[k];
+        top = a > top ? a : top;
+    }
+    for (int g = 0; g < plan->groups; g++) {
+        l1i = plan->l1_in[g] > l1i ? plan->l1_in[g] : l1i;
+        l1s = plan->l1_st[g] > l1s ? plan->l1_st[g] : l1s;
+    }
+    if (w8) {
+        const int64_t io = d8 ? 128 : 32768;
+        if (!mli_rec_avx2_i32(its, os, io, top, l1i, l1s) &&
+            !mli_rec_avx2_i32(its, os, io, top, mli_rec_avx2_l1(plan->w_in, plan->groups, plan->n_pairs, 1),
+                              mli_rec_avx2_l1(plan->w_st, plan->groups, plan->s_pairs, 1)))
+            return 0;
+        for (int k = 0; k < Kp; k++) r->bth[k] = k < K ? (int32_t)plan->bias_term[k] : 0;
+        r->cl = 0;
+        r->l1i = r->l1s = 0;
+        return 1;
+    }
+    const int n_in = mli_rec_avx2_max_chunks(plan->chunk_in, plan->groups, plan->n_pairs);
+    const int n_st = mli_rec_avx2_max_chunks(plan->chunk_st, plan->groups, plan->s_pairs);
+    int64_t cl = 0;
+    /* the weights' own sums: the bounds below, and per step whether a row
+     * is one chunk for that step's data */
+    l1i = mli_rec_avx2_l1(plan->w_in, plan->groups, plan->n_pairs, 0);
+    l1s = mli_rec_avx2_l1(plan->w_st, plan->groups, plan->s_pairs, 0);
+    if (!mli_rec_avx2_ok16(its, os, top, l1i, l1s, n_in, n_st, &cl)) return 0;
+    r->l1i = l1i;
+    r->l1s = l1s;
+    r->cl = (int32_t)cl;
+    const int64_t mD = ((int64_t)1 << r->D) - 1;
+    for (int k = 0; k < Kp; k++) {
+        const int64_t bt = k < K ? plan->bias_term[k] : 0; /* |bt| < 2^39 (mli_rec_avx2_ok16) */
+        r->bth[k] = (int32_t)(bt >> r->D);                   /* floor */
+        r->btl[k] = (int32_t)(bt & mD);
+    }
+    return 1;
+}
+
+/* One int32 pair broadcast (x may be int16 data read in place: any alignment) */
+REC_AVX2_INLINE __m256i rec_avx2_bcast(const int32_t *p) {
+    int32_t v;
+    memcpy(&v, p, sizeof v);
+    return _mm256_set1_epi32(v);
+}
+
+/* Rows 0-7 / 8-15 of packed pair p of a group (int16 or int8 packed weights). */
+#define REC_AVX2_W(wg, p, half, w8)                                                                         \
+    ((w8) ? _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)((const int8_t *)(wg) + (size_t)(p) * 32 + 16 * (half)))) \
+          : _mm256_loadu_si256((const __m256i *)((const int16_t *)(wg) + (size_t)(p) * 32 + 16 * (half))))
+#define REC_AVX2_BLOCK 4 /* groups whose sums share each broadcast of x */
+
+/* acc += madd(xb, rows 0-7 / 8-15 of pair p): written in assembly so that
+ * the accumulators stay in their registers across the loop (GCC otherwise
+ * copies each one per iteration); the same instructions as the intrinsics. */
+#define REC_AVX2_MADD(acc, xb, wg, p, half, w8)                                                            \
+    do {                                                                                                   \
+        if (w8) {                                                                                          \
+            __m256i t_;                                                                                    \
+            __asm__("vpmovsxbw %2, %1\n\tvpmaddwd %1, %3, %1\n\tvpaddd %1, %0, %0"                          \
+                    : "+x"(acc), "=&x"(t_)                                                                 \
+                    : "m"(*(const __m128i *)((const int8_t *)(wg) + (size_t)(p) * 32 + 16 * (half))), "x"(xb)); \
+        } else {                                                                                           \
+            __m256i t_;                                                                                    \
+            __asm__("vpmaddwd %2, %3, %1\n\tvpaddd %1, %0, %0"                                              \
+                    : "+x"(acc), "=&x"(t_)                                                                 \
+                    : "m"(*(const __m256i *)((const int16_t *)(wg) + (size_t)(p) * 32 + 16 * (half))), "x"(xb)); \
+        }                                                                                                  \
+    } while (0)
+
+/* max |v| of n int16 (32768 for -32768) */
+REC_AVX2_INLINE int32_t rec_avx2_maxabs16(const int16_t *v, int n) {
+    __m256i m = _mm256_setzero_si256();
+    int j = 0;
+    for (; j + 16 <= n; j += 16)
+        m = _mm256_max_epu16(m, _mm256_abs_epi16(_mm256_loadu_si256((const __m256i *)(v + j))));
+    __m128i h = _mm_max_epu16(_mm256_castsi256_si128(m), _mm256_extracti128_si256(m, 1));
+    h = _mm_max_epu16(h, _mm_srli_si128(h, 8));
+    h = _mm_max_epu16(h, _mm_srli_si128(h, 4));
+    h = _mm_max_epu16(h, _mm_srli_si128(h, 2));
+    int32_t r = _mm_extract_epi16(h, 0);
+    for (; j < n; j++) {
+        const int32_t a = v[j] < 0 ? -(int32_t)v[j] : v[j];
+        r = a > r ? a : r;
+    }
+    return r;
+}
+
+/* The sums over all pairs of NG consecutive groups from g0 (rows 0-7 and
+ * 8-15 of group g0 + j in element 2j and 2j + 1), added into hi (and lo).
+ * split (fx16): the int32 sum of each chunk is exact (the chunk tables'
+ * bound, or one_chunk: the whole row's), and it is added as its high part
+ * (>> sh) to hi and its low part (& mask) to lo; the chunks of the NG groups
+ * are cut where any of them ends (a part of a chunk is a chunk).  Else
+ * (8-bit weights) the modular int32 sum of the whole row is added to hi. */
+REC_AVX2_INLINE void rec_avx2_sums(const void *w, int pairs, const int32_t *chunks, int g0, const int32_t *x,
+                                   int one_chunk, __m256i *hi, __m256i *lo, __m128i sh, __m256i mask, const int NG,
+                                   const int w8, const int split) {
+    const size_t glen = (size_t)pairs * 2 * MLI_DOT_GROUP;
+    const void *wg[REC_AVX2_BLOCK];
+    const int32_t *ch[REC_AVX2_BLOCK];
+    int ci[REC_AVX2_BLOCK];
+    for (int j = 0; j < NG; j++) {
+        wg[j] = w8 ? (const void *)((const int8_t *)w + (size_t)(g0 + j) * glen)
+                   : (const void *)((const int16_t *)w + (size_t)(g0 + j) * glen);
+        ch[j] = chunks + (size_t)(g0 + j) * ((size_t)pairs + 1);
+        ci[j] = 1;
+    }
+    int p = 0;
+    while (p < pairs) {
+        int pend = pairs;
+        if (split && !one_chunk)
+            for (int j = 0; j < NG; j++) pend = ch[j][ci[j]] < pend ? ch[j][ci[j]] : pend;
+        __m256i a[2 * REC_AVX2_BLOCK];
+        for (int i = 0; i < 2 * NG; i++) a[i] = _mm256_setzero_si256();
+        for (; p < pend; p++) {
+            const __m256i xb = rec_avx2_bcast(x + p);
+            for (int j = 0; j < NG; j++) {
+                REC_AVX2_MADD(a[2 * j], xb, wg[j], p, 0, w8);
+                REC_AVX2_MADD(a[2 * j + 1], xb, wg[j], p, 1, w8);
+            }
+        }
+        for (int i = 0; i < 2 * NG; i++) {
+            if (split) {
+                hi[i] = _mm256_add_epi32(hi[i], _mm256_sra_epi32(a[i], sh));
+                lo[i] = _mm256_add_epi32(lo[i], _mm256_and_si256(a[i], mask));
+            } else {
+                hi[i] = _mm256_add_epi32(hi[i], a[i]);
+            }
+        }
+        if (split && !one_chunk)
+            for (int j = 0; j < NG; j++) ci[j] += ch[j][ci[j]] == pend;
+    }
+}
+
+/* (v + 2^(s-1) - 1 + (up | bit s of v)) >> s on 8 int32 lanes (no overflow: the callers' bounds) */
+REC_AVX2_INLINE __m256i rec_avx2_round(__m256i v, __m128i s, __m256i bias, __m256i up) {
+    const __m256i odd = _mm256_or_si256(up, _mm256_and_si256(_mm256_sra_epi32(v, s), _mm256_set1_epi32(1)));
+    return _mm256_sra_epi32(_mm256_add_epi32(_mm256_add_epi32(v, bias), odd), s);
+}
+
+/* The constants of the start values, made once per call of the functions below. */
+typedef struct {
+    __m128i dsh, ish, lsh;
+    __m256i mD, up, ibias, cl, ncl, half;
+} rec_avx2_sc;
+
+REC_AVX2_INLINE void rec_avx2_sc_make(const mli_rec_avx2 *r, rec_avx2_sc *c, const int w8) {
+    const int D = r->D, its = r->its;
+    c->dsh = _mm_cvtsi32_si128(D);
+    c->ish = _mm_cvtsi32_si128(its > 0 ? its : 0);
+    c->lsh = _mm_cvtsi32_si128(its < 0 ? -its : 0);
+    c->mD = _mm256_set1_epi32((int32_t)(((int64_t)1 << (D > 0 && D < 31 ? D : 0)) - 1));
+    c->up = _mm256_set1_epi32(r->up);
+    c->ibias = _mm256_set1_epi32(its > 0 && its < 31 ? (1 << (its - 1)) - 1 : 0);
+    c->cl = _mm256_set1_epi32(r->cl);
+    c->ncl = _mm256_set1_epi32(-r->cl);
+    c->half = _mm256_set1_epi32(!w8 && r->os > 0 && r->os < 31 ? (int32_t)1 << (r->os - 1) : 0);
+}
+
+/* One group's start values from its sums (hi, lo: rows 0-7, 8-15) into o. */
+REC_AVX2_INLINE void rec_avx2_starts_out(const mli_rec_avx2 *r, const rec_avx2_sc *c, const __m256i *hi,
+                                         const __m256i *lo, int32_t *o, const int w8) {
+    for (int h = 0; h < 2; h++) {
+        __m256i vh = hi[h], vl = lo[h];
+        if (w8) { /* the state part's start: rounding right or plain left shift (no clamp acts) */
+            vh = r->its > 0 ? rec_avx2_round(vh, c->ish, c->ibias, c->up) : _mm256_sll_epi32(vh, c->lsh);
+            _mm256_storeu_si256((__m256i *)(o + 8 * h), vh);
+            continue;
+        }
+        vh = _mm256_add_epi32(vh, _mm256_srl_epi32(vl, c->dsh)); /* vl >= 0 */
+        vl = _mm256_and_si256(vl, c->mD);
+        vl = _mm256_sll_epi32(_mm256_srl_epi32(vl, c->ish), c->lsh); /* one of the two shifts is by 0 */
+        vh = _mm256_min_epi32(_mm256_max_epi32(vh, c->ncl), c->cl);
+        _mm256_storeu_si256((__m256i *)(o + 8 * h), vh);
+        _mm256_storeu_si256((__m256i *)(o + 16 + 8 * h), _mm256_add_epi32(vl, c->half));
+    }
+}
+
+/* The start values of NG groups from g0 (see rec_avx2_starts). */
+REC_AVX2_INLINE void rec_avx2_starts_block(const mli_rec_avx2 *r, const rec_avx2_sc *c, int g0, const int32_t *x,
+                                           int one_chunk, int32_t *out, const int NG, const int w8) {
+    const mli_dense_plan *pl = r->plan;
+    __m256i hi[2 * REC_AVX2_BLOCK], lo[2 * REC_AVX2_BLOCK];
+    for (int i = 0; i < 2 * NG; i++) {
+        const int k = g0 * MLI_DOT_GROUP + 8 * i;
+        hi[i] = _mm256_loadu_si256((const __m256i *)(r->bth + k));
+        lo[i] = w8 ? _mm256_setzero_si256() : _mm256_loadu_si256((const __m256i *)(r->btl + k));
+    }
+    rec_avx2_sums(pl->w_in, pl->n_pairs, pl->chunk_in, g0, x, one_chunk, hi, lo, c->dsh, c->mD, NG, w8, !w8);
+    for (int j = 0; j < NG; j++)
+        rec_avx2_starts_out(r, c, hi + 2 * j, lo + 2 * j, out + (size_t)(g0 + j) * REC_START_STRIDE, w8);
+}
+
+/* acc += madd(xb, w) with w in a register (rec_avx2_starts_multi). */
+#define REC_AVX2_MADDR(acc, xb, w)                                                                         \
+    do {                                                                                                   \
+        __m256i t_;                                                                                        \
+        __asm__("vpmaddwd %2, %3, %1\n\tvpaddd %1, %0, %0" : "+x"(acc), "=&x"(t_) : "x"(w), "x"(xb));        \
+    } while (0)
+
+/* The start values of V consecutive steps for group g (step v's input
+ * pairs at x + v * xs, its start values at out + v * os), each load of the
+ * weights serving the V steps: the input part of a block of steps computed
+ * ahead of them, for weights too large to stay in L1. */
+REC_AVX2_INLINE void rec_avx2_starts_multi(const mli_rec_avx2 *r, const rec_avx2_sc *sc, int g, const int32_t *x,
+                                           long xs, int one_chunk, int32_t *out, long os, const int V, const int w8) {
+    const mli_dense_plan *pl = r->plan;
+    const int pairs = pl->n_pairs;
+    const int32_t *ch = pl->chunk_in + (size_t)g * ((size_t)pairs + 1);
+    const size_t glen = (size_t)pairs * 2 * MLI_DOT_GROUP;
+    const void *wg = w8 ? (const void *)((const int8_t *)pl->w_in + (size_t)g * glen)
+                        : (const void *)(pl->w_in + (size_t)g * glen);
+    const __m128i dsh = sc->dsh;
+    const __m256i mD = sc->mD;
+    __m256i hi[8], lo[8], a[8];
+    const int k = g * MLI_DOT_GROUP;
+    for (int v = 0; v < V; v++)
+        for (int h = 0; h < 2; h++) {
+            hi[2 * v + h] = _mm256_loadu_si256((const __m256i *)(r->bth + k + 8 * h));
+            lo[2 * v + h] = w8 ? _mm256_setzero_si256() : _mm256_loadu_si256((const __m256i *)(r->btl + k + 8 * h));
+        }
+    int p = 0, c = 1;
+    while (p < pairs) {
+        const int pend = !w8 && !one_chunk ? ch[c++] : pairs;
+        for (int i = 0; i < 2 * V; i++) a[i] = _mm256_setzero_si256();
+        for (; p < pend; p++) {
+            const __m256i w0 = REC_AVX2_W(wg, p, 0, w8), w1 = REC_AVX2_W(wg, p, 1, w8);
+            for (int v = 0; v < V; v++) {
+                const __m256i xb = rec_avx2_bcast(x + v * xs + p);
+                REC_AVX2_MADDR(a[2 * v], xb, w0);
+                REC_AVX2_MADDR(a[2 * v + 1], xb, w1);
+            }
+        }
+        for (int i = 0; i < 2 * V; i++) {
+            if (!w8) {
+                hi[i] = _mm256_add_epi32(hi[i], _mm256_sra_epi32(a[i], dsh));
+                lo[i] = _mm256_add_epi32(lo[i], _mm256_and_si256(a[i], mD));
+            } else {
+                hi[i] = _mm256_add_epi32(hi[i], a[i]);
+            }
+        }
+    }
+    for (int v = 0; v < V; v++)
+        rec_avx2_starts_out(r, sc, hi + 2 * v, lo + 2 * v, out + v * os + (size_t)g * REC_START_STRIDE, w8);
+}
+
+/* The start values of `count` consecutive steps from x (step t's input at
+ * x + t * N, int16 or int8 with d8) into out (step t's at
+ * out + t * groups * REC_START_STRIDE), 4 steps per pass over the weights.
+ * xp: scratch for count inputs as int32 pairs (count * n_pairs). */
+REC_AVX2_INLINE void rec_avx2_starts_steps(const mli_rec_avx2 *r, const void *xin, int N, int count, int32_t *xp,
+                                           int32_t *out, const int w8, const int d8) {
+    const int np = r->plan->n_pairs;
+    const long os = (long)r->groups * REC_START_STRIDE;
+    const size_t el = d8 ? 1 : 2;
+    const int32_t *x;
+    long xs;
+    if (!d8 && N % 2 == 0) {
+        x = (const int32_t *)xin;
+        xs = N / 2;
+    } else {
+        for (int t = 0; t < count; t++) {
+            int16_t *x16 = (int16_t *)(void *)(xp + (size_t)t * (size_t)np);
+            const char *src = (const char *)xin + (size_t)t * (size_t)N * el;
+            for (int j = 0; j < N; j++) x16[j] = d8 ? ((const int8_t *)src)[j] : ((const int16_t *)(const void *)src)[j];
+            if (N % 2) x16[N] = 0;
+        }
+        x = xp;
+        xs = np;
+    }
+    rec_avx2_sc sc;
+    rec_avx2_sc_make(r, &sc, w8);
+    int t = 0;
+    while (t < count) {
+        const int V = count - t >= 4 ? 4 : (count - t >= 2 ? 2 : 1);
+        int one = w8;
+        if (!w8) { /* fx16: one chunk per row where every one of the V steps allows it */
+            int32_t mx = 0;
+            for (int v = 0; v < V; v++) {
+                const int32_t m = rec_avx2_maxabs16((const int16_t *)xin + (size_t)(t + v) * (size_t)N, N);
+                mx = m > mx ? m : mx;
+            }
+            one = (int64_t)mx * r->l1i < ((int64_t)1 << 31);
+        }
+        for (int g = 0; g < r->groups; g++) {
+            if (V == 4) rec_avx2_starts_multi(r, &sc, g, x + t * xs, xs, one, out + t * os, os, 4, w8);
+            else if (V == 2) rec_avx2_starts_multi(r, &sc, g, x + t * xs, xs, one, out + t * os, os, 2, w8);
+            else rec_avx2_starts_multi(r, &sc, g, x + t * xs, xs, one, out + t * os, os, 1, w8);
+        }
+        t += V;
+    }
+}
+
+/* The start values of one step from its input x (N elements, int16 or int8
+ * with d8) into out (groups * REC_START_STRIDE int32).  xp: scratch for the
+ * input as int32 pairs (n_pairs); 16-bit x of even length is read in place. */
+REC_AVX2_INLINE void rec_avx2_starts(const mli_rec_avx2 *r, const void *xin, int N, int32_t *xp, int32_t *out,
+                                     const int w8, const int d8) {
+    const int32_t *x;
+    if (!d8 && N % 2 == 0) {
+        x = (const int32_t *)xin;
+    } else {
+        int16_t *x16 = (int16_t *)(void *)xp;
+        if (d8) {
+            int j = 0;
+            for (; j + 16 <= N; j += 16)
+                _mm256_storeu_si256((__m256i *)(x16 + j),
+                                    _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)((const int8_t *)xin + j))));
+            for (; j < N; j++) x16[j] = ((const int8_t *)xin)[j];
+        } else {
+            memcpy(x16, xin, (size_t)N * sizeof(int16_t));
+        }
+        if (N % 2) x16[N] = 0;
+        x = xp;
+    }
+    /* fx16: where max|x| times the largest sum of |w| of a row is below 2^31, every row is one chunk */
+    const int one = w8 || (int64_t)rec_avx2_maxabs16((const int16_t *)xin, N) * r->l1i < ((int64_t)1 << 31);
+    rec_avx2_sc sc;
+    rec_avx2_sc_make(r, &sc, w8);
+    int g = 0;
+    for (; g + REC_AVX2_BLOCK <= r->groups; g += REC_AVX2_BLOCK)
+        rec_avx2_starts_block(r, &sc, g, x, one, out, REC_AVX2_BLOCK, w8);
+    for (; g < r->groups; g++) rec_avx2_starts_block(r, &sc, g, x, one, out, 1, w8);
+}
+
+/* The read-out of NG groups from g0 from the state x (int32 pairs) and the
+ * step's start values: the results before saturation in q (rows 0-7 and
+ * 8-15 of group g0 + j in q[2j], q[2j + 1]).  one_chunk: as for the input. */
+REC_AVX2_INLINE void rec_avx2_block(const mli_rec_avx2 *r, int g0, const int32_t *x, int one_chunk, const int32_t *st,
+                                    __m256i *q, const int NG, const int w8) {
+    const mli_dense_plan *pl = r->plan;
+    const __m128i osh = _mm_cvtsi32_si128(r->os);
+    const __m256i om = _mm256_set1_epi32((1 << r->os) - 1);
+    __m256i hi[2 * REC_AVX2_BLOCK], lo[2 * REC_AVX2_BLOCK];
+    for (int j = 0; j < NG; j++) {
+        const int32_t *s = st + (size_t)(g0 + j) * REC_START_STRIDE;
+        for (int h = 0; h < 2; h++) {
+            hi[2 * j + h] = w8 ? _mm256_setzero_si256() : _mm256_loadu_si256((const __m256i *)(s + 8 * h));
+            lo[2 * j + h] = w8 ? _mm256_setzero_si256() : _mm256_loadu_si256((const __m256i *)(s + 16 + 8 * h));
+        }
+    }
+    rec_avx2_sums(pl->w_st, pl->s_pairs, pl->chunk_st, g0, x, one_chunk, hi, lo, osh, om, NG, w8, !w8);
+    const __m256i up = _mm256_set1_epi32(r->up);
+    const __m256i ob = _mm256_set1_epi32((1 << (r->os - 1)) - 1);
+    /* fx16: a tie (the low bits of A + S + 2^(os-1) all zero) takes the even result unless rounding up */
+    const __m256i tb = _mm256_set1_epi32(r->up ? 0 : 1);
+    for (int j = 0; j < NG; j++) {
+        const int32_t *s = st + (size_t)(g0 + j) * REC_START_STRIDE;
+        for (int h = 0; h < 2; h++) {
+            const int i = 2 * j + h;
+            if (w8) {
+                q[i] = rec_avx2_round(_mm256_add_epi32(_mm256_loadu_si256((const __m256i *)(s + 8 * h)), hi[i]), osh,
+                                      ob, up);
+            } else {
+                const __m256i e = _mm256_and_si256(_mm256_cmpeq_epi32(_mm256_and_si256(lo[i], om), _mm256_setzero_si256()), tb);
+                q[i] = _mm256_andnot_si256(e, _mm256_add_epi32(hi[i], _mm256_srl_epi32(lo[i], osh)));
+            }
+        }
+    }
+}
+
+/* Saturation of 8 int32 lanes to int16 / int8, kept as int32 lanes. */
+REC_AVX2_INLINE __m256i rec_avx2_sat(__m256i v, const int d8) {
+    return _mm256_min_epi32(_mm256_max_epi32(v, _mm256_set1_epi32(d8 ? -128 : -32768)),
+                            _mm256_set1_epi32(d8 ? 127 : 32767));
+}
+
+/* 8 int32 lanes (within the type) stored as int16 / int8 at p + i. */
+REC_AVX2_INLINE void rec_avx2_st(void *p, long i, __m256i v, const int d8) {
+    const __m128i w = _mm_packs_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
+    if (d8) _mm_storel_epi64((__m128i *)((int8_t *)p + i), _mm_packs_epi16(w, w));
+    else _mm_storeu_si128((__m128i *)((int16_t *)p + i), w);
+}
+
+/* 8 elements from p + i as int32 lanes. */
+REC_AVX2_INLINE __m256i rec_avx2_ld(const void *p, long i, const int d8) {
+    if (d8) return _mm256_cvtepi8_epi32(_mm_loadl_epi64((const __m128i *)((const int8_t *)p + i)));
+    return _mm256_cvtepi16_epi32(_mm_loadu_si128((const __m128i *)((const int16_t *)p + i)));
+}
+
+/* 8-bit data: the tabulated results of mli_prv_lut_vec8 (r[x + 128]) for 8 lanes. */
+REC_AVX2_INLINE __m256i rec_avx2_tab8(const int32_t *t, __m256i x) {
+    return _mm256_i32gather_epi32((const int *)t, _mm256_add_epi32(x, _mm256_set1_epi32(128)), 4);
+}
+
+/* The state (M elements) as int32 pairs: with in_place 16-bit data of even
+ * length is read where it is, else widened / padded into xp. */
+REC_AVX2_INLINE const int32_t *rec_avx2_state(const void *h, int M, int32_t *xp, int in_place, const int d8) {
+    if (!d8 && M % 2 == 0 && in_place) return (const int32_t *)h;
+    int16_t *x16 = (int16_t *)(void *)xp;
+    if (d8) {
+        int j = 0;
+        for (; j + 16 <= M; j += 16)
+            _mm256_storeu_si256((__m256i *)(x16 + j),
+                                _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)((const int8_t *)h + j))));
+        for (; j < M; j++) x16[j] = ((const int8_t *)h)[j];
+    } else {
+        memcpy(x16, h, (size_t)M * sizeof(int16_t));
+    }
+    if (M % 2) x16[M] = 0;
+    return xp;
+}
+
+#endif /* MLIPY_X86_TARGETS */
+
+#endif /* MLI_PRV_DENSE_AVX2_H */
