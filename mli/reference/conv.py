@@ -209,9 +209,16 @@ def pattern(core, fixed_padding, W, out_w, padding, stride_width, left, right):
     raise ValueError(f"unknown core {core!r}")
 
 
+def _fracs(*fracs):
+    """MLI 1.1's fx frac bits are uint8."""
+    if any(not 0 <= int(f) <= 255 for f in fracs):
+        raise ValueError(f"frac bits {fracs}: MLI 1.1 holds them in uint8")
+
+
 def _conv_chw(family, kind, x, f_in, w, f_w, b, f_b, f_out, stride_height, stride_width, padding,
               relu_type, variant, rounding):
     check_rounding(rounding)
+    _fracs(f_in, f_w, f_b, f_out)
     if kind not in KIND_BITS:
         raise ValueError(f"kind must be one of {tuple(KIND_BITS)}, got {kind!r}")
     dbits, wbits = KIND_BITS[kind]
@@ -322,6 +329,7 @@ def conv2d_hwc(kind, x, f_in, w, f_w, b, f_b, f_out, stride_height=1, stride_wid
     ``f_in + f_w``).
     """
     check_rounding(rounding)
+    _fracs(f_in, f_w, f_b, f_out)
     if kind not in KIND_BITS:
         raise ValueError(f"kind must be one of {tuple(KIND_BITS)}, got {kind!r}")
     dbits, wbits = KIND_BITS[kind]
