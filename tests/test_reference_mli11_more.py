@@ -734,3 +734,70 @@ def test_twins_against_reference_cases():
     assert not bad, f"{len(bad)} mismatches:\n" + "\n".join(bad[:30])
     assert compared >= 100, (compared, skipped)
     assert set(refused) <= {"0770_conv2d_nhwc_sa8_sa8_sa32_k1x1_nopad", "1245_conv2d_nhwc_sa8_sa8_sa32_k1x1_nopad"}
+
+
+# ------------------------------------------------------- refused arguments --
+STATUS = {1: "BAD_TENSOR", 2: "SHAPE_MISMATCH", 3: "INCOMPATEBLE_TENSORS", 4: "BAD_FUNC_CFG"}
+
+
+def _bad_conv(what):
+    x, w, b = np.ones((2, 4, 4), np.int8), np.ones((3, 2, 3, 3), np.int8), np.ones(3, np.int8)
+    f_b, pad = 2, (1, 1, 1, 1)
+    if what == "bias_frac":
+        f_b, pad = 7, (3, 1, 1, 1)  # both bad: the bias frac is checked first
+    elif what == "padding":
+        pad = (1, 3, 1, 1)
+    elif what == "bias_shape":
+        b, pad = np.ones(4, np.int8), (3, 1, 1, 1)  # shapes before the cfg
+    call = Call("mli_krn_conv2d_chw_fx8", "conv",
+                {"in": tensor_spec(x, FX8, x.shape, frac=3), "weights": tensor_spec(w, FX8, w.shape, frac=3),
+                 "bias": tensor_spec(b, FX8, b.shape, frac=f_b), "out": _out(64, FX8, frac=3)},
+                dict(relu_type=0, stride_width=1, stride_height=1, **_cfg_pad(pad)))
+    return call, lambda: R.conv2d_chw("fx8", x, 3, w, 3, b, f_b, 3, 1, 1, pad)
+
+
+def _bad_pool():
+    x = np.ones((2, 4, 4), np.int16)
+    cfg = dict(kernel_width=3, kernel_height=3, stride_width=1, stride_height=1, **_cfg_pad((0, 0, 3, 0)))
+    call = Call("mli_krn_avepool_chw_fx16", "pool", {"in": tensor_spec(x, FX16, x.shape), "out": _out(64, FX16)}, cfg)
+    return call, lambda: R.avepool_chw("fx16", x, 3, 3, 1, 1, (0, 0, 3, 0))
+
+
+def _bad_permute():
+    x = np.ones((2, 3, 4), np.int8)
+    call = Call("mli_krn_permute_fx8", "permute", {"in": tensor_spec(x, FX8, x.shape), "out": _out(24, FX8)},
+                {"perm_dim": [0, 2, 2, 0]})
+    return call, lambda: R.permute(x, [0, 2, 2, 0])
+
+
+def _bad_concat(what):
+    a = np.ones((2, 3), np.int16)
+    b = np.ones((3, 4), np.int16) if what == "shape" else np.ones((2, 3, 1), np.int16)
+    call = Call("mli_krn_concat_fx16", "concat", {"in0": tensor_spec(a, FX16, a.shape),
+                                                   "in1": tensor_spec(b, FX16, b.shape), "out": _out(64, FX16)},
+                {"tensors_num": 2, "axis": 1}, inputs=["in0", "in1"])
+    return call, lambda: R.concat([a, b], 1)
+
+
+def _bad_padding():
+    x = np.ones((3, 4), np.int8)
+    call = Call("mli_krn_padding2d_chw_fx8", "padding2d", {"in": tensor_spec(x, FX8, x.shape), "out": _out(64, FX8)},
+                _cfg_pad((1, 1, 1, 1)))
+    return call, lambda: R.padding2d_chw(x, 1, 1, 1, 1)
+
+
+BAD = {"conv_bias_frac": lambda: _bad_conv("bias_frac"), "conv_padding": lambda: _bad_conv("padding"),
+       "conv_bias_shape": lambda: _bad_conv("bias_shape"), "pool_padding": _bad_pool, "permute": _bad_permute,
+       "concat_shape": lambda: _bad_concat("shape"), "concat_rank": lambda: _bad_concat("rank"),
+       "padding2d_rank": _bad_padding}
+
+
+@pytest.mark.parametrize("what", sorted(BAD))
+def test_twin_refusals_name_the_core_status(core, what):
+    """Where MLI's first failing check is cheap to state, the twin refuses
+    the call naming the status the core returns (MLI's check order)."""
+    call, twin = BAD[what]()
+    status = run(core, call, "convergent")["ret"]
+    assert status in STATUS, status
+    with pytest.raises(ValueError, match="^" + STATUS[status]):
+        twin()

@@ -223,20 +223,20 @@ def _conv_chw(family, kind, x, f_in, w, f_w, b, f_b, f_out, stride_height, strid
         raise ValueError(f"kind must be one of {tuple(KIND_BITS)}, got {kind!r}")
     dbits, wbits = KIND_BITS[kind]
     depthwise = family == "depthwise_conv2d_chw"
+    if int(f_b) > int(f_in) + int(f_w):  # MLI's order: types, bias frac, tensors and shapes, cfg
+        raise ValueError("INCOMPATEBLE_TENSORS: f_b > f_in + f_w")
     x = _ints("x", x, dbits, 3)
     w = _ints("w", w, wbits, 4)
     b = _ints("b", b, wbits, 1)
     C, H, Wd = x.shape
     OC, wc, KH, KW = w.shape
     if wc != (1 if depthwise else C) or b.size != OC or (depthwise and OC != C):
-        raise ValueError(f"shapes do not fit: x {x.shape}, w {w.shape}, b {b.shape}")
+        raise ValueError(f"SHAPE_MISMATCH: x {x.shape}, w {w.shape}, b {b.shape}")
     padding = tuple(int(p) for p in padding)
     pt, pb, pl, pr = padding
     sh, sw = int(stride_height), int(stride_width)
     if sh < 1 or sw < 1 or pt >= KH or pb >= KH or pl >= KW or pr >= KW:
         raise ValueError("BAD_FUNC_CFG: strides >= 1 and each padding smaller than the kernel")
-    if int(f_b) > int(f_in) + int(f_w):
-        raise ValueError("INCOMPATEBLE_TENSORS: f_b > f_in + f_w")
     if H < KH or Wd < KW:
         raise ValueError("input smaller than the kernel: undefined in MLI (SPEC_MLI11_MORE 2)")
     if variant == "":
@@ -333,20 +333,20 @@ def conv2d_hwc(kind, x, f_in, w, f_w, b, f_b, f_out, stride_height=1, stride_wid
     if kind not in KIND_BITS:
         raise ValueError(f"kind must be one of {tuple(KIND_BITS)}, got {kind!r}")
     dbits, wbits = KIND_BITS[kind]
+    if kind != "fx16" and int(f_b) > int(f_in) + int(f_w):  # MLI's order, as for the chw kernels
+        raise ValueError("INCOMPATEBLE_TENSORS: f_b > f_in + f_w")
     x = _ints("x", x, dbits, 3)
     w = _ints("w", w, wbits, 4)
     b = _ints("b", b, wbits, 1)
     H, Wd, C = x.shape
     OC, KH, KW, wc = w.shape
     if wc != C or b.size != OC:
-        raise ValueError(f"shapes do not fit: x {x.shape}, w {w.shape}, b {b.shape}")
+        raise ValueError(f"SHAPE_MISMATCH: x {x.shape}, w {w.shape}, b {b.shape}")
     padding = tuple(int(p) for p in padding)
     pt, pb, pl, pr = padding
     sh, sw = int(stride_height), int(stride_width)
     if sh < 1 or sw < 1 or pt >= KH or pb >= KH or pl >= KW or pr >= KW:
         raise ValueError("BAD_FUNC_CFG: strides >= 1 and each padding smaller than the kernel")
-    if kind != "fx16" and int(f_b) > int(f_in) + int(f_w):
-        raise ValueError("INCOMPATEBLE_TENSORS: f_b > f_in + f_w")
     if H < KH or Wd < KW:
         raise ValueError("input smaller than the kernel: undefined in MLI (SPEC_MLI11_MORE 2)")
     bias_shift = (int(f_in) + int(f_w) - int(f_b)) & 255
