@@ -142,7 +142,9 @@ def _conv_fracs(d, kind, mode):
         else:  # at 2^31: products of the bias's sign (the lanes wrap)
             same = [("max", "max"), ("min", "min")]
             xhow, whow = d.pick(same if bhow == "max" else [("max", "min"), ("min", "max")])
-        return f_in, f_w, f_b, d.int(0, 31), bhow, xhow, whow
+        # an output shift of 25 or more keeps the differences near 2^39 (2^31) visible after the read-out
+        f_out = max(0, f_in + f_w - d.pick([25, 26, 28, f_in + f_w, d.int(0, 31)]))
+        return f_in, f_w, f_b, f_out, bhow, xhow, whow
     f_in, f_w = d.int(0, 8), d.int(0, 8)
     f_b = f_in + f_w - d.int(0, f_in + f_w)
     f_out = d.int(0, 31) if mode == "extreme" else d.int(0, 16)
@@ -150,30 +152,34 @@ def _conv_fracs(d, kind, mode):
     return f_in, f_w, f_b, f_out, how, how, how
 
 
-def gen_conv_chw(d):
-    family = d.pick(["conv2d_chw", "depthwise_conv2d_chw"])
-    kind = d.pick(VC.KINDS)
+def gen_conv_chw(d, family=None, kind=None, suffix=None, mode=None):
+    """A conv2d_chw or depthwise_conv2d_chw call (or of `family`, `kind`,
+    variant `suffix` and values `mode` as given)."""
+    family = family or d.pick(["conv2d_chw", "depthwise_conv2d_chw"])
+    kind = kind or d.pick(VC.KINDS)
     depthwise = family.startswith("depthwise")
-    role = d.int(0, 9)
+    role = d.int(0, 9) if suffix is None else 3 if suffix == "generic" else 9
     if role < 3:
         variant, row = "", None
     elif role < 5:
         variant, row = "generic", None
     else:
-        row = d.pick(VC.variants(family, kind))
+        rows = VC.variants(family, kind)
+        row = d.pick(rows) if suffix is None else {r["suffix"]: r for r in rows}[suffix]
         variant = row["suffix"]
+    kmax = 7 if suffix else 5  # (wider borders for the variant-by-variant test)
     if row is None:
-        kw, kh, sh, sw, pad = _window(d, 0, 0, 0, "any")
+        kw, kh, sh, sw, pad = _window(d, 0, 0, 0, "any", kmax)
         ch = d.int(1, 3)
     else:
         when = {"NOPAD": "zero", "NONE": "any"}.get(row["pad"])
         if when is None:  # KRNPAD: pinned with stride 1 and a fixed kernel, else at most 'same'
             when = "pinned" if row["stride"] == 1 and row["kw"] and row["kh"] else "same" if row["kw"] else "any"
-        kw, kh, sh, sw, pad = _window(d, row["kw"], row["kh"], row["stride"], when)
+        kw, kh, sh, sw, pad = _window(d, row["kw"], row["kh"], row["stride"], when, kmax)
         ch = row["ch"] or d.int(1, 3)
     h, w = kh + d.int(0, 4), kw + d.int(0, 5)
     oc = ch if depthwise else d.int(1, 3)
-    mode = d.pick(["limit", "ok", "extreme", "limit", "ok"])
+    mode = mode or d.pick(["limit", "ok", "extreme", "limit", "ok"])
     f_in, f_w, f_b, f_out, bhow, xhow, whow = _conv_fracs(d, kind, mode)
     relu = d.pick([0, 0, 1, 2, 3, 4])
     de, we = DATA_EL[kind], W_EL[kind]
@@ -195,15 +201,16 @@ def gen_conv_chw(d):
     return Case(call, expect, de)
 
 
-def gen_conv_hwc(d):
-    kind = d.pick(VC.KINDS)
+def gen_conv_hwc(d, kind=None, mode=None, pointwise=None):
+    """A conv2d_hwc call (or of `kind`, values `mode`, 1x1 stride 1 unpadded or not as given)."""
+    kind = kind or d.pick(VC.KINDS)
     kw, kh, sh, sw, pad = _window(d, 0, 0, 0, "any", kmax=4)
-    if d.int(0, 3) == 0:  # 1x1, stride 1, no padding (fx16's pointwise path)
+    if pointwise or (pointwise is None and d.int(0, 3) == 0):  # 1x1, stride 1, no padding (fx16's own path)
         kw = kh = sh = sw = 1
         pad = (0, 0, 0, 0)
-    ch, oc = d.int(1, 6), d.int(1, 3)
+    ch, oc = d.int(1, 6) if not pointwise else d.int(2, 11), d.int(1, 3)
     h, w = kh + d.int(0, 4), kw + d.int(0, 4)
-    mode = d.pick(["limit", "ok", "extreme", "limit", "ok"])
+    mode = mode or d.pick(["limit", "ok", "extreme", "limit", "ok"])
     f_in, f_w, f_b, f_out, bhow, xhow, whow = _conv_fracs(d, kind, mode)
     if kind == "fx16" and d.int(0, 5) == 0:  # fx16 checks no bias frac: a negative bias shift, held in 8 bits
         f_b = f_in + f_w + d.int(1, 3)
@@ -381,7 +388,7 @@ def _sa8_quant(d, oc):
     q = dict(in_zp=_zp(d), in_scale=d.int(1 << 13, 1 << 16), in_sfb=d.int(10, 24),
              w_scales=[d.int(1 << 13, 1 << 16) for _ in range(oc)], w_sfb=d.int(10, 24),
              out_zp=_zp(d), out_scale=d.int(1 << 13, 1 << 16))
-    q["out_sfb"] = q["in_sfb"] + q["w_sfb"] - d.int(16, 26)
+    q["out_sfb"] = q["in_sfb"] + q["w_sfb"] - d.int(18, 30)  # outputs mostly inside int8, some saturating
     q["b_sfb"] = q["in_sfb"] + q["w_sfb"] - d.pick([0, 1, 2, 4, 8, 16])
     q["b_scales"] = [_bias_scale(q["in_scale"], q["in_sfb"], s, q["w_sfb"], q["b_sfb"]) for s in q["w_scales"]]
     return q
@@ -560,6 +567,33 @@ def test_conv_sa8_twin(core, data):
 @given(st.data())
 def test_fully_connected_sa8_twin(core, data):
     _run_hyp(core, data, gen_fc_sa8)
+
+
+CONV_ROWS = [(fam, kind, row["suffix"]) for fam in ("conv2d_chw", "depthwise_conv2d_chw") for kind in VC.KINDS
+             for row in VC.variants(fam, kind) + [dict(suffix="generic")]]
+
+
+def test_every_conv_variant_at_the_limit(core):
+    """Every conv2d_chw / depthwise_conv2d_chw function of every kind, inside
+    its domain, and conv2d_hwc, with sums at the accumulator limit (where the
+    loop nests' groupings give different bits), a few calls each, both
+    roundings."""
+    rng = np.random.default_rng(2211)
+    n = 0
+    for fam, kind, sfx in CONV_ROWS:
+        for i in range(max(1, int(8 * SCALE))):
+            case = gen_conv_chw(Draw(rng=rng), fam, kind, sfx, "limit")
+            try:
+                check(core, case, ROUNDINGS[i % 2])
+            except Reject:
+                continue
+            n += 1
+    assert n >= 2 * len(CONV_ROWS)
+    for kind in VC.KINDS:  # conv2d_hwc: channel pairs, an odd last channel; fx16's 1x1 path (pairs up to 4k)
+        for i in range(max(1, int(16 * SCALE))):
+            check(core, gen_conv_hwc(Draw(rng=rng), kind, "limit", pointwise=False), ROUNDINGS[i % 2])
+    for i in range(max(1, int(48 * SCALE))):
+        check(core, gen_conv_hwc(Draw(rng=rng), "fx16", "limit", pointwise=True), ROUNDINGS[i % 2])
 
 
 def test_dispatcher_pick_matches_core(core):
