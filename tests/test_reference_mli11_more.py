@@ -233,10 +233,11 @@ def gen_conv_hwc(d, kind=None, mode=None, pointwise=None):
 
 
 # ------------------------------------------------------------------ pooling --
-def gen_pool(d):
-    family = d.pick(["maxpool_chw", "avepool_chw", "maxpool_hwc", "avepool_hwc"])
+def gen_pool(d, family=None, kind=None, big=None):
+    """A pooling call (or of `family`, `kind`, a window beyond 512 elements or not as given)."""
+    family = family or d.pick(["maxpool_chw", "avepool_chw", "maxpool_hwc", "avepool_hwc"])
     kinds, _, variants = VM.VARIANT_FAMILIES[family]
-    kind = d.pick(kinds)
+    kind = kind or d.pick(kinds)
     role = d.int(0, 9)
     v = VM.GENERIC if role < 5 else d.pick(variants)
     variant = "" if role < 3 else v.suffix
@@ -246,10 +247,23 @@ def gen_pool(d):
         kw, kh, sh, sw, pad = d.int(8, 16), d.int(8, 16), 1, 1, (0, 0, 0, 0)
     c = d.int(1, 4)
     h, w = kh + d.int(0, 4), kw + d.int(0, 4)
+    if big is None:
+        big = role == 4 and family.startswith("ave") and d.int(0, 2) == 0
+    if big:  # beyond 512 elements a partial sum can reach 2^39: the order of the steps shows
+        kw, kh, sh, sw, pad = d.int(23, 40), d.int(23, 40), 1, 1, (d.int(0, 1), 0, d.int(0, 1), 0)
+        variant = d.pick(["", "generic"])
+        c, h, w = d.int(1, 2), kh + d.int(0, 1), kw + d.int(0, 1)
     hwc = family.endswith("hwc")
     el = DATA_EL[kind]
     shape = (h, w, c) if hwc else (c, h, w)
-    x = d.values(el, c * h * w).reshape(shape)
+    if big:
+        how = d.pick(["max", "min", "mixed", "extreme"])
+        x = d.values(el, c * h * w, "min" if how == "mixed" else how)
+        if how == "mixed":  # the first part at the minimum, the rest at the maximum
+            x[d.int(1, x.size - 1):] = np.iinfo(NP[el]).max
+        x = x.reshape(shape)
+    else:
+        x = d.values(el, c * h * w).reshape(shape)
     asym = {"zero_point": d.int(-128, 127), "scale": d.int(1, 1 << 20), "dim": -1,
             "scale_frac_bits": d.int(0, 20)} if el == SA8 else None
     f_in = 0 if el == SA8 else d.int(0, 15)
@@ -594,6 +608,17 @@ def test_every_conv_variant_at_the_limit(core):
             check(core, gen_conv_hwc(Draw(rng=rng), kind, "limit", pointwise=False), ROUNDINGS[i % 2])
     for i in range(max(1, int(48 * SCALE))):
         check(core, gen_conv_hwc(Draw(rng=rng), "fx16", "limit", pointwise=True), ROUNDINGS[i % 2])
+
+
+def test_avepool_beyond_512_elements(core):
+    """Average pools of 529 to 1,600 elements, at and across the type limits:
+    MLI's 40-bit steps saturate, in its order (chw: an odd first element
+    alone, then pairs per row; hwc: one element per step)."""
+    rng = np.random.default_rng(512)
+    for family in ("avepool_chw", "avepool_hwc"):
+        for kind in VM.VARIANT_FAMILIES[family][0]:
+            for i in range(max(1, int(6 * SCALE))):
+                check(core, gen_pool(Draw(rng=rng), family, kind, big=True), ROUNDINGS[i % 2])
 
 
 def test_dispatcher_pick_matches_core(core):

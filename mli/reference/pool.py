@@ -5,10 +5,12 @@ and their specialisations.
 Padding is exclusion: a window is clipped to the input, and the padded
 positions are not part of it.  A max ignores them; an average multiplies the
 sum of the k real elements by ``mul`` and shifts by ``shift``
-(:func:`avg_mul_shift`), rounding by the DSP mode.  Inside its domain every
-specialisation gives the generic function's bits (no accumulator limit can
-be reached: at most 255 x 255 elements of 16 bits times a 15-bit
-multiplier), so `variant` only selects which calls are valid.
+(:func:`avg_mul_shift`), rounding by the DSP mode.  The products go one
+MAC step at a time into a 40-bit accumulator that saturates after every
+step (:func:`ave_window`); from about 512 elements on a partial sum can
+reach 2^39, and then the order of the steps shows.  Inside its domain every
+specialisation runs the same window loop as the generic function, so
+`variant` only selects which calls are valid.
 """
 
 import numpy as np
@@ -36,6 +38,28 @@ def avg_mul_shift(k):
     else:
         s = 46 - ((1 << 31) // k).bit_length()
     return (1 << s) // k, s
+
+
+def ave_window(rows, bits, layout, rounding="convergent"):
+    """The average of one clipped window (`rows`: its rows of real elements)
+    as MLI's loop computes it: acc = 0, then per row, for chw an odd first
+    element alone and the rest in pairs ((x_j + x_j+1) * mul, one step), for
+    hwc one element per step, each step ``SAT_40(acc + x * mul)``; then
+    ``SAT_bits(RND(acc, shift))``."""
+    k = sum(len(r) for r in rows)
+    mul, shift = avg_mul_shift(k)
+    lo, hi = -(1 << 39), (1 << 39) - 1
+    acc = 0
+    for r in rows:
+        if layout == "hwc":
+            steps = [[v] for v in r]
+        else:
+            first = len(r) & 1
+            steps = [r[:1]] * first + [r[j:j + 2] for j in range(first, len(r), 2)]
+        for st in steps:
+            acc = min(max(acc + sum(st) * mul, lo), hi)
+    v = int(rnd_shift(acc, shift, rounding))
+    return min(max(v, -(1 << (bits - 1))), (1 << (bits - 1)) - 1)
 
 
 def _check_variant(family, variant, kw, kh, sh, sw, padding):
@@ -91,13 +115,11 @@ def _pool(op, layout, kind, x, kernel_height, kernel_width, stride_height, strid
         for c in range(Wo):
             x0, x1 = max(c * sw - pl, 0), min(c * sw - pl + kw, W)
             for ch in range(C):
-                win = [int(v) for v in xc[ch, y0:y1, x0:x1].reshape(-1)]
+                rows = [[int(v) for v in row] for row in xc[ch, y0:y1, x0:x1]]
                 if op == "max":
-                    y[ch, r, c] = max(win)
+                    y[ch, r, c] = max(max(row) for row in rows)
                 else:
-                    mul, shift = avg_mul_shift(len(win))
-                    v = int(rnd_shift(sum(win) * mul, shift, rounding))
-                    y[ch, r, c] = min(max(v, -(1 << (bits - 1))), (1 << (bits - 1)) - 1)
+                    y[ch, r, c] = ave_window(rows, bits, layout, rounding)
     y = y if layout == "chw" else np.moveaxis(y, 0, 2)
     return np.ascontiguousarray(y).astype(np.int8 if bits == 8 else np.int16)
 
@@ -132,7 +154,8 @@ def avepool_chw(kind, x, kernel_height, kernel_width, stride_height=1, stride_wi
                 variant="", rounding="convergent"):
     """``mli_krn_avepool_chw_<kind>[_<variant>]``: per window of k real
     elements, ``SAT_b(RND(sum * mul, shift))`` with :func:`avg_mul_shift`
-    (not a division).  Parameters and result as :func:`maxpool_chw`."""
+    (not a division), the sum taken in MLI's 40-bit steps
+    (:func:`ave_window`).  Parameters and result as :func:`maxpool_chw`."""
     return _pool("ave", "chw", kind, x, kernel_height, kernel_width, stride_height, stride_width, padding,
                  variant, rounding)
 
