@@ -257,10 +257,13 @@ def gen_pool(d, family=None, kind=None, big=None):
     el = DATA_EL[kind]
     shape = (h, w, c) if hwc else (c, h, w)
     if big:
-        how = d.pick(["max", "min", "mixed", "extreme"])
-        x = d.values(el, c * h * w, "min" if how == "mixed" else how)
-        if how == "mixed":  # the first part at the minimum, the rest at the maximum
-            x[d.int(1, x.size - 1):] = np.iinfo(NP[el]).max
+        how = d.pick(["sprinkled", "mixed", "max", "min", "extreme"])
+        x = d.values(el, c * h * w, "min" if how in ("mixed", "sprinkled") else how)
+        if how == "mixed":  # the first part at the minimum (saturating), the rest at the maximum
+            x[d.int(x.size // 2, x.size - 1):] = np.iinfo(NP[el]).max
+        elif how == "sprinkled":  # at the minimum but for one in eight at the maximum (pairs of both signs)
+            g = np.random.default_rng(d.int(0, 2 ** 32 - 1))
+            x[g.random(x.size) < 0.125] = np.iinfo(NP[el]).max
         x = x.reshape(shape)
     else:
         x = d.values(el, c * h * w).reshape(shape)
@@ -617,7 +620,7 @@ def test_avepool_beyond_512_elements(core):
     rng = np.random.default_rng(512)
     for family in ("avepool_chw", "avepool_hwc"):
         for kind in VM.VARIANT_FAMILIES[family][0]:
-            for i in range(max(1, int(6 * SCALE))):
+            for i in range(max(1, int(12 * SCALE))):
                 check(core, gen_pool(Draw(rng=rng), family, kind, big=True), ROUNDINGS[i % 2])
 
 
