@@ -402,9 +402,10 @@ def _zp(d):
 
 
 def _sa8_quant(d, oc):
-    q = dict(in_zp=_zp(d), in_scale=d.int(1 << 13, 1 << 16), in_sfb=d.int(10, 24),
-             w_scales=[d.int(1 << 13, 1 << 16) for _ in range(oc)], w_sfb=d.int(10, 24),
-             out_zp=_zp(d), out_scale=d.int(1 << 13, 1 << 16))
+    sign = d.pick([1, 1, 1, -1])  # now and then negative scales (C's divisions truncate toward zero)
+    q = dict(in_zp=_zp(d), in_scale=sign * d.int(1 << 13, 1 << 16), in_sfb=d.int(10, 24),
+             w_scales=[d.pick([1, 1, 1, -1]) * d.int(1 << 13, 1 << 16) for _ in range(oc)], w_sfb=d.int(10, 24),
+             out_zp=_zp(d), out_scale=d.pick([1, 1, 1, -1]) * d.int(1 << 13, 1 << 16))
     q["out_sfb"] = q["in_sfb"] + q["w_sfb"] - d.int(18, 30)  # outputs mostly inside int8, some saturating
     q["b_sfb"] = q["in_sfb"] + q["w_sfb"] - d.pick([0, 1, 2, 4, 8, 16])
     q["b_scales"] = [_bias_scale(q["in_scale"], q["in_sfb"], s, q["w_sfb"], q["b_sfb"]) for s in q["w_scales"]]
