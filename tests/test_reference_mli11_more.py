@@ -15,8 +15,8 @@ there, and the fx16 variants' grouping of products shows).  Status and
 every output element must be equal; nothing is tolerated.
 
 MLIPY_REF_MORE_SCALE multiplies the number of hypothesis examples of every
-family and of the seeded loops (default 1: 1,040 hypothesis examples, the
-run takes 20 to 35 s on two shared cores; 10: 10,400 examples, about two
+family and of the seeded loops (default 1: 840 hypothesis examples, the
+run takes 20 to 35 s on two shared cores; 10: 8,400 examples, about two
 minutes; 3 or more: every reference case instead of every third).
 """
 import json
