@@ -1,7 +1,8 @@
 """Slow, obviously correct pure-numpy model of the MLI 1.1 fixed-point kernels.
 
 Every function computes with exact Python integers (see :mod:`.fxmath`) and
-follows ``shared/spec/SPEC.md`` step by step; it is the oracle the compiled
+follows ``shared/spec/SPEC.md`` (the rest of MLI 1.1's kernels:
+``SPEC_MLI11_MORE.md``) step by step; it is the oracle the compiled
 kernels are tested against.  Arguments are plain arrays plus frac bits;
 ``kind`` is "fx8", "fx16" or "fx8w16d"; ``rounding`` is "convergent"
 (default, the library's setting) or "up" (round half up everywhere).
@@ -11,13 +12,17 @@ kernel families (:mod:`mli.reference.mli2_cases` runs the ``vectors/mli20`` case
 through it); it is not imported here.
 """
 
+from .conv import conv2d_chw, conv2d_hwc, depthwise_conv2d_chw
+from .data import concat, padding2d_chw, padding2d_hwc, permute
 from .dense import dense, fully_connected
 from .eltwise import eltwise
 from .helpers import convert_tensor, float_to_fx, fx_to_float
 from .lstm import lstm_cell, lstm_cell_update, lstm_gates, lstm_hidden
+from .pool import avepool_chw, avepool_hwc, maxpool_chw, maxpool_hwc
 from .rnn import (RNN_ACT_NONE, RNN_ACT_SIGM, RNN_ACT_TANH, RNN_BATCH_TO_BATCH,
                   RNN_BATCH_TO_LAST, RNN_ONE_TO_ONE, basic_rnn_cell)
-from .transform import lut_sigm, lut_tanh, relu, sigm, tanh
+from .sa8 import conv2d_nhwc, depthwise_conv2d_hwcn, fully_connected_sa8
+from .transform import leaky_relu, lut_sigm, lut_tanh, relu, sigm, softmax, tanh
 
 __all__ = [
     "dense", "fully_connected", "eltwise", "convert_tensor", "float_to_fx",
@@ -25,4 +30,8 @@ __all__ = [
     "basic_rnn_cell", "lut_tanh", "lut_sigm", "relu", "sigm", "tanh",
     "RNN_ONE_TO_ONE", "RNN_BATCH_TO_BATCH", "RNN_BATCH_TO_LAST",
     "RNN_ACT_NONE", "RNN_ACT_TANH", "RNN_ACT_SIGM",
+    # the rest of MLI 1.1 (SPEC_MLI11_MORE)
+    "conv2d_chw", "depthwise_conv2d_chw", "conv2d_hwc", "maxpool_chw", "avepool_chw", "maxpool_hwc",
+    "avepool_hwc", "leaky_relu", "softmax", "permute", "concat", "padding2d_chw", "padding2d_hwc",
+    "conv2d_nhwc", "depthwise_conv2d_hwcn", "fully_connected_sa8",
 ]

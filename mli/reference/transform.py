@@ -1,4 +1,5 @@
-"""LUT activations (tanh, sigmoid) and ReLU (SPEC sections 6 and 7)."""
+"""LUT activations (tanh, sigmoid), ReLU (SPEC sections 6 and 7), leaky
+ReLU and softmax (SPEC_MLI11_MORE sections 7 and 8)."""
 
 import functools
 import math
@@ -11,6 +12,7 @@ from .fxmath import asr16, check_rounding, data_bits, exact, read16, sat
 _TABLES = {
     "tanh": (178, 89, 4, math.tanh),
     "sigm": (180, 90, 3, lambda t: 1.0 / (1.0 + math.exp(-t))),
+    "exp": (181, 179, 4, math.exp),     # softmax's exp(-t) table (SPEC_MLI11_MORE 8)
 }
 
 
@@ -51,7 +53,7 @@ def lut_eval(name, x, frac, rounding="convergent"):
 
     Parameters
     ----------
-    name : {"tanh", "sigm"}
+    name : {"tanh", "sigm", "exp"}
     x : array_like of int
         Input values (int8 values are simply sign-extended).
     frac : int
@@ -151,3 +153,84 @@ def relu(x, f_in, relu_type):
                     3: (0, min(six, mx))}.get(int(relu_type), (mn, mx))
     return np.array([min(max(int(v), lower), upper) for v in x.reshape(-1)],
                     dtype=x.dtype).reshape(x.shape)
+
+
+def leaky_relu(kind, x, f_in, slope, f_slope, rounding="convergent"):
+    """``mli_krn_leaky_relu_fx8/fx16`` (SPEC_MLI11_MORE 7).
+
+    Per element ``p = SAT_16(RND(x * a, f_slope))`` (fx8: then ``SAT_8``) and
+    ``max(x, p)`` when the slope a "is less than 1", else ``min(x, p)``.  The
+    test compares a with the 16-bit ``1 << f_slope``: always true for
+    f_slope > 15, never for f_slope = 15 (the 16-bit one is -32768).
+
+    Parameters
+    ----------
+    kind : {"fx8", "fx16"}
+    x : array_like of int
+        Input (int8 / int16), any shape, frac `f_in`.
+    f_in : int
+        The output's frac bits too (MLI copies in's format to out first).
+    slope : int
+        The slope coefficient's value (int8 / int16), frac `f_slope` >= 0.
+    rounding : {"convergent", "up"}
+
+    Returns
+    -------
+    numpy.ndarray, the shape of `x`, int8 (fx8) or int16; frac bits `f_in`.
+    """
+    check_rounding(rounding)
+    bits = data_bits(kind)
+    f_s, a = int(f_slope), int(slope)
+    if f_s < 0:
+        raise ValueError("a negative slope frac is a C shift by a negative count in MLI")
+    one16 = ((1 << f_s) & 0xFFFF) - (0x10000 if (1 << f_s) & 0x8000 else 0) if f_s <= 15 else None
+    below_one = True if f_s > 15 else a < one16
+    x = exact(x)
+    p = sat(asr16(x * a, f_s, rounding), bits)
+    y = np.array([max(v, q) if below_one else min(v, q) for v, q in zip(x.reshape(-1), p.reshape(-1))],
+                 dtype=object)
+    return y.astype(np.int8 if bits == 8 else np.int16).reshape(x.shape)
+
+
+def softmax(kind, x, f_in, rounding="convergent"):
+    """``mli_krn_softmax_fx8/fx16`` over all elements as one vector
+    (SPEC_MLI11_MORE 8).
+
+    1. mx, mn: the maximum and minimum; if mn - mx is below -128 (fx8) or
+       -32768 (fx16), v = SAT_16(floor(x/2) - floor(mx/2)) and the frac bits
+       drop by one, else v = x - mx;
+    2. e = the exp LUT (181 entries, offset 179, 4 frac bits) of v, through
+       SPEC 6.2's evaluation; fx8: e = SAT_8(RND(e, 8));
+    3. S = sum of e, n = 31 - bitlength(S), mnt = SAT_16(RND(S, 16 - n)),
+       r = min(floor(2^29 / mnt), 32767);
+    4. fx16: y = SAT_16(RND(r e, 30 - n)); fx8: SAT_8(SAT_16(RND(r e, 38 - n))).
+
+    Returns
+    -------
+    numpy.ndarray, the shape of `x`, int8 / int16 with frac bits 7 / 15.
+    """
+    check_rounding(rounding)
+    bits = data_bits(kind)
+    x = exact(x)
+    flat = [int(v) for v in x.reshape(-1)]
+    if not flat:
+        raise ValueError("softmax of no element")
+    mx, mn = max(flat), min(flat)
+    frac = int(f_in)
+    if mn - mx < -(1 << (bits - 1)):
+        v = [int(sat((t >> 1) - (mx >> 1), 16)) for t in flat]
+        frac -= 1
+    else:
+        v = [t - mx for t in flat]
+    e = [int(t) for t in lut_eval("exp", v, frac, rounding)]
+    if bits == 8:
+        e = [int(sat(read16(t, 8, rounding), 8)) for t in e]
+    s = sum(e)
+    n = 31 - s.bit_length()
+    mnt = int(read16(s, 16 - n, rounding))
+    r = min((1 << 29) // mnt, 32767)
+    if bits == 16:
+        y = [int(read16(r * t, 30 - n, rounding)) for t in e]
+    else:
+        y = [int(sat(read16(r * t, 38 - n, rounding), 8)) for t in e]
+    return np.array(y, dtype=np.int8 if bits == 8 else np.int16).reshape(x.shape)
