@@ -2107,3 +2107,12 @@ def float_rnn_sequence(str cell, str act, bint lbr, double clip, directions,
         raise MemoryError("float_rnn_sequence: scratch memory")
     if st != 0:
         raise ValueError("float_rnn_sequence: arguments refused (sizes or lengths)")
+
+
+# ------------------------------------- the rest of MLI 1.1 (one file per family)
+include "_core_more.pxi"
+include "_core_conv.pxi"
+include "_core_pool.pxi"
+include "_core_data.pxi"
+include "_core_transform_more.pxi"
+include "_core_fc_sa8.pxi"
