@@ -200,105 +200,136 @@ def _doc(e):
     return f"``{c}``: {what}." + ("" if e.role == "debug" else _DOC_ERRORS)
 
 
+def _conv_fx(e, i, fname):
+    el = ElementType.FX_8 if e.kind == "fx8" else ElementType.FX_16
+    debug = _conv_picker(e)
+
+    def fn(x, weights, bias, cfg, *, out=None, out_frac_bits=None):
+        tensor_arg("in", x, fname)
+        tensor_arg("weights", weights, fname)
+        c = conv_cfg(cfg, fname)
+        n = 1 if out is not None else conv_count(e, x, weights, c, debug(x, weights, bias, c))
+        return _core.conv_api(i, fname, x, weights, bias, c, out, n, el, _frac(x, out_frac_bits), None)
+    return fn
+
+
+def _conv_sa8(e, i, fname):
+    debug = _conv_picker(e)
+
+    def fn(x, weights, bias, cfg, *, out=None, out_zero_point=0, out_scale=1, out_scale_frac_bits=0):
+        tensor_arg("in", x, fname)
+        tensor_arg("weights", weights, fname)
+        c = conv_cfg(cfg, fname)
+        a = _asym_out(out_zero_point, out_scale, out_scale_frac_bits)
+        n = 1 if out is not None else conv_count(e, x, weights, c, debug(x, weights, bias, c))
+        return _core.conv_api(i, fname, x, weights, bias, c, out, n, ElementType.ASYM_I8, None, a)
+    return fn
+
+
+def _pool(e, i, fname):
+    debug = _pool_picker(e)
+
+    def fn(x, cfg, *, out=None):
+        tensor_arg("in", x, fname)
+        c = pool_cfg(cfg, fname)
+        n = 1 if out is not None else pool_count(e, x, c, debug(c))
+        return _core.pool_api(i, fname, x, c, out, n)
+    return fn
+
+
+def _leaky_relu(e, i, fname):
+    def fn(x, slope, *, out=None):
+        tensor_arg("in", x, fname)
+        return _core.leaky_relu_api(i, fname, x, slope, out, 1 if out is not None else span(x))
+    return fn
+
+
+def _softmax(e, i, fname):
+    def fn(x, *, out=None):
+        tensor_arg("in", x, fname)
+        return _core.softmax_api(i, fname, x, out, 1 if out is not None else span(x))
+    return fn
+
+
+def _permute(e, i, fname):
+    def fn(x, cfg, *, out=None):
+        tensor_arg("in", x, fname)
+        if _cfg_arg(cfg, PermuteConfig, fname) is None:
+            p = None
+        else:
+            p = tuple(_u8(fname, f"perm_dim[{k}]", d) for k, d in enumerate(cfg.perm_dim))
+            if len(p) > 4:
+                raise error(Status.BAD_FUNC_CFG, "mli_krn_" + fname, "cfg", "perm_dim",
+                            f"has at most 4 entries, got {len(p)}")
+            p = p + (0,) * (4 - len(p))
+        return _core.permute_api(i, fname, x, p, out, 1 if out is not None else count(x))
+    return fn
+
+
+def _padding2d(e, i, fname):
+    hwc = e.family.endswith("_hwc")
+
+    def fn(x, cfg, *, out=None):
+        tensor_arg("in", x, fname)
+        if _cfg_arg(cfg, Padding2dConfig, fname) is None:
+            p = None
+        else:
+            p = tuple(_u8(fname, f, getattr(cfg, f)) for f in ("padding_left", "padding_right", "padding_top",
+                                                                "padding_bottom"))
+        n = 1
+        xs = _shape(x, 3)
+        if out is None and xs is not None and p is not None:
+            h, w, ch = (xs[0], xs[1], xs[2]) if hwc else (xs[1], xs[2], xs[0])
+            n = _bounded(ch * (h + p[2] + p[3]) * (w + p[0] + p[1]), 2)
+        return _core.padding2d_api(i, fname, x, p, out, n)
+    return fn
+
+
+def _concat(e, i, fname):
+    el = ElementType.FX_8 if e.kind == "fx8" else ElementType.FX_16
+
+    def fn(inputs, cfg=None, *, out=None):
+        if inputs is not None and not isinstance(inputs, (list, tuple)):
+            raise TypeError(f"{fname}: inputs must be a list or tuple of mli.Tensor, got {type(inputs).__name__}")
+        if cfg is None and inputs is not None:
+            cfg = ConcatConfig()
+        if _cfg_arg(cfg, ConcatConfig, fname) is None:
+            c = None
+        else:
+            num = len(inputs or ()) if cfg.tensors_num is None else cfg.tensors_num
+            c = (_u8(fname, "tensors_num", num), _u8(fname, "axis", cfg.axis))
+        n = 1
+        if out is None and inputs:
+            n = _bounded(sum(count(t) for t in inputs if isinstance(t, Tensor)), 2)
+        return _core.concat_api(i, fname, inputs, c, out, n, el)
+    return fn
+
+
+def _fc_sa8(e, i, fname):
+    def fn(x, weights, bias, *, out=None, out_zero_point=0, out_scale=1, out_scale_frac_bits=0):
+        tensor_arg("in", x, fname)
+        tensor_arg("weights", weights, fname)
+        a = _asym_out(out_zero_point, out_scale, out_scale_frac_bits)
+        n = 1
+        if out is None and weights.rank >= 1 and not weights.is_null:
+            n = _bounded(weights.shape4[0], 1)
+        return _core.fc_sa8_api(i, fname, x, weights, bias, out, n, a)
+    return fn
+
+
+_FACTORIES = {"pool": _pool, "leaky_relu": _leaky_relu, "softmax": _softmax, "permute": _permute,
+              "padding2d": _padding2d, "concat": _concat, "fc_sa8": _fc_sa8}
+
+
 def make(e):
     """The Python function of table entry `e`."""
     i, fname = INDEX[e.name], e.name
-    sig = e.sig
     if e.role == "debug":
-        return named(_make_debug(e, i), fname, "")
-    if sig == "conv" and e.kind != "sa8_sa8_sa32":
-        el = ElementType.FX_8 if e.kind == "fx8" else ElementType.FX_16
-        debug = _debug_for(e)
-
-        def fn(x, weights, bias, cfg, *, out=None, out_frac_bits=None):
-            tensor_arg("in", x, fname)
-            tensor_arg("weights", weights, fname)
-            c = conv_cfg(cfg, fname)
-            n = 1 if out is not None else conv_count(e, x, weights, c, debug(x, weights, bias, c))
-            return _core.conv_api(i, fname, x, weights, bias, c, out, n, el, _frac(x, out_frac_bits), None)
-    elif sig == "conv":
-        debug = _debug_for(e)
-
-        def fn(x, weights, bias, cfg, *, out=None, out_zero_point=0, out_scale=1, out_scale_frac_bits=0):
-            tensor_arg("in", x, fname)
-            tensor_arg("weights", weights, fname)
-            c = conv_cfg(cfg, fname)
-            a = _asym_out(out_zero_point, out_scale, out_scale_frac_bits)
-            n = 1 if out is not None else conv_count(e, x, weights, c, debug(x, weights, bias, c))
-            return _core.conv_api(i, fname, x, weights, bias, c, out, n, ElementType.ASYM_I8, None, a)
-    elif sig == "pool":
-        debug = _debug_for(e)
-
-        def fn(x, cfg, *, out=None):
-            tensor_arg("in", x, fname)
-            c = pool_cfg(cfg, fname)
-            n = 1 if out is not None else pool_count(e, x, c, debug(c))
-            return _core.pool_api(i, fname, x, c, out, n)
-    elif sig == "leaky_relu":
-        def fn(x, slope, *, out=None):
-            tensor_arg("in", x, fname)
-            return _core.leaky_relu_api(i, fname, x, slope, out, 1 if out is not None else span(x))
-    elif sig == "softmax":
-        def fn(x, *, out=None):
-            tensor_arg("in", x, fname)
-            return _core.softmax_api(i, fname, x, out, 1 if out is not None else span(x))
-    elif sig == "permute":
-        def fn(x, cfg, *, out=None):
-            tensor_arg("in", x, fname)
-            if _cfg_arg(cfg, PermuteConfig, fname) is None:
-                p = None
-            else:
-                p = tuple(_u8(fname, f"perm_dim[{k}]", d) for k, d in enumerate(cfg.perm_dim))
-                if len(p) > 4:
-                    raise error(Status.BAD_FUNC_CFG, "mli_krn_" + fname, "cfg", "perm_dim",
-                                f"has at most 4 entries, got {len(p)}")
-                p = p + (0,) * (4 - len(p))
-            return _core.permute_api(i, fname, x, p, out, 1 if out is not None else count(x))
-    elif sig == "padding2d":
-        hwc = e.family.endswith("_hwc")
-
-        def fn(x, cfg, *, out=None):
-            tensor_arg("in", x, fname)
-            if _cfg_arg(cfg, Padding2dConfig, fname) is None:
-                p = None
-            else:
-                p = tuple(_u8(fname, f, getattr(cfg, f)) for f in ("padding_left", "padding_right", "padding_top",
-                                                                    "padding_bottom"))
-            n = 1
-            xs = _shape(x, 3)
-            if out is None and xs is not None and p is not None:
-                h, w, ch = (xs[0], xs[1], xs[2]) if hwc else (xs[1], xs[2], xs[0])
-                n = _bounded(ch * (h + p[2] + p[3]) * (w + p[0] + p[1]), 2)
-            return _core.padding2d_api(i, fname, x, p, out, n)
-    elif sig == "concat":
-        el = ElementType.FX_8 if e.kind == "fx8" else ElementType.FX_16
-
-        def fn(inputs, cfg=None, *, out=None):
-            if inputs is not None and not isinstance(inputs, (list, tuple)):
-                raise TypeError(f"{fname}: inputs must be a list or tuple of mli.Tensor, got "
-                                f"{type(inputs).__name__}")
-            if cfg is None and inputs is not None:
-                cfg = ConcatConfig()
-            if _cfg_arg(cfg, ConcatConfig, fname) is None:
-                c = None
-            else:
-                num = len(inputs or ()) if cfg.tensors_num is None else cfg.tensors_num
-                c = (_u8(fname, "tensors_num", num), _u8(fname, "axis", cfg.axis))
-            n = 1
-            if out is None and inputs:
-                n = _bounded(sum(count(t) for t in inputs if isinstance(t, Tensor)), 2)
-            return _core.concat_api(i, fname, inputs, c, out, n, el)
-    elif sig == "fc_sa8":
-        def fn(x, weights, bias, *, out=None, out_zero_point=0, out_scale=1, out_scale_frac_bits=0):
-            tensor_arg("in", x, fname)
-            tensor_arg("weights", weights, fname)
-            a = _asym_out(out_zero_point, out_scale, out_scale_frac_bits)
-            n = 1
-            if out is None and weights.rank >= 1 and not weights.is_null:
-                n = _bounded(weights.shape4[0], 1)
-            return _core.fc_sa8_api(i, fname, x, weights, bias, out, n, a)
-    else:  # pragma: no cover - the table has no other signature
-        raise AssertionError(sig)
+        fn = _pool_debug(i, fname) if e.sig == "pool" else _conv_debug(i, fname)
+    elif e.sig == "conv":
+        fn = (_conv_sa8 if e.kind == "sa8_sa8_sa32" else _conv_fx)(e, i, fname)
+    else:
+        fn = _FACTORIES[e.sig](e, i, fname)
     return named(fn, fname, "")
 
 
@@ -309,38 +340,52 @@ def _debug_entry(e):
     return ENTRIES.get("debug_" + e.name)
 
 
-def _debug_for(e):
-    """fn(args) -> the Entry the dispatcher picks (None for non-dispatchers or when unknown)."""
+def _no_pick(*args):
+    return None
+
+
+def _pool_picker(e):
+    """fn(cfg) -> the Entry the pooling dispatcher `e` picks (None for other entries)."""
     d = _debug_entry(e)
     if d is None:
-        return lambda *a: None
+        return _no_pick
     j = INDEX[d.name]
-    if e.sig == "pool":
-        def picked(c):
-            name = _core.pool_debug(j, c)
-            return BY_C_NAME.get(name) if name else None
-    else:
-        def picked(x, weights, bias, c):
-            if c is None or x.is_null or weights.is_null:
-                return None
-            name = _core.conv_debug(j, x, weights, bias if isinstance(bias, Tensor) else None, c, None)
-            return BY_C_NAME.get(name) if name else None
+
+    def picked(c):
+        name = _core.pool_debug(j, c)
+        return BY_C_NAME.get(name) if name else None
     return picked
 
 
-def _make_debug(e, j):
-    fname = e.name
-    if e.sig == "pool":
-        def fn(x, cfg):
-            return _core.pool_debug(j, pool_cfg(cfg, fname))
-    else:
-        def fn(x, weights, bias, cfg):
-            tensor_arg("in", x, fname)
-            tensor_arg("weights", weights, fname)
-            c = conv_cfg(cfg, fname)
-            if c is None or x.is_null or weights.is_null:
-                return None
-            return _core.conv_debug(j, x, weights, bias if isinstance(bias, Tensor) else None, c, None)
+def _conv_picker(e):
+    """fn(x, weights, bias, cfg) -> the Entry the convolution dispatcher `e` picks."""
+    d = _debug_entry(e)
+    if d is None:
+        return _no_pick
+    j = INDEX[d.name]
+
+    def picked(x, weights, bias, c):
+        if c is None or x.is_null or weights.is_null:
+            return None
+        name = _core.conv_debug(j, x, weights, bias if isinstance(bias, Tensor) else None, c, None)
+        return BY_C_NAME.get(name) if name else None
+    return picked
+
+
+def _pool_debug(j, fname):
+    def fn(x, cfg):
+        return _core.pool_debug(j, pool_cfg(cfg, fname))
+    return fn
+
+
+def _conv_debug(j, fname):
+    def fn(x, weights, bias, cfg):
+        tensor_arg("in", x, fname)
+        tensor_arg("weights", weights, fname)
+        c = conv_cfg(cfg, fname)
+        if c is None or x.is_null or weights.is_null:
+            return None
+        return _core.conv_debug(j, x, weights, bias if isinstance(bias, Tensor) else None, c, None)
     return fn
 
 
@@ -376,12 +421,8 @@ def dispatched_variant(fn, *args, **kw):
         raise ValueError(f"dispatched_variant: {getattr(fn, '__name__', fn)!r} is not a dispatcher of MLI 1.1 "
                          "(conv2d_chw_*, depthwise_conv2d_chw_*, the pools, conv2d_nhwc_*, depthwise_conv2d_hwcn_*)")
     kw.pop("out", None)
-    return globals_debug(e)(*args)
-
-
-def globals_debug(e):
     d = _debug_entry(e)
-    return _make_debug(d, INDEX[d.name])
+    return make(d)(*args[:2 if e.sig == "pool" else 4])
 
 
 __all__ = ["make", "export_family", "by_kind", "dispatched_variant", "ENTRIES", "TABLES"]
