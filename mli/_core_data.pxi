@@ -78,9 +78,11 @@ def concat_api(int index, str fname, inputs, tuple cfg, out, u64 count, int el_t
         n = len(seq)
         if n > 256:
             raise BridgeError("inputs", f"at most 256 tensors (tensors_num is a uint8_t), got {n}")
-        if pc != NULL and c.tensors_num > n:
+        if pc != NULL and n < c.tensors_num <= 8:   # (above 8, MLI's check rejects it before reading them)
             raise BridgeError("cfg.tensors_num", f"is {c.tensors_num}, but only {n} inputs are given: MLI would read "
                                                  "pointers beyond the array")
+        for i in range(n, 256):   # what a check may read past the inputs given is NULL, never stack garbage
+            ptrs[i] = NULL
         held = []
         for i in range(n):
             if seq[i] is None:

@@ -288,10 +288,10 @@ def _padding2d(e, i, fname):
 def _concat(e, i, fname):
     el = ElementType.FX_8 if e.kind == "fx8" else ElementType.FX_16
 
-    def fn(inputs, cfg=None, *, out=None):
+    def fn(inputs, cfg=DEFAULT_CONCAT, *, out=None):
         if inputs is not None and not isinstance(inputs, (list, tuple)):
             raise TypeError(f"{fname}: inputs must be a list or tuple of mli.Tensor, got {type(inputs).__name__}")
-        if cfg is None and inputs is not None:
+        if cfg is DEFAULT_CONCAT:
             cfg = ConcatConfig()
         if _cfg_arg(cfg, ConcatConfig, fname) is None:
             c = None
@@ -303,6 +303,16 @@ def _concat(e, i, fname):
             n = _bounded(sum(count(t) for t in inputs if isinstance(t, Tensor)), 2)
         return _core.concat_api(i, fname, inputs, c, out, n, el)
     return fn
+
+
+class _DefaultConcat:
+    """concat's default cfg: ConcatConfig() (axis 0, every input given); None is a NULL cfg."""
+
+    def __repr__(self):
+        return "ConcatConfig()"
+
+
+DEFAULT_CONCAT = _DefaultConcat()
 
 
 def _fc_sa8(e, i, fname):
