@@ -62,10 +62,19 @@ def _tensor(spec, fill=None):
         a = spec["asym"]
         dim = int(a["dim"])
         zp, sc = a["zero_point"], a["scale"]
+        # the C struct's fields keep the low bits of what the harness stores (ctypes: int8 / int16 / int32)
         if dim < 0:
-            zp, sc = int(np.asarray(zp).reshape(-1)[0]), int(np.asarray(sc).reshape(-1)[0])
-        t.set_asym(zp, sc, int(a["scale_frac_bits"]), dim=dim)
+            zp = _wrap(int(np.asarray(zp).reshape(-1)[0]), 16)
+            sc = _wrap(int(np.asarray(sc).reshape(-1)[0]), 32)
+        else:
+            zp = np.asarray(zp, np.int64).reshape(-1).astype(np.int16)
+            sc = np.asarray(sc, np.int64).reshape(-1).astype(np.int32)
+        t.set_asym(zp, sc, _wrap(int(a["scale_frac_bits"]), 8), dim=_wrap(dim, 32))
     return t, arr
+
+
+def _wrap(v, bits):
+    return (v + (1 << (bits - 1))) % (1 << bits) - (1 << (bits - 1))
 
 
 def _cfg(call, sig):
@@ -185,7 +194,16 @@ def _same(a, b, call):
     if call.func.startswith("mli_debug_krn_"):   # computes nothing: the name only
         return [] if a.get("ret") == b.get("ret") else ["ret"]
     keys = ["ret"] + [r + "_buf" for r in call.tensors] + ["out_meta"]
-    return [k for k in keys if a.get(k) != b.get(k)]
+    return [k for k in keys if _cmp(a.get(k)) != _cmp(b.get(k))]
+
+
+def _cmp(v):
+    """A result field as compared: with per-axis asym parameters (dim >= 0) the
+    first byte of el_params (`frac`) is a byte of an array pointer, which two
+    calls on their own arrays never share."""
+    if isinstance(v, dict) and v.get("asym", {}).get("dim", -1) >= 0:
+        return {k: x for k, x in v.items() if k != "frac"}
+    return v
 
 
 def check(core, call, rounding, isa, stats):
@@ -212,6 +230,12 @@ def check(core, call, rounding, isa, stats):
             pub["out_buf"] != call.tensors["out"]["bytes"] + MO._sentinel():
         return "the public API wrote to the output of a call it rejected"
     if pub["ret"] != 0 and pub.get("safety"):
+        d = _detail()
+        if d["field"] == "rank" and "padding" in d["reason"]:
+            # MLI reads mem_stride[rank - 1] out of the struct's padding: its status
+            # depends on those bytes (the harness's excuse, whatever status MLI gives)
+            stats["excused: reads the tensor struct's padding"] += 1
+            return None
         why, exc = MO.excuse(call, rounding, {"argument": "", "field": "", "reason": pub.get("error", ""),
                                               "safety": True, **_detail()})
         if exc:
@@ -224,7 +248,7 @@ def check(core, call, rounding, isa, stats):
         return f"status: MLI {theirs['ret']} public {pub['ret']} ({pub.get('error', '')})"
     if theirs.get("out_buf") != pub.get("out_buf"):
         return "out bytes differ from MLI's"
-    if theirs.get("out_meta") != pub.get("out_meta"):
+    if _cmp(theirs.get("out_meta")) != _cmp(pub.get("out_meta")):
         return f"out metadata: MLI {theirs.get('out_meta')} public {pub.get('out_meta')}"
     if not MO._same_inputs(pub, theirs, call):
         return "an input buffer differs after the call"
