@@ -5,7 +5,7 @@ import math
 
 import numpy as np
 
-from .fxmath import asr16, check_rounding, data_bits, exact, read16, sat
+from .fxmath import asr16, check_rounding, data_bits, exact, read16, rnd_shift, sat
 
 #: (length, offset, lut_frac, function) of the two Q15 tables (SPEC 6.1).
 _TABLES = {
@@ -154,3 +154,21 @@ def relu(x, f_in, relu_type):
                     3: (0, min(six, mx))}.get(int(relu_type), (mn, mx))
     return np.array([min(max(int(v), lower), upper) for v in x.reshape(-1)],
                     dtype=x.dtype).reshape(x.shape)
+
+
+def leaky_relu(x, f_in, slope, f_slope, rounding="convergent"):
+    """``mli_krn_leaky_relu_fx8/fx16`` (SPEC_MLI11_MORE 7): p = SAT_16(RND(x * a,
+    f_s)) (fx8: then SAT_8), y = max(x, p) when the slope counts as below one
+    (a compared with the 16-bit value of 1 << f_s; always for f_s > 15), else
+    min(x, p).  The output keeps in's frac bits `f_in`."""
+    x = np.asarray(x)
+    bits = 8 * x.dtype.itemsize
+    a, fs = int(slope), int(f_slope)
+    one16 = ((1 << fs) + 0x8000) % 0x10000 - 0x8000 if fs <= 15 else None
+    below = fs > 15 or a < one16
+    out = []
+    for v in x.reshape(-1):
+        p = int(sat(rnd_shift(np.array([int(v) * a], dtype=object), fs, rounding), 16)[0])
+        p = int(sat(np.array([p], dtype=object), bits)[0])
+        out.append(max(int(v), p) if below else min(int(v), p))
+    return np.array(out, x.dtype).reshape(x.shape)
