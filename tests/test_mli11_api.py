@@ -245,3 +245,96 @@ def test_hostile_arguments_never_crash_or_allocate_from_claims():
                                    mli.Conv2dConfig(padding_left=3, padding_right=3, padding_top=3, padding_bottom=3))
     except mli.MliError as e:
         assert e.mlipy_safety
+
+
+# ---------------------------------------------------------------- fuzz --
+FUZZ = r'''
+import sys, numpy as np, mli
+from mli.kernels import _more
+rng = np.random.default_rng(int(sys.argv[1]))
+names = sorted(_more.ENTRIES)
+U32 = [0, 1, 2, 3, 7, 255, 256, 2**16, 2**31 - 1, 2**31, 2**32 - 1]
+
+def tensor():
+    r = rng.random()
+    if r < 0.03:
+        return mli.Tensor.raw(is_null=True)
+    et = int(rng.choice([0, 1, 2, 3, 0, 1, 7]))
+    shape = [int(rng.choice(U32)) if rng.random() < 0.15 else int(rng.integers(0, 6)) for _ in range(4)]
+    rank = int(rng.choice([0, 1, 2, 3, 4, 5, 3, 3, 4]))
+    stride = [int(rng.choice([0, 0, 0, 1, 2, -1, 2**31 - 1, -2**31])) for _ in range(4)]
+    nbytes = int(rng.integers(0, 400))
+    buf = rng.integers(-128, 128, nbytes + 1).astype(np.int8)
+    if r < 0.06:
+        t = mli.Tensor.raw(data_null=True, shape=shape, rank=rank, el_type=et, capacity=int(rng.choice(U32)))
+    elif r < 0.1:
+        t = mli.Tensor.raw(scalar=int(rng.integers(-128, 128)), shape=shape, rank=0, el_type=et)
+    else:
+        t = mli.Tensor.raw(buf, capacity=int(rng.integers(0, nbytes + 2)), shape=shape, rank=rank,
+                           mem_stride=stride, el_type=et, frac_bits=int(rng.integers(0, 40)))
+    if et in (2, 3) and rng.random() < 0.7 and not t.is_null:
+        dim = int(rng.choice([-1, 0, 1, 3, 7]))
+        n = int(rng.integers(0, 5))
+        if dim < 0:
+            t.set_asym(int(rng.integers(-300, 300)), int(rng.integers(-2**31, 2**31)), int(rng.integers(-128, 128)))
+        else:
+            t.set_asym(rng.integers(-300, 300, n), rng.integers(-2**31, 2**31, n), int(rng.integers(-128, 128)), dim=dim)
+    return t
+
+def u8():
+    return int(rng.choice([0, 1, 1, 2, 3, 5, 7, 254, 255]))
+
+def cfg(sig):
+    if rng.random() < 0.05:
+        return None
+    if sig == "conv":
+        return mli.Conv2dConfig(int(rng.choice([0, 1, 2, 3, 9, -1])), u8(), u8(), u8(), u8(), u8(), u8())
+    if sig == "pool":
+        return mli.PoolConfig(*[u8() for _ in range(8)])
+    if sig == "permute":
+        return mli.PermuteConfig(tuple(int(rng.integers(0, 6)) for _ in range(4)))
+    if sig == "concat":
+        return mli.ConcatConfig(int(rng.integers(0, 10)), int(rng.integers(0, 6)))
+    return mli.Padding2dConfig(u8(), u8(), u8(), u8())
+
+ok = err = 0
+for i in range(int(sys.argv[2])):
+    e = _more.ENTRIES[names[int(rng.integers(len(names)))]]
+    fn = getattr(mli, e.name)
+    out = tensor() if rng.random() < 0.5 else None
+    kw = {} if out is None or e.role == "debug" else {"out": out}
+    try:
+        if e.sig == "conv":
+            fn(tensor(), tensor(), tensor(), cfg("conv"), **kw)
+        elif e.sig == "fc_sa8":
+            fn(tensor(), tensor(), tensor(), **kw)
+        elif e.sig in ("pool", "permute", "padding2d"):
+            fn(tensor(), cfg(e.sig), **kw)
+        elif e.sig == "leaky_relu":
+            fn(tensor(), tensor(), **kw)
+        elif e.sig == "softmax":
+            fn(tensor(), **kw)
+        else:
+            n = int(rng.integers(0, 10))
+            fn([tensor() if rng.random() < 0.9 else None for _ in range(n)], cfg("concat"), **kw)
+        ok += 1
+    except (mli.MliError, ValueError, TypeError) as x:
+        err += 1
+print(ok, err)
+'''
+
+
+@pytest.mark.parametrize("seed", [1, 2])
+def test_fuzz_never_crashes(tmp_path, seed):
+    """Random hostile calls of every new function (claimed shapes near 2**32,
+    ranks 0 to 5, strides +-2**31, capacities beyond the data, NULL data and
+    tensors, wrong el_types and asym parameters, any cfg byte), in a child
+    process: only mli.MliError, ValueError or TypeError, never a crash or a
+    huge allocation."""
+    script = tmp_path / "fuzz.py"
+    script.write_text(FUZZ)
+    r = subprocess.run([sys.executable, str(script), str(seed), "3000"], capture_output=True, text=True, timeout=600,
+                       env={**__import__("os").environ, "PYTHONPATH": str(pathlib.Path(mli.__file__).parents[1])})
+    assert r.returncode == 0, r.stderr[-3000:]
+    ok, err = map(int, r.stdout.split())
+    assert ok + err == 3000 and ok > 0
