@@ -85,3 +85,41 @@ def test_leaky_relu_against_the_twin(data, kind_dt, rounding):
         y = getattr(mli, f"leaky_relu_{kind}")(T(x, 4), T(dt(a), fs))
     np.testing.assert_array_equal(y.numpy(), R.leaky_relu(x, 4, a, fs, rounding))
     assert y.frac_bits == 4
+
+
+@st.composite
+def conv_call(draw):
+    kind = draw(st.sampled_from(["fx8", "fx16", "fx8w16d"]))
+    dt = np.int8 if kind == "fx8" else np.int16
+    wdt = np.int16 if kind == "fx16" else np.int8
+    depthwise = draw(st.booleans())
+    kh, kw = draw(st.integers(1, 4)), draw(st.integers(1, 4))
+    c = draw(st.integers(1, 3))
+    oc = c if depthwise else draw(st.integers(1, 3))
+    h, w = draw(st.integers(kh, 7)), draw(st.integers(kw, 7))
+    cfg = dict(stride_width=draw(st.integers(1, 3)), stride_height=draw(st.integers(1, 3)),
+               padding_top=draw(st.integers(0, kh - 1)), padding_bottom=draw(st.integers(0, kh - 1)),
+               padding_left=draw(st.integers(0, kw - 1)), padding_right=draw(st.integers(0, kw - 1)),
+               relu=draw(st.integers(0, 3)))
+    x = _array(draw, (c, h, w), dt, draw(st.booleans()))
+    wt = _array(draw, (oc, 1 if depthwise else c, kh, kw), wdt, draw(st.booleans()))
+    b = _array(draw, (oc,), wdt, draw(st.booleans()))
+    f_in, f_w = draw(st.integers(0, 8)), draw(st.integers(0, 8))
+    f_b = draw(st.integers(0, f_in + f_w))
+    f_out = draw(st.integers(0, min(f_in + f_w, 12)))
+    return kind, depthwise, x, wt, b, (f_in, f_w, f_b, f_out), cfg
+
+
+@settings(max_examples=150, deadline=None)
+@given(conv_call(), ROUNDING, st.sampled_from(["", "_generic"]))
+def test_convolutions_against_the_twin(call, rounding, variant):
+    kind, depthwise, x, w, b, (f_in, f_w, f_b, f_out), cfg = call
+    fam = "depthwise_conv2d_chw" if depthwise else "conv2d_chw"
+    fn = getattr(mli, f"{fam}_{kind}{variant}")
+    c = dict(cfg)
+    relu = c.pop("relu")
+    with mli.rounding(rounding):
+        y = fn(T(x, f_in), T(w, f_w), T(b, f_b), mli.Conv2dConfig(relu=relu, **c), out_frac_bits=f_out)
+    want = getattr(R.conv2d, fam)(x, w, b, f_in, f_w, f_b, f_out, kind, relu=relu, rounding=rounding, **c)
+    np.testing.assert_array_equal(y.numpy(), want)
+    assert y.frac_bits == f_out

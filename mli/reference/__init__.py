@@ -14,12 +14,12 @@ from .lstm import lstm_cell, lstm_cell_update, lstm_gates, lstm_hidden
 from .rnn import (RNN_ACT_NONE, RNN_ACT_SIGM, RNN_ACT_TANH, RNN_BATCH_TO_BATCH,
                   RNN_BATCH_TO_LAST, RNN_ONE_TO_ONE, basic_rnn_cell)
 from .transform import leaky_relu, lut_sigm, lut_tanh, relu, sigm, tanh
-from . import data, pool  # the rest of MLI 1.1: pooling, permute / concat / padding2d
+from . import conv2d, data, pool  # the rest of MLI 1.1: convolutions, pooling, permute / concat / padding2d
 
 __all__ = [
     "dense", "fully_connected", "eltwise", "convert_tensor", "float_to_fx",
     "fx_to_float", "lstm_cell", "lstm_gates", "lstm_cell_update", "lstm_hidden",
     "basic_rnn_cell", "lut_tanh", "lut_sigm", "relu", "sigm", "tanh",
     "RNN_ONE_TO_ONE", "RNN_BATCH_TO_BATCH", "RNN_BATCH_TO_LAST",
-    "RNN_ACT_NONE", "RNN_ACT_TANH", "RNN_ACT_SIGM", "leaky_relu", "data", "pool",
+    "RNN_ACT_NONE", "RNN_ACT_TANH", "RNN_ACT_SIGM", "leaky_relu", "conv2d", "data", "pool",
 ]
