@@ -217,6 +217,13 @@ class Tensor(_core.CTensor):
         _core.set_asym(self, dim, int(scale_frac_bits), zp, sc)
         self._asym_keep = (zp, sc)
 
+    def copy(self):
+        """A tensor over a private copy of the buffer, every field equal (per-axis
+        sa8 parameters: the same arrays, held by the copy too)."""
+        t = super().copy()
+        t._asym_keep = getattr(self, "_asym_keep", None)
+        return t
+
     def _asym(self):
         zp, sc, dim, sfb = _core.asym_params(self)
         keep = getattr(self, "_asym_keep", None)

@@ -233,7 +233,11 @@ def _pool(e, i, fname):
         tensor_arg("in", x, fname)
         c = pool_cfg(cfg, fname)
         n = 1 if out is not None else pool_count(e, x, c, debug(c))
-        return _core.pool_api(i, fname, x, c, out, n)
+        y = _core.pool_api(i, fname, x, c, out, n)
+        keep = getattr(x, "_asym_keep", None)
+        if keep is not None:   # sa8: out's asym parameters are in's, per axis pointers to in's arrays
+            y._asym_keep = keep
+        return y
     return fn
 
 

@@ -8,9 +8,11 @@ from the element types.
 
 Layouts: ``in`` [C, H, W], ``weights`` [OC, C, KH, KW], ``bias`` [OC] ->
 out [OC, Ho, Wo] (chw); ``in`` [H, W, C], ``weights`` [OC, KH, KW, C] ->
-out [Ho, Wo, OC] (hwc, nhwc).  ``cfg`` is an :class:`mli.Conv2dConfig`.  A new
-output gets ``out_frac_bits`` (default in's); sa8 outputs the asym
-parameters ``out_zero_point``, ``out_scale``, ``out_scale_frac_bits``."""
+out [Ho, Wo, OC] (hwc, nhwc).  ``cfg`` is an :class:`mli.Conv2dConfig`.  The
+output (new, or the caller's ``out``) gets ``out_frac_bits`` (default in's),
+the format MLI reads from ``out`` (as ``fully_connected``); a new sa8 output
+gets the asym parameters ``out_zero_point``, ``out_scale``,
+``out_scale_frac_bits`` (a caller's ``out`` keeps its own)."""
 from ._base import kind_of, tensor_arg
 from ._more import by_kind, export_family
 
