@@ -182,6 +182,106 @@ _DOC_ERRORS = """
     overlaps an input.  Inputs are never modified."""
 
 
+_LAYOUT = {
+    "conv2d_chw": "x [C, H, W], weights [OC, C, KH, KW], bias [OC] -> [OC, Ho, Wo]",
+    "depthwise_conv2d_chw": "x [C, H, W], weights [C, 1, KH, KW], bias [C] -> [C, Ho, Wo]",
+    "conv2d_hwc": "x [H, W, C], weights [OC, KH, KW, C], bias [OC] -> [Ho, Wo, OC]",
+    "conv2d_nhwc": "x [H, W, C] sa8, weights [OC, KH, KW, C] sa8 (per axis 0), bias [OC] sa32 -> [Ho, Wo, OC] sa8",
+    "depthwise_conv2d_hwcn": "x [H, W, C] sa8, weights [1, KH, KW, OC] sa8 (per axis 3), bias [OC] sa32 -> "
+                             "[Ho, Wo, OC] sa8",
+}
+
+_PARAMS = {
+    "conv": """
+    Parameters
+    ----------
+    x, weights, bias : mli.Tensor
+        {layout}; Ho = ceil((H + padding_top + padding_bottom - KH + 1) / stride_height), Wo likewise.
+    cfg : mli.Conv2dConfig or None
+        relu, strides and paddings (None: a NULL cfg).
+    out : mli.Tensor, optional
+        Written in place (never an input); else a new tensor is returned.
+    {extra}
+
+    Returns
+    -------
+    mli.Tensor
+        The output, its metadata as MLI leaves it.""",
+    "pool": """
+    Parameters
+    ----------
+    x : mli.Tensor
+        [C, H, W] (chw) or [H, W, C] (hwc); the output has in's element type and parameters.
+    cfg : mli.PoolConfig or None
+        kernel size, strides and paddings (padding is excluded from the windows).
+    out : mli.Tensor, optional
+        Written in place (never the input); else a new tensor is returned.""",
+    "leaky_relu": """
+    Parameters
+    ----------
+    x : mli.Tensor
+        Any shape; the output keeps its format (frac bits, shape, strides).
+    slope : mli.Tensor
+        MLI's slope_coeff: rank 0 (the value in the data field) or one element, in's element type.
+    out : mli.Tensor, optional
+        May be x (in place).""",
+    "softmax": """
+    Parameters
+    ----------
+    x : mli.Tensor
+        Any shape (one flat vector); output frac bits 15 (fx16) or 7 (fx8).
+    out : mli.Tensor, optional
+        May be x (in place).""",
+    "permute": """
+    Parameters
+    ----------
+    x : mli.Tensor
+    cfg : mli.PermuteConfig or None
+        Output dim k is input dim perm_dim[k].
+    out : mli.Tensor, optional""",
+    "concat": """
+    Parameters
+    ----------
+    inputs : list of mli.Tensor (None for a NULL entry) or None (a NULL array)
+        Same rank, type, frac bits and shape except on cfg.axis.
+    cfg : mli.ConcatConfig or None
+        tensors_num (default: len(inputs)) and axis; None is a NULL cfg.
+    out : mli.Tensor, optional""",
+    "padding2d": """
+    Parameters
+    ----------
+    x : mli.Tensor
+        Rank 3: [C, H, W] (chw) or [H, W, C] (hwc).
+    cfg : mli.Padding2dConfig or None
+        Zero padding left, right, top, bottom.
+    out : mli.Tensor, optional""",
+    "fc_sa8": """
+    Parameters
+    ----------
+    x : mli.Tensor
+        sa8, N elements.
+    weights : mli.Tensor
+        sa8 [K, N] (per tensor).
+    bias : mli.Tensor
+        sa32 [K].
+    out : mli.Tensor, optional
+        Keeps its own asym parameters; a new output gets out_zero_point, out_scale, out_scale_frac_bits.""",
+}
+
+
+def _params(e):
+    if e.role == "debug":
+        return ""
+    text = _PARAMS[e.sig]
+    if e.sig == "conv":
+        extra = ("out_frac_bits : int, optional\n        The output's frac bits (default in's), set on a new "
+                 "or the given out." if e.kind != "sa8_sa8_sa32" else
+                 "out_zero_point, out_scale, out_scale_frac_bits : int\n        The asym parameters of a new "
+                 "output (a given out keeps its own).")
+        text = text.format(layout=_LAYOUT[e.family], extra=extra)
+    return "\n" + text + "\n"
+
+
 def _doc(e):
     c = e.c_name
     what = {"dispatcher": "the dispatcher: calls the variant MLI 1.1's if-chain picks "
@@ -192,12 +292,13 @@ def _doc(e):
                               + (f", stride {e.stride}" if e.stride else "")
                               + (f", padding {e.padding}" if e.padding is not None else "")
                               + (f", {e.ch} input channels" if e.ch else "")
-                              + ") in place of the call's, as MLI does; outside its domain the call is "
-                                "refused (mlipy_safety) where MLI would leave its buffers",
+                              + ") in place of the call's, as MLI does, also outside its dispatcher's "
+                                "condition; only where MLI would then read or write outside its buffers is the "
+                                "call refused (mlipy_safety)",
             "kernel": "one function of MLI 1.1's API",
             "debug": "computes nothing: the name of the C function the dispatcher would call for these "
                      "arguments (MLI's mli_debug_krn_* twin), or None where MLI's would crash"}[e.role]
-    return f"``{c}``: {what}." + ("" if e.role == "debug" else _DOC_ERRORS)
+    return f"``{c}``: {what}." + _params(e) + ("" if e.role == "debug" else _DOC_ERRORS)
 
 
 def _conv_fx(e, i, fname):
