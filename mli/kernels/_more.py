@@ -410,14 +410,9 @@ def _concat(e, i, fname):
     return fn
 
 
-class _DefaultConcat:
-    """concat's default cfg: ConcatConfig() (axis 0, every input given); None is a NULL cfg."""
-
-    def __repr__(self):
-        return "ConcatConfig()"
-
-
-DEFAULT_CONCAT = _DefaultConcat()
+# concat's default cfg, replaced by a fresh ConcatConfig() (axis 0, every input given) at each
+# call, whatever was done to this object; None is a NULL cfg
+DEFAULT_CONCAT = ConcatConfig()
 
 
 def _fc_sa8(e, i, fname):
