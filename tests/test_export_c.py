@@ -351,3 +351,41 @@ def test_mli2_get_include_and_cli_errors(tmp_path, capsys, monkeypatch):
     assert main(["w.npy", "-o", "m", "--mli", "2", "--type", "sa8", "--sa", "w=0,0,3"]) == 2
     assert "scale must be 1..32767" in capsys.readouterr().err
     assert not (tmp_path / "m.c").exists()
+
+
+@needs_cc
+def test_struct_cfgs_of_the_rest_of_mli11_compile(tmp_path, capsys, monkeypatch):
+    """--conv2d-cfg, --pool-cfg, --permute-cfg, --concat-cfg, --padding2d-cfg:
+    const MLI 1.1 cfg structs with designated initialisers, compiled with
+    warnings as errors, their bytes equal to mli's config classes' values."""
+    from mli.tools import export_c as E
+
+    np.save(tmp_path / "w.npy", np.array([0.5, -0.25]))
+    monkeypatch.chdir(tmp_path)
+    rc = E.main(["w.npy", "--frac-all", "7", "-o", "m", "--conv2d-cfg", "c1,stride=2,padding=1,relu=relu_6",
+                 "--pool-cfg", "p1,kernel=3,stride_height=2,padding_top=1", "--permute-cfg", "perm,perm_dim=1.2.0",
+                 "--concat-cfg", "cat,tensors_num=3,axis=2", "--padding2d-cfg", "pad,padding_left=4"])
+    assert rc == 0 and "5 other cfg(s)" in capsys.readouterr().out
+    c_text = (tmp_path / "m.c").read_text()
+    assert "const mli_conv2d_cfg c1 = {" in c_text and ".relu.type = MLI_RELU_6," in c_text
+    assert ".perm_dim = {1, 2, 0, 0}," in c_text and ".kernel_height = 3," in c_text
+    (tmp_path / "main.c").write_text(
+        '#include <stdio.h>\n#include "m.h"\n'
+        "int main(void) {\n"
+        '    printf("%d %d %d %d %d %d %d\\n", (int)c1.relu.type, c1.stride_width, c1.stride_height, c1.padding_left,\n'
+        "           c1.padding_right, c1.padding_top, c1.padding_bottom);\n"
+        '    printf("%d %d %d %d %d %d %d %d\\n", p1.kernel_width, p1.kernel_height, p1.stride_width, p1.stride_height,\n'
+        "           p1.padding_left, p1.padding_right, p1.padding_top, p1.padding_bottom);\n"
+        '    printf("%d %d %d %d %d %d %d %d %d %d\\n", perm.perm_dim[0], perm.perm_dim[1], perm.perm_dim[2],\n'
+        "           perm.perm_dim[3], cat.tensors_num, cat.axis, pad.padding_left, pad.padding_right,\n"
+        "           pad.padding_top, pad.padding_bottom);\n"
+        "    return 0;\n}\n")
+    exe = tmp_path / "a.out"
+    flags = ["-std=c11", "-Wall", "-Wextra", "-Werror", "-pedantic", "-I", str(INC), "-I", str(tmp_path)]
+    subprocess.run([CC, *flags, str(tmp_path / "main.c"), str(tmp_path / "m.c"), "-o", str(exe)], check=True)
+    out = subprocess.run([str(exe)], capture_output=True, text=True, check=True).stdout.split("\n")
+    assert out[0] == "3 2 2 1 1 1 1" and out[1] == "3 3 1 2 0 0 1 0" and out[2] == "1 2 0 0 3 2 4 0 0 0"
+    with pytest.raises(E.ExportError, match="no field"):
+        E.make_struct_cfg("pool", "x", relu="gen")
+    with pytest.raises(E.ExportError, match="uint8_t"):
+        E.make_struct_cfg("padding2d", "x", padding=256)
