@@ -15,7 +15,6 @@ import pytest
 
 import mli
 from mli import _variants_api as API
-from mli.kernels import _more
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 T = mli.Tensor
@@ -250,7 +249,6 @@ def test_hostile_arguments_never_crash_or_allocate_from_claims():
 # ---------------------------------------------------------------- fuzz --
 FUZZ = r'''
 import sys, numpy as np, mli
-from mli.kernels import _more
 rng = np.random.default_rng(int(sys.argv[1]))
 names = sorted(_more.ENTRIES)
 U32 = [0, 1, 2, 3, 7, 255, 256, 2**16, 2**31 - 1, 2**31, 2**32 - 1]
