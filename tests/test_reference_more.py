@@ -135,3 +135,17 @@ def test_convolution_twin_is_not_all_saturation():
     """The examples above reach the rounding: most outputs are not at a limit."""
     if COUNTS["outputs"]:
         assert COUNTS["inside"] > COUNTS["outputs"] // 4, COUNTS
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.data(), KINDS, ROUNDING)
+def test_softmax_against_the_twin(data, kind_dt, rounding):
+    kind, dt = kind_dt
+    n = data.draw(st.integers(1, 40))
+    x = _array(data.draw, (n,), dt, data.draw(st.booleans()))
+    f = data.draw(st.integers(0, 16))
+    with mli.rounding(rounding):
+        y = getattr(mli, f"softmax_{kind}")(T(x, f))
+    want, f_out = R.softmax(kind, x, f, rounding)
+    np.testing.assert_array_equal(y.numpy(), want)
+    assert y.frac_bits == f_out

@@ -13,7 +13,7 @@ from .helpers import convert_tensor, float_to_fx, fx_to_float
 from .lstm import lstm_cell, lstm_cell_update, lstm_gates, lstm_hidden
 from .rnn import (RNN_ACT_NONE, RNN_ACT_SIGM, RNN_ACT_TANH, RNN_BATCH_TO_BATCH,
                   RNN_BATCH_TO_LAST, RNN_ONE_TO_ONE, basic_rnn_cell)
-from .transform import leaky_relu, lut_sigm, lut_tanh, relu, sigm, tanh
+from .transform import leaky_relu, lut_sigm, lut_tanh, relu, sigm, softmax, tanh
 from . import conv2d, data, pool  # the rest of MLI 1.1: convolutions, pooling, permute / concat / padding2d
 
 __all__ = [
@@ -21,5 +21,5 @@ __all__ = [
     "fx_to_float", "lstm_cell", "lstm_gates", "lstm_cell_update", "lstm_hidden",
     "basic_rnn_cell", "lut_tanh", "lut_sigm", "relu", "sigm", "tanh",
     "RNN_ONE_TO_ONE", "RNN_BATCH_TO_BATCH", "RNN_BATCH_TO_LAST",
-    "RNN_ACT_NONE", "RNN_ACT_TANH", "RNN_ACT_SIGM", "leaky_relu", "conv2d", "data", "pool",
+    "RNN_ACT_NONE", "RNN_ACT_TANH", "RNN_ACT_SIGM", "leaky_relu", "softmax", "conv2d", "data", "pool",
 ]

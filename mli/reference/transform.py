@@ -11,6 +11,7 @@ from .fxmath import asr16, check_rounding, data_bits, exact, read16, rnd_shift, 
 _TABLES = {
     "tanh": (178, 89, 4, math.tanh),
     "sigm": (180, 90, 3, lambda t: 1.0 / (1.0 + math.exp(-t))),
+    "expneg": (181, 179, 4, math.exp),   # softmax's exp table (SPEC_MLI11_MORE 8): entry i is exp((i - 179) / 16)
 }
 
 
@@ -172,3 +173,31 @@ def leaky_relu(x, f_in, slope, f_slope, rounding="convergent"):
         p = int(sat(np.array([p], dtype=object), bits)[0])
         out.append(max(int(v), p) if below else min(int(v), p))
     return np.array(out, x.dtype).reshape(x.shape)
+
+
+def softmax(kind, x, f_in, rounding="convergent"):
+    """``mli_krn_softmax_fx8/fx16`` (SPEC_MLI11_MORE 8) over all elements of
+    `x` as one vector: (y, f_out) with f_out 15 (fx16) or 7 (fx8)."""
+    x = np.asarray(x)
+    bits = 8 * x.dtype.itemsize
+    flat = [int(v) for v in x.reshape(-1)]
+    mx, mn = max(flat), min(flat)
+    frac = int(f_in)
+    if mn - mx < -(1 << (bits - 1)):
+        v = [int(sat(np.array([(a >> 1) - (mx >> 1)], dtype=object), 16)[0]) for a in flat]
+        frac -= 1
+    else:
+        v = [a - mx for a in flat]
+    e = lut_eval("expneg", np.array(v, dtype=object), frac, rounding)
+    if bits == 8:
+        e = sat(asr16(e, 8, rounding), 8)
+    e = [int(a) for a in e.reshape(-1)]
+    total = sum(e)
+    n = 31 - total.bit_length()
+    mnt = int(sat(rnd_shift(np.array([total], dtype=object), 16 - n, rounding), 16)[0])
+    r = min((1 << 29) // mnt, 32767)
+    shift = 30 - n if bits == 16 else 38 - n
+    y = sat(rnd_shift(np.array([r * a for a in e], dtype=object), shift, rounding), 16)
+    if bits == 8:
+        y = sat(y, 8)
+    return np.array([int(a) for a in y], x.dtype).reshape(x.shape), 15 if bits == 16 else 7
