@@ -249,6 +249,7 @@ def test_hostile_arguments_never_crash_or_allocate_from_claims():
 # ---------------------------------------------------------------- fuzz --
 FUZZ = r'''
 import sys, numpy as np, mli
+from mli.kernels import _more
 rng = np.random.default_rng(int(sys.argv[1]))
 names = sorted(_more.ENTRIES)
 U32 = [0, 1, 2, 3, 7, 255, 256, 2**16, 2**31 - 1, 2**31, 2**32 - 1]
