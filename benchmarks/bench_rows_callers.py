@@ -125,7 +125,7 @@ def _har_pairs(rows):
 
 
 def _gru_pairs(rows, steps=20):
-    from mli.gru import GruCell
+    from mli.fixed_point.gru import GruCell
     out = []
     for lbr in (False, True):
         rng = np.random.default_rng(1)

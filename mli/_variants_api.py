@@ -2,7 +2,7 @@
 sees it: one row per C function, from the two variant tables
 (:mod:`mli._variants_conv`, :mod:`mli._variants_more`), in one fixed order.
 
-The bridge's function tables (``mli/_core_tables.pxi``) and the typed stubs
+The bridge's function tables (``mli/_bridge/tables.pxi``) and the typed stubs
 (``mli/__init__.pyi``, ``mli/kernels/__init__.pyi``) are generated from
 `entries()` by ``csrc/tools/gen_bridge.py``; the kernel modules make their
 wrappers from it at import and check that the bridge's tables name the same

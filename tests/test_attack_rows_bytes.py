@@ -8,7 +8,8 @@ checked is that no rows call is handed more than it, and the values."""
 import numpy as np
 import pytest
 
-from mli import gru, rows
+from mli import rows
+from mli.fixed_point import gru
 from mli.graph import kernel_body
 
 from test_rows_callers import gru_per_row_step, make_body, make_gru, old_run, old_run_sequence, same

@@ -28,13 +28,17 @@ INC = ROOT / "csrc" / "include"
 @pytest.fixture(scope="module")
 def core_objects(tmp_path_factory):
     """The C core compiled once: object files of csrc/src/**/*.c."""
+    from concurrent.futures import ThreadPoolExecutor
     d = tmp_path_factory.mktemp("core")
-    objs = []
-    for i, src in enumerate(sorted(glob.glob(str(ROOT / "csrc" / "src" / "**" / "*.c"), recursive=True))):
-        obj = d / f"{i:02d}_{Path(src).stem}.o"
-        subprocess.run([CC, "-std=c11", "-O1", "-I", str(INC), "-c", src, "-o", str(obj)], check=True,
+    srcs = sorted(glob.glob(str(ROOT / "csrc" / "src" / "**" / "*.c"), recursive=True))
+    objs = [str(d / f"{i:02d}_{Path(src).stem}.o") for i, src in enumerate(srcs)]
+
+    def compile_one(src, obj):
+        subprocess.run([CC, "-std=c11", "-O1", "-I", str(INC), "-c", src, "-o", obj], check=True,
                        capture_output=True, text=True)
-        objs.append(str(obj))
+
+    with ThreadPoolExecutor(os.cpu_count() or 1) as pool:   # one compiler process per core
+        list(pool.map(compile_one, srcs, objs))
     return objs
 
 
@@ -353,39 +357,76 @@ def test_mli2_get_include_and_cli_errors(tmp_path, capsys, monkeypatch):
     assert not (tmp_path / "m.c").exists()
 
 
-@needs_cc
-def test_struct_cfgs_of_the_rest_of_mli11_compile(tmp_path, capsys, monkeypatch):
-    """--conv2d-cfg, --pool-cfg, --permute-cfg, --concat-cfg, --padding2d-cfg:
-    const MLI 1.1 cfg structs with designated initialisers, compiled with
-    warnings as errors, their bytes equal to mli's config classes' values."""
-    from mli.tools import export_c as E
+# ------------------------------------------- the structs of the other 1.1 kernels
+STRUCT_ARGS = ["--conv2d-cfg", "c1,stride=2,padding_top=1,relu=relu_6", "--pool-cfg", "p1,kernel=3,stride_width=2",
+               "--permute-cfg", "pm,perm_dim=1x2x0", "--concat-cfg", "cc,tensors_num=3,axis=1",
+               "--padding2d-cfg", "pd,padding=1,padding_right=2"]
 
-    np.save(tmp_path / "w.npy", np.array([0.5, -0.25]))
-    monkeypatch.chdir(tmp_path)
-    rc = E.main(["w.npy", "--frac-all", "7", "-o", "m", "--conv2d-cfg", "c1,stride=2,padding=1,relu=relu_6",
-                 "--pool-cfg", "p1,kernel=3,stride_height=2,padding_top=1", "--permute-cfg", "perm,perm_dim=1.2.0",
-                 "--concat-cfg", "cat,tensors_num=3,axis=2", "--padding2d-cfg", "pad,padding_left=4"])
-    assert rc == 0 and "5 other cfg(s)" in capsys.readouterr().out
-    c_text = (tmp_path / "m.c").read_text()
-    assert "const mli_conv2d_cfg c1 = {" in c_text and ".relu.type = MLI_RELU_6," in c_text
-    assert ".perm_dim = {1, 2, 0, 0}," in c_text and ".kernel_height = 3," in c_text
-    (tmp_path / "main.c").write_text(
-        '#include <stdio.h>\n#include "m.h"\n'
-        "int main(void) {\n"
-        '    printf("%d %d %d %d %d %d %d\\n", (int)c1.relu.type, c1.stride_width, c1.stride_height, c1.padding_left,\n'
-        "           c1.padding_right, c1.padding_top, c1.padding_bottom);\n"
-        '    printf("%d %d %d %d %d %d %d %d\\n", p1.kernel_width, p1.kernel_height, p1.stride_width, p1.stride_height,\n'
-        "           p1.padding_left, p1.padding_right, p1.padding_top, p1.padding_bottom);\n"
-        '    printf("%d %d %d %d %d %d %d %d %d %d\\n", perm.perm_dim[0], perm.perm_dim[1], perm.perm_dim[2],\n'
-        "           perm.perm_dim[3], cat.tensors_num, cat.axis, pad.padding_left, pad.padding_right,\n"
-        "           pad.padding_top, pad.padding_bottom);\n"
-        "    return 0;\n}\n")
-    exe = tmp_path / "a.out"
-    flags = ["-std=c11", "-Wall", "-Wextra", "-Werror", "-pedantic", "-I", str(INC), "-I", str(tmp_path)]
-    subprocess.run([CC, *flags, str(tmp_path / "main.c"), str(tmp_path / "m.c"), "-o", str(exe)], check=True)
-    out = subprocess.run([str(exe)], capture_output=True, text=True, check=True).stdout.split("\n")
-    assert out[0] == "3 2 2 1 1 1 1" and out[1] == "3 3 1 2 0 0 1 0" and out[2] == "1 2 0 0 3 2 4 0 0 0"
-    with pytest.raises(E.ExportError, match="no field"):
-        E.make_struct_cfg("pool", "x", relu="gen")
-    with pytest.raises(E.ExportError, match="uint8_t"):
-        E.make_struct_cfg("padding2d", "x", padding=256)
+
+@needs_cc
+def test_kernel_cfg_structs_compile_with_mli_field_values(tmp_path, core_objects, capsys):
+    """--conv2d-cfg ... --padding2d-cfg: const structs of MLI's types, compiled
+    strictly; C reads back every field as asked."""
+    np.save(tmp_path / "w.npy", np.zeros(4))
+    base = tmp_path / "cfgs"
+    assert main([str(tmp_path / "w.npy"), "-o", str(base), "--frac-all", "3", *STRUCT_ARGS]) == 0
+    assert "5 other cfg(s)" in capsys.readouterr().out
+    main_c = """#include <stdio.h>
+#include "cfgs.h"
+int main(void) {
+    printf("%d %d %d %d %d %d %d\\n", (int)c1.relu.type, c1.stride_width, c1.stride_height, c1.padding_left,
+           c1.padding_right, c1.padding_top, c1.padding_bottom);
+    printf("%d %d %d %d %d %d %d %d\\n", p1.kernel_width, p1.kernel_height, p1.stride_width, p1.stride_height,
+           p1.padding_left, p1.padding_right, p1.padding_top, p1.padding_bottom);
+    printf("%d %d %d %d\\n", pm.perm_dim[0], pm.perm_dim[1], pm.perm_dim[2], pm.perm_dim[3]);
+    printf("%d %d\\n", cc.tensors_num, cc.axis);
+    printf("%d %d %d %d\\n", pd.padding_left, pd.padding_right, pd.padding_top, pd.padding_bottom);
+    return 0;
+}
+"""
+    got = build_and_run(tmp_path, core_objects, base, main_c)
+    assert got == [int(mli.ReluType.RELU_6), 2, 2, 0, 0, 1, 0,
+                   3, 3, 2, 1, 0, 0, 0, 0,
+                   1, 2, 0, 0,
+                   3, 1,
+                   1, 2, 1, 1]
+
+
+@pytest.mark.parametrize("flag, spec, message", [
+    ("--conv2d-cfg", "c,stride=0", "--conv2d-cfg c: stride_width: expected an integer in 1..255, got '0'"),
+    ("--conv2d-cfg", "c,padding=256", "padding_left: expected an integer in 0..255, got '256'"),
+    ("--conv2d-cfg", "c,relu=relu_7", "--conv2d-cfg c: relu:"),
+    ("--conv2d-cfg", "c,strde=1", "--conv2d-cfg c: unknown key(s) strde"),
+    ("--pool-cfg", "p,stride=1", "--pool-cfg p: needs kernel_width= and kernel_height= (or kernel=N)"),
+    ("--pool-cfg", "p,kernel=1.5", "kernel_width: expected an integer in 1..255, got '1.5'"),
+    ("--permute-cfg", "p,perm_dim=0x0", "perm_dim: expected a permutation of 0..rank-1 (rank 1 to 4), got [0, 0]"),
+    ("--permute-cfg", "p", "--permute-cfg p: needs perm_dim="),
+    ("--concat-cfg", "c,tensors_num=9,axis=0", "tensors_num: expected an integer in 1..8, got '9'"),
+    ("--concat-cfg", "c,tensors_num=2,axis=4", "axis: expected an integer in 0..3, got '4'"),
+    ("--padding2d-cfg", "1bad,padding=1", "not a valid C identifier"),
+])
+def test_kernel_cfg_struct_bad_values_are_one_line_errors(tmp_path, capsys, flag, spec, message):
+    np.save(tmp_path / "w.npy", np.zeros(4))
+    assert main([str(tmp_path / "w.npy"), "-o", str(tmp_path / "m"), "--frac-all", "3", flag, spec]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("mli export-c: error: ") and message in err and len(err.splitlines()) == 1, err
+    assert not (tmp_path / "m.c").exists() and not (tmp_path / "m.h").exists()
+
+
+def test_kernel_cfg_structs_are_mli_1_only(tmp_path, capsys):
+    np.save(tmp_path / "w.npy", np.zeros(4))
+    assert main([str(tmp_path / "w.npy"), "-o", str(tmp_path / "m"), "--mli", "2", "--conv2d-cfg", "c,stride=1"]) == 2
+    assert "--conv2d-cfg: MLI 1.1's struct" in capsys.readouterr().err
+
+
+def test_kernel_cfg_struct_api_and_names():
+    from mli.tools.export_structs import make_concat_cfg, make_conv2d_cfg, make_permute_cfg
+    c, h = render([], [make_conv2d_cfg("conv", relu=mli.ReluType.GEN, stride_height=2),
+                       make_permute_cfg("perm", (2, 0, 1)), make_concat_cfg("cat", tensors_num=2, axis=0)])
+    assert "const mli_conv2d_cfg conv = {\n    .relu.type = MLI_RELU_GEN,\n    .stride_width = 1,\n" \
+           "    .stride_height = 2," in c
+    assert "    .perm_dim = {2, 0, 1, 0},\n" in c and "extern const mli_concat_cfg cat;" in h
+    with pytest.raises(ExportError, match="conv: defined twice"):
+        render([], [make_conv2d_cfg("conv"), make_conv2d_cfg("conv")])
+    with pytest.raises(ExportError, match="stride_width: expected an integer in 1..255, got True"):
+        make_conv2d_cfg("conv", stride_width=True)

@@ -387,14 +387,14 @@ def test_command_line(capsys):
         assert text in out
 
 
-# --------------------------------------------------------------------------- GRU (mli.gru)
+# --------------------------------------------------------------------------- GRU (mli.fixed_point.gru)
 GRU_FLOOR = {"fx16": 60, "fx8w16d": 35, "fx8": 22}   # measured 64-73 / 40-45 / 27-33 dB
 
 
 @pytest.mark.parametrize("kind", ["fx16", "fx8w16d", "fx8"])
 @pytest.mark.parametrize("lbr", [False, True])
 def test_gru_cell_in_ti_is_the_mli_composition(tmp_path, lbr, kind):
-    """GRUCell in a TensorIterator: the model steps mli.gru.GruCell (bit for bit what the
+    """GRUCell in a TensorIterator: the model steps mli.fixed_point.gru.GruCell (bit for bit what the
     cell computes on the quantized inputs) and reaches the floor against the float run."""
     xml, inputs, _ = gru_case(tmp_path, lbr=lbr)
     model = read_model(xml)
@@ -484,7 +484,7 @@ def test_mli2_steps_equal_one_whole_sequence_call(tmp_path, case, kind):
     equals one whole-sequence 2.x run per batch row, and that run is the mli.v2 kernel
     called on the cell's tensors."""
     import mli.v2 as v2
-    from mli.fixed_point_mli2 import Mli2Cell
+    from mli.fixed_point.backends.mli2 import Mli2Cell
     xml, inputs, _ = case(tmp_path)
     model = read_model(xml)
     fpm = to_fixed_point(model, inputs, kind, library="mli2")

@@ -1,11 +1,11 @@
-"""mli.gru.GruCell: OpenVINO's GRU step composed from MLI 1.1 kernels."""
+"""mli.fixed_point.gru.GruCell: OpenVINO's GRU step composed from MLI 1.1 kernels."""
 
 import numpy as np
 import pytest
 
 import mli.kernels
 from mli.enums import RnnActivation, RnnMode
-from mli.gru import GruCell, split_gru_weights
+from mli.fixed_point.gru import GruCell, split_gru_weights
 from mli.ir.ops.recurrent import _sigmoid, gru_step
 from mli.metrics import sn_db
 from mli.tensor import frac_bits_for

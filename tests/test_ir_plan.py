@@ -172,7 +172,7 @@ def test_one_model_in_two_threads():
 # --------------------------------------------------------------------------- quantizer
 @pytest.mark.parametrize("kind", ["fx16", "fx8"])
 def test_fixed_point_quantizer_matches_mli_helper(kind):
-    from mli.fixed_point import _quantize
+    from mli.fixed_point.backends.mli1 import quantize as _quantize
     from mli.graph import KernelBody
 
     rng = np.random.default_rng(3)

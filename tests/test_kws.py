@@ -529,3 +529,116 @@ def test_lenient_wav_reads_as_the_example(tmp_path, test_wav):
     assert st.samples.size == 83200 + 8 and st.calls == 347
     assert not np.array_equal(st.features_fx8[-1], test_wav.features_fx8[-1])
     assert np.array_equal(st.features_fx8[:-1], test_wav.features_fx8[:-1])
+
+
+# ------------------------------------------------- mli crosscheck --kws
+def write_inference_dumps(folder, test_wav, ref, n=1, ext=".npy"):
+    """A firmware's dumps of inference `n` as x86_reference.npz has them
+    (the example's own code over MLI 1.1's kernels)."""
+    folder.mkdir()
+    dumps = {"input": test_wav.network_input(n)}
+    dumps.update({name: ref[f"n{n}_{name}"] for name in kws.LAYER_OUTPUTS})
+    for name, a in dumps.items():
+        if ext == ".npy":
+            np.save(folder / f"{name}.npy", a)
+        else:
+            a.tofile(folder / f"{name}{ext}")
+    return dumps
+
+
+def crosscheck_kws_cli(*argv):
+    from mli.tools.crosscheck import main
+    return main(["--kws", *map(str, argv), "--data", str(KWS)])
+
+
+@needs_data
+@pytest.mark.parametrize("ext", [".npy", ".bin"])
+def test_crosscheck_kws_reference_dumps_are_bit_exact(kernels, tmp_path, capsys, test_wav, ref, ext):
+    write_inference_dumps(tmp_path / "fw", test_wav, ref, ext=ext)
+    assert crosscheck_kws_cli(tmp_path / "fw") == 0
+    out = capsys.readouterr().out
+    assert out.splitlines()[-1] == "bit-exact (13 outputs, rounding convergent)"
+    for name in kws.LAYER_OUTPUTS:
+        assert f"{name} [" in out
+
+
+@needs_data
+def test_crosscheck_kws_finds_a_planted_lsb_at_its_layer_and_element(kernels, tmp_path, capsys, test_wav, ref):
+    from mli.tools.crosscheck import crosscheck_kws
+    fw = write_inference_dumps(tmp_path / "fw", test_wav, ref)
+    bad = fw["L3a_dw_lrelu"].copy()
+    at = (17, 5, 3)
+    bad[at] = bad[at] + 1 if bad[at] < 127 else bad[at] - 1
+    np.save(tmp_path / "fw" / "L3a_dw_lrelu.npy", bad)
+    # the firmware's later layers follow from its wrong one
+    model = kws.load_model(KWS)
+    x = mli.Tensor(bad, 2)
+    for name in kws.LAYER_OUTPUTS[kws.LAYER_OUTPUTS.index("L3b_pw_lrelu"):]:
+        x = network.run_layer(name, x, model)
+        np.save(tmp_path / "fw" / f"{name}.npy", x.numpy())
+    res = crosscheck_kws(tmp_path / "fw", data_dir=KWS)
+    assert not res.bit_exact
+    fm = res.first_mismatch
+    assert fm.name == "L3a_dw_lrelu" and fm.report.n_diff == 1
+    assert fm.report.first_index == at and fm.report.first_firmware == bad[at]
+    assert fm.report.first_package == ref["n1_L3a_dw_lrelu"][at]
+    assert [r.name for r in res.layers if not r.bit_exact][0] == "L3a_dw_lrelu"
+    assert all(r.bit_exact for r in res.layers[:res.layers.index(fm)])
+    assert not res.layers[res.layers.index(fm) + 1].bit_exact
+    # isolated: only the planted layer differs, every later one is fed the firmware's own input
+    iso = crosscheck_kws(tmp_path / "fw", data_dir=KWS, isolate=True)
+    assert [r.name for r in iso.layers if not r.bit_exact] == ["L3a_dw_lrelu"]
+    assert crosscheck_kws_cli(tmp_path / "fw", "--isolate") == 1
+    out = capsys.readouterr().out
+    assert "isolated layers" in out and "MISMATCH: first in L3a_dw_lrelu" in out
+
+
+@needs_data
+def test_crosscheck_kws_layers_not_dumped_are_not_compared(kernels, tmp_path, capsys, test_wav, ref):
+    write_inference_dumps(tmp_path / "fw", test_wav, ref)
+    for name in kws.LAYER_OUTPUTS[:-2]:
+        os.remove(tmp_path / "fw" / f"{name}.npy")
+    assert crosscheck_kws_cli(tmp_path / "fw", "--isolate") == 0
+    out = capsys.readouterr().out
+    assert "bit-exact (2 outputs" in out
+    assert "note: no dump of the layer before fc_out: computed from the package's own" in out
+
+
+@needs_data
+@pytest.mark.parametrize("setup, message", [
+    ("no_input", "has no input dump"),
+    ("input_only", "has an input but no layer dump"),
+    ("short", "L2a_dw_lrelu.bin: 17280 elements, L2a_dw_lrelu has 17280"),
+    ("twice", "L1_conv_lrelu is dumped twice"),
+    ("wide", "values -1000..1000 do not fit int8"),
+])
+def test_crosscheck_kws_bad_folders_are_one_line_errors(tmp_path, capsys, setup, message, test_wav):
+    d = tmp_path / "fw"
+    d.mkdir()
+    if setup != "no_input":
+        np.save(d / "input.npy", test_wav.network_input(1))
+    if setup == "no_input":
+        np.save(d / "L1_conv_lrelu.npy", np.zeros((64, 32, 11), np.int8))
+    elif setup == "short":
+        np.zeros(64 * 30 * 9 - 1, np.int8).tofile(d / "L2a_dw_lrelu.bin")
+        message = f"L2a_dw_lrelu.bin: {64 * 30 * 9 - 1} elements, L2a_dw_lrelu has {64 * 30 * 9}"
+    elif setup == "twice":
+        np.save(d / "L1_conv_lrelu.npy", np.zeros((64, 32, 11), np.int8))
+        np.zeros(64 * 32 * 11, np.int8).tofile(d / "L1_conv_lrelu.bin")
+    elif setup == "wide":
+        a = np.zeros((64, 32, 11), np.int32)
+        a[0, 0, :2] = (-1000, 1000)
+        np.save(d / "L1_conv_lrelu.npy", a)
+    assert crosscheck_kws_cli(d) == 2
+    cap = capsys.readouterr()
+    assert cap.out == "" and len(cap.err.splitlines()) == 1
+    assert cap.err.startswith("mli crosscheck: error: --kws") and message in cap.err, cap.err
+
+
+def test_crosscheck_kws_refuses_flags_of_other_runs(tmp_path, capsys):
+    from mli.tools.crosscheck import main
+    for extra in (["--depth", "8"], ["--kernel", "relu"], ["--har", str(tmp_path)], ["--vectors"]):
+        assert main(["--kws", str(tmp_path), *extra]) == 2
+        err = capsys.readouterr().err
+        assert err.startswith("mli crosscheck: error: ") and ("does not apply with --kws" in err
+                                                             or "give one of a case file, --har or --kws" in err), err

@@ -30,6 +30,8 @@ from hypothesis import strategies as st
 import mli
 import mli.v2 as v
 from mli.reference import mli2 as R
+from mli.reference.mli2.fxmath import _i
+from mli.reference.mli2.tensor import _offsets
 from mli.reference.mli2_cases import run_case as ref_run
 from mli.v2 import _core2, cases
 
@@ -113,7 +115,7 @@ class Case:
         info = np.iinfo(dt)
         buf = self.rng.integers(info.min, info.max, size=span + slack, endpoint=True).astype(dt)
         if rank:
-            buf[R._offsets(dims, strides).reshape(-1)] = values.reshape(-1)
+            buf[_offsets(dims, strides).reshape(-1)] = values.reshape(-1)
         else:
             buf[0] = values
         m = self.meta
@@ -202,7 +204,7 @@ def bias_params(draw, s_in, f_in, s_w, f_w, rounding):
     if not -128 <= f_b <= 127:
         sh = f_in + f_w - max(min(f_b, 127), -128)
         f_b = f_in + f_w - sh
-    e = R._i(R.rshr(prod, sh, 32, rounding)) if sh > 0 else prod << -sh
+    e = _i(R.rshr(prod, sh, 32, rounding)) if sh > 0 else prod << -sh
     s_b = e + draw(st.sampled_from([0, 0, 0, 1, -1]))
     if not 1 <= s_b <= 32767:
         s_b = min(max(e, 1), 32767)

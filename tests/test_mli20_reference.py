@@ -13,6 +13,10 @@ import pytest
 from conftest import SHARED
 
 from mli.reference import mli2 as R
+from mli.reference.mli2.codes import _CONTAINER
+from mli.reference.mli2.eltwise import _sa_factor
+from mli.reference.mli2.fxmath import _i
+from mli.reference.mli2.tensor import _offsets
 from mli.reference.mli2_cases import expected, load_case, run_case
 
 # numpy only: nothing here runs the C core, so the sanitizer pass (.ci/sanitize.sh) leaves it out
@@ -38,8 +42,8 @@ def _untouched(meta, arrays, res):
             role = name
             if name == "out" and meta.get("out_aliases_in"):   # the output lives in in's buffer
                 role = "in0" if meta["kernel"] == "rnn_dense" else "in"
-            written[role] = (R._offsets(t.dims(), t.strides()).reshape(-1),
-                             np.dtype(R._CONTAINER[t.el_type]).itemsize)
+            written[role] = (_offsets(t.dims(), t.strides()).reshape(-1),
+                             np.dtype(_CONTAINER[t.el_type]).itemsize)
     for role, t in res.tensors.items():
         if t is None or t.buf is None or f"{role}_data" not in arrays:
             continue
@@ -92,8 +96,8 @@ def test_case(path):
     (3, -2, 12, 12), (2**30, -3, 2**31 - 1, 2**31 - 1),   # negative n: saturating left shift
 ])
 def test_rshr(x, n, up, conv):
-    assert R._i(R.rshr(x, n, 32, "up")) == up
-    assert R._i(R.rshr(x, n, 32, "convergent")) == conv
+    assert _i(R.rshr(x, n, 32, "up")) == up
+    assert _i(R.rshr(x, n, 32, "convergent")) == conv
     # the per-element path gives the same
     assert R.rshr([x, x], [n, n], 32, "up").tolist() == [up, up]
     assert R.rshr([x, x], [n, n], 32, "convergent").tolist() == [conv, conv]
@@ -171,9 +175,9 @@ def test_fc_sa8_example(rounding):
 
 def test_sa8_eltwise_examples():
     # MUL of a cell (3, 20000, 18) by a sigmoid output into the cell format
-    assert R._sa_factor(20000, 20000, 18 + 8 - 18, 31, "up") == (16384, 22)
+    assert _sa_factor(20000, 20000, 18 + 8 - 18, 31, "up") == (16384, 22)
     # the GRU's "1 - z": A = 255, c = 16384, shift 14 for both operands
-    assert R._sa_factor(1, 1, 0, 23, "convergent") == (16384, 14)
+    assert _sa_factor(1, 1, 0, 23, "convergent") == (16384, 14)
     z = np.array([-128, 0, 127])
     one_minus = R.sa_add(127, R.SA_SIGM_OUT, z, R.SA_SIGM_OUT, R.SA_SIGM_OUT, "up", sub=True)
     assert one_minus.tolist() == [127, -1, -128]                # -1 - z

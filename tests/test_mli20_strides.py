@@ -23,6 +23,7 @@ import pytest
 import mli
 import mli.v2 as v2
 from mli.reference import mli2 as R
+from mli.reference.mli2.checks import _check_tensor
 from mli20_ctypes import AVAILABLE, SKIP_REASON, Oracle
 
 BIG = 2 ** 31 - 1
@@ -131,7 +132,7 @@ def test_random_strides_get_the_status_of_mlis_checks(seed):
         got = ours(f"tanh_{kind}", x, None, out)
         ref = R.Tensor(shape=list(shape) + [0] * (4 - len(shape)), mem_stride=list(strides) + [0] * (4 - len(strides)),
                        rank=len(shape), el_type=el, capacity=cap, buf=R.Buffer.of(np.zeros(256, np.uint8)))
-        want = R._check_tensor(ref) or R.TYPE_MISMATCH
+        want = _check_tensor(ref) or R.TYPE_MISMATCH
         assert got == (want, False), (shape, strides, cap, got, want)
         if orc is not None:
             assert orc.call(f"tanh_{kind}", x, None, out) == want

@@ -1,8 +1,10 @@
 """What a user of the installed package meets outside the kernels: the
 version, the headers for exported C, the source-tree import message, the
 vectors runner's empty run, the HAR data search."""
+import importlib.util
 import os
 import pathlib
+import re
 import shutil
 import subprocess
 import sys
@@ -36,6 +38,16 @@ def test_version_written_once(tmp_path):
     toml = (ROOT / "pyproject.toml").read_text()
     assert 'dynamic = ["version"]' in toml and 'version = { attr = "mli._version.__version__" }' in toml
     assert 'version = "' not in toml
+
+
+def test_pyproject_lists_every_package():
+    """Every folder of mli/ with an __init__.py is in pyproject.toml's package list (one
+    left out would be missing from the wheel), and nothing else is."""
+    toml = (ROOT / "pyproject.toml").read_text()
+    start = toml.index("packages = [")
+    listed = set(re.findall(r'"([\w.]+)"', toml[start:toml.index("]", start)]))
+    found = {".".join(p.parent.relative_to(ROOT).parts) for p in (ROOT / "mli").rglob("__init__.py")}
+    assert listed == found
 
 
 def test_get_include_has_the_headers(tmp_path):
@@ -115,21 +127,15 @@ def test_the_api_does_not_import_the_tools(tmp_path):
     assert r.stdout == "[]\n", r.stderr
 
 
-def test_old_import_paths_keep_working(tmp_path):
-    """The tools moved to mli.tools; the names users imported before stay."""
-    import mli.crosscheck
-    import mli.export_c
+def test_tools_run_from_mli_tools(tmp_path):
+    """The tools live in mli.tools only: the old names mli.crosscheck, mli.export_c and
+    mli.vectors are gone (CHANGELOG, issue 21), as are mli.gru and mli.fixed_point_mli2 (now
+    in the mli.fixed_point package); ``python -m`` runs each tool and mli.fixed_point."""
     import mli.fixed_point
-    import mli.tools.crosscheck
-    import mli.tools.export_c
-    import mli.tools.vectors
-    import mli.vectors
 
-    assert mli.crosscheck.crosscheck is mli.tools.crosscheck.crosscheck
-    assert mli.crosscheck.crosscheck_har is mli.tools.crosscheck.crosscheck_har
-    assert mli.export_c.make_tensor is mli.tools.export_c.make_tensor
-    assert mli.vectors.run_case is mli.tools.vectors.run_case
+    for gone in ("mli.crosscheck", "mli.export_c", "mli.vectors", "mli.gru", "mli.fixed_point_mli2"):
+        assert importlib.util.find_spec(gone) is None, gone
     assert callable(mli.fixed_point.to_fixed_point)
-    for module in ("mli.vectors", "mli.fixed_point", "mli.crosscheck", "mli.export_c"):
+    for module in ("mli.tools.vectors", "mli.fixed_point", "mli.tools.crosscheck", "mli.tools.export_c"):
         r = _python(["-m", module, "--help"], tmp_path)
         assert r.returncode == 0 and r.stdout.startswith("usage: "), (module, r.stdout, r.stderr)

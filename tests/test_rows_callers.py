@@ -13,7 +13,8 @@ import numpy as np
 import pytest
 
 import mli
-from mli import fixed_point as fp
+from mli.fixed_point.backends import mli1
+from mli.fixed_point.registry import converter_for
 from mli.graph import BackEdge, ConcatOutput, KernelBody, LastIterationOutput, MergedInput, SlicedInput, TensorIterator
 
 KINDS = ("fx16", "fx8", "fx8w16d")
@@ -29,6 +30,20 @@ def make_body(cell, kind, seed=0, scale=1.0, act=mli.RNN_ACT_TANH):
     kw = {"state_frac": 4 if kind == "fx8" else 11} if act == mli.RNN_ACT_NONE else {}
     return KernelBody.from_float("rnn", rng.normal(0, .5 * scale, (M, N + M)), rng.normal(0, .3, M), kind=kind,
                                  in_frac=in_frac, act=act, **kw)
+
+
+def directions(layer):
+    return converter_for(layer.type).directions(layer)
+
+
+def mli1_step(layer, bodies):
+    """The fixed-point step of ``layer`` (a cell or sequence op stand-in) on the MLI 1.1
+    backend, ``bodies`` its planned cells (one per direction)."""
+    conv, qcells = converter_for(layer.type), [SimpleNamespace(body=b) for b in bodies]
+    backend = mli1.Mli1Backend("fx16")           # the kind is the bodies'
+    if hasattr(conv, "directions"):
+        return backend.sequence(conv, layer, qcells)
+    return backend.cell(conv, layer, qcells[0])
 
 
 BODIES = [("lstm", mli.RNN_ACT_TANH), ("rnn", mli.RNN_ACT_TANH), ("rnn", mli.RNN_ACT_NONE)]
@@ -206,13 +221,13 @@ def seq_layer(cell, direction):
 
 
 def old_sequence(layer, bodies, x, states, lens):
-    """_quantized_sequence as it ran before: one batch-to-batch call per row over
+    """The MLI 1.1 backend's sequence step as it ran before: one batch-to-batch call per row over
     its valid steps (read backwards for the reverse direction)."""
     lstm = layer.type == "LSTMSequence"
     B_, T = x.shape[:2]
     finals = [np.array(v, copy=True) for v in states]
     ys = []
-    for d, reverse in enumerate(fp._directions(layer)):
+    for d, reverse in enumerate(directions(layer)):
         body = bodies[d]
         yq = np.zeros((B_, T, M), body.dtype)
         for b in range(B_):
@@ -220,15 +235,15 @@ def old_sequence(layer, bodies, x, states, lens):
             if not n:
                 continue
             t = np.arange(n)[::-1] if reverse else np.arange(n)
-            xq = fp._quantize(body, x[b], "x")[t]
-            hq = fp._quantize(body, states[0][b, d], "h")
-            cq = fp._quantize(body, states[1][b, d], "c") if lstm else None
+            xq = mli1.quantize(body, x[b], "x")[t]
+            hq = mli1.quantize(body, states[0][b, d], "h")
+            cq = mli1.quantize(body, states[1][b, d], "c") if lstm else None
             res = old_run_sequence(body, xq, hq, cq)
             yq[b, t] = res[0]
             finals[0][b, d] = body.dequantize(res[1], "h")
             if lstm:
                 finals[1][b, d] = body.dequantize(res[2], "c")
-        ys.append(fp._dequantize(body, yq, "h", x.dtype))
+        ys.append(mli1.dequantize(body, yq, "h", x.dtype))
     return (np.stack(ys, axis=1), *finals)
 
 
@@ -244,7 +259,7 @@ def test_fixed_point_sequence_groups_rows_by_length(cell, kind, direction, lengt
     layer = seq_layer(cell, direction)
     dirs = 2 if direction == "bidirectional" else 1
     bodies = [make_body(cell, kind, seed=10 + d, scale=3.0) for d in range(dirs)]
-    fn = fp._quantized_sequence(layer, [SimpleNamespace(body=b) for b in bodies])
+    fn = mli1_step(layer, bodies)
     rng = np.random.default_rng(B_)
     x = rng.uniform(-6, 6, (B_, T, N)).astype(np.float32)          # saturating inputs included
     states = [rng.uniform(-.9, .9, (B_, dirs, M)).astype(np.float32)]
@@ -255,8 +270,8 @@ def test_fixed_point_sequence_groups_rows_by_length(cell, kind, direction, lengt
     got = fn(x, *states, lens_a)
     same(got, old_sequence(layer, bodies, x, states, lens_a))
     same([x, *states], before)
-    # every row of full length: the fast path (fp._FastSequence) answers, with the same values
-    fast = fp._FastSequence(cell == "lstm", fp._directions(layer), bodies)
+    # every row of full length: the fast path (mli1.FastSequence) answers, with the same values
+    fast = mli1.FastSequence(cell == "lstm", directions(layer), bodies)
     assert (fast.run((x, *states, lens_a)) is not None) == (lengths in ("full", "one-full-row"))
     if lengths in ("full", "one-full-row"):
         same(fast.run((x, *states, lens_a)), got)
@@ -276,7 +291,7 @@ def test_fixed_point_cell_is_the_per_row_loop(cell, B):
     lstm = cell == "lstm"
     body = make_body(cell, "fx16", seed=4, scale=3.0)
     layer = SimpleNamespace(type="LSTMCell" if lstm else "RNNCell", name="cell", id=0, attrs={})
-    fn = fp._quantized(layer, SimpleNamespace(body=body))
+    fn = mli1_step(layer, [body])
     rng = np.random.default_rng(B)
     g = 4 if lstm else 1
     x = rng.uniform(-5, 5, (B, N)).astype(np.float32)
@@ -285,19 +300,19 @@ def test_fixed_point_cell_is_the_per_row_loop(cell, B):
     if lstm:
         c = rng.uniform(-3, 3, (B, M)).astype(np.float32)
         got = fn(x, h, c, W, R, Bs)
-        res = old_run(body, fp._quantize(body, x, "x"), fp._quantize(body, h, "h"), fp._quantize(body, c, "c"))
-        same(got, (fp._dequantize(body, res[1], "h", x.dtype), fp._dequantize(body, res[2], "c", x.dtype)))
+        res = old_run(body, mli1.quantize(body, x, "x"), mli1.quantize(body, h, "h"), mli1.quantize(body, c, "c"))
+        same(got, (mli1.dequantize(body, res[1], "h", x.dtype), mli1.dequantize(body, res[2], "c", x.dtype)))
     else:
         got = fn(x, h, W, R, Bs)
-        res = old_run(body, fp._quantize(body, x, "x"), fp._quantize(body, h, "h"))
-        same([got], [fp._dequantize(body, res[1], "h", x.dtype)])
+        res = old_run(body, mli1.quantize(body, x, "x"), mli1.quantize(body, h, "h"))
+        same([got], [mli1.dequantize(body, res[1], "h", x.dtype)])
 
 
 
 
-# --------------------------------------------------------------------------- GRU (mli.gru)
+# --------------------------------------------------------------------------- GRU (mli.fixed_point.gru)
 def make_gru(kind, lbr, clip, seed=0, scale=1.0):
-    from mli.gru import GruCell
+    from mli.fixed_point.gru import GruCell
     rng = np.random.default_rng(seed)
     W, R = rng.normal(0, .6 * scale, (3 * M, N)), rng.normal(0, .6 * scale, (3 * M, M))
     Bs = rng.normal(0, .3, ((4 if lbr else 3) * M,))
@@ -348,14 +363,14 @@ def test_gru_rows_are_the_per_row_steps(lbr, clip, kind, amp):
 
 
 def old_gru_sequence(layer, cells, x, h0, lens):
-    """_quantized_sequence of a GRUSequence as it ran before: each row stepped on its own."""
+    """The MLI 1.1 backend's GRUSequence step as it ran before: each row stepped on its own."""
     B_, T = x.shape[:2]
     final = np.array(h0, copy=True)
     ys = []
-    for d, reverse in enumerate(fp._directions(layer)):
+    for d, reverse in enumerate(directions(layer)):
         cell = cells[d]
         yq = np.zeros((B_, T, M), cell.dtype)
-        xq, hq = fp._quantize(cell, x, "x"), fp._quantize(cell, h0[:, d], "h")
+        xq, hq = mli1.quantize(cell, x, "x"), mli1.quantize(cell, h0[:, d], "h")
         for b in range(B_):
             t = np.arange(lens[b])[::-1] if reverse else np.arange(lens[b])
             if not len(t):
@@ -363,7 +378,7 @@ def old_gru_sequence(layer, cells, x, h0, lens):
             y, h = cell.run_sequence(xq[b, t], hq[b])
             yq[b, t] = y
             final[b, d] = cell.dequantize(h, "h")
-        ys.append(fp._dequantize(cell, yq, "h", x.dtype))
+        ys.append(mli1.dequantize(cell, yq, "h", x.dtype))
     return np.stack(ys, axis=1), final
 
 
@@ -376,7 +391,7 @@ def test_fixed_point_gru_sequence_rows(lbr, clip, direction, lengths):
     layer = SimpleNamespace(type="GRUSequence", name="gru", id=0, attrs={"direction": direction})
     dirs = 2 if direction == "bidirectional" else 1
     cells = [make_gru("fx16", lbr, clip, seed=20 + d, scale=2.0) for d in range(dirs)]
-    fn = fp._quantized_sequence(layer, [SimpleNamespace(body=c) for c in cells])
+    fn = mli1_step(layer, cells)
     rng = np.random.default_rng(len(lens))
     x = rng.uniform(-5, 5, (len(lens), T, N)).astype(np.float32)
     h0 = rng.uniform(-.9, .9, (len(lens), dirs, M)).astype(np.float32)
@@ -386,15 +401,15 @@ def test_fixed_point_gru_sequence_rows(lbr, clip, direction, lengths):
 @pytest.mark.parametrize("lbr", [False, True])
 def test_fixed_point_gru_cell_rows(lbr):
     cell = make_gru("fx8w16d", lbr, 0.0, seed=3)
-    layer = SimpleNamespace(type="GRUCell", name="gru", id=0, attrs={})
-    fn = fp._quantized(layer, SimpleNamespace(body=cell))
+    layer = SimpleNamespace(type="GRUCell", name="gru", id=0, attrs={"linear_before_reset": str(lbr).lower()})
+    fn = mli1_step(layer, [cell])
     rng = np.random.default_rng(1)
     x = rng.uniform(-3, 3, (5, N)).astype(np.float32)
     h = rng.uniform(-.9, .9, (5, M)).astype(np.float32)
     W, R = np.zeros((3 * M, N), np.float32), np.zeros((3 * M, M), np.float32)
     Bs = np.zeros((4 if lbr else 3) * M, np.float32)
-    want = gru_per_row_step(cell, fp._quantize(cell, x, "x"), fp._quantize(cell, h, "h"))
-    same([fn(x, h, W, R, Bs)], [fp._dequantize(cell, want, "h", x.dtype)])
+    want = gru_per_row_step(cell, mli1.quantize(cell, x, "x"), mli1.quantize(cell, h, "h"))
+    same([fn(x, h, W, R, Bs)], [mli1.dequantize(cell, want, "h", x.dtype)])
 
 OV_REAL = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "..", "shared", "vectors",
                        "ov_real")

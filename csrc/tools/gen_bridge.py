@@ -3,7 +3,7 @@ core), what the Python layer of the rest of MLI 1.1 lists function by
 function (run by hand; the output is committed, and
 tests/test_mli11_api.py checks that it is current):
 
-* mli/_core_tables.pxi: the C declarations of every function and one table
+* mli/_bridge/tables.pxi: the C declarations of every function and one table
   of function pointers per signature (the bridge's generic functions take an
   index into it), with the C names in the same order;
 * the typed stubs of the kernel functions, between the markers
@@ -220,7 +220,7 @@ def _splice(text, block):
 
 
 def outputs(api):
-    out = {ROOT / "mli" / "_core_tables.pxi": tables_pxi(api)}
+    out = {ROOT / "mli" / "_bridge" / "tables.pxi": tables_pxi(api)}
     for p, block in ((ROOT / "mli" / "kernels" / "__init__.pyi", kernels_block(api)),
                      (ROOT / "mli" / "__init__.pyi", mli_block(api))):
         out[p] = _splice(p.read_text(), block)

@@ -35,8 +35,9 @@ is an error (OpenVINO would hand back uninitialised memory).
 
 Layout of the package: :mod:`mli.ir.reader` (XML/bin parsing, :func:`read_graph`),
 :mod:`mli.ir.graph` (:class:`Graph`, :class:`Layer`, ports and edges),
-:mod:`mli.ir.program` (the compiled program of a graph, :class:`Model`,
-:func:`read_model`), :mod:`mli.ir.registry` (each op's type, versions,
+:mod:`mli.ir.program` (the compiled program of a graph: its steps, constant
+folding, hoisting, the ReadValue/Assign store), :mod:`mli.ir.model` (the callable
+:class:`Model` and :func:`read_model`), :mod:`mli.ir.registry` (each op's type, versions,
 attributes and port counts, registered in one place) and :mod:`mli.ir.ops`
 (one module per op family: elementwise, movement, reductions, nn, recurrent,
 subgraph, state).  :data:`SUPPORTED_OPS` lists the ops and their versions.
@@ -57,7 +58,8 @@ from . import ops  # noqa: F401  (registers every op)
 from .errors import ELEMENT_TYPES, MAX_BODY_DEPTH, IRError, IRUnsupportedError, _wrap
 from .graph import Edge, Graph, Layer, Port, PortMapEntry
 from .ops.recurrent import _check_cell
-from .program import Model, TensorInfo, _Program, compute_dtype, read_model
+from .model import Model, TensorInfo, read_model
+from .program import _Program, compute_dtype
 from .reader import read_graph
 from .registry import build as _build
 from .registry import check_supported, ops_by_family, supported_ops

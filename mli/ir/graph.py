@@ -4,14 +4,12 @@ from __future__ import annotations
 
 import heapq
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 import numpy as np
 
 from .errors import ELEMENT_TYPES, IRError, _ctx
+from .program import _Program
 
-if TYPE_CHECKING:
-    from .program import _Program
 
 @dataclass(frozen=True)
 class Port:
@@ -231,7 +229,6 @@ class Graph:
     def program(self) -> _Program:
         """The compiled evaluator of this graph (built once)."""
         if self._program is None:
-            from .program import _Program
             self._program = _Program(self)
         return self._program
 

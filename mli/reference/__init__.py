@@ -5,6 +5,10 @@ follows ``shared/spec/SPEC.md`` step by step; it is the oracle the compiled
 kernels are tested against.  Arguments are plain arrays plus frac bits;
 ``kind`` is "fx8", "fx16" or "fx8w16d"; ``rounding`` is "convergent"
 (default, the library's setting) or "up" (round half up everywhere).
+
+The MLI 2.0.2 twin is the subpackage :mod:`mli.reference.mli2`, split by the same
+kernel families (:mod:`mli.reference.mli2_cases` runs the ``vectors/mli20`` case files
+through it); it is not imported here.
 """
 
 from .dense import dense, fully_connected

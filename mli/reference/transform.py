@@ -66,25 +66,22 @@ def lut_eval(name, x, frac, rounding="convergent"):
     """
     check_rounding(rounding)
     length, offset, lut_frac, _ = _TABLES[name]
-    table = _lut_values(name)
+    table = np.array(_lut_values(name), dtype=object)
     x = exact(x)
+    v = x.reshape(-1)                           # Python ints, element-wise below
     s = int(frac) - lut_frac
     pre = max(s - 15, 0)
     s = min(s, 15)
-    out = []
-    for v in x.reshape(-1):
-        if s > 0:                               # interpolate between two entries
-            xs = v >> pre                           # floor(v / 2^pre)
-            idx = int(sat((xs >> s) + offset, 16))
-            idx = min(max(idx, 0), length - 2)
-            frac_part = xs & ((1 << s) - 1)         # xs mod 2^s, also for xs < 0
-            diff = int(sat(table[idx] - table[idx + 1], 16))
-            r = int(sat(table[idx] - int(read16(diff * frac_part, s, rounding)), 16))
-        else:                                   # table is finer than the input
-            idx = int(sat(int(sat(v << -s, 16)) + offset, 16))
-            r = table[min(max(idx, 0), length - 1)]
-        out.append(r)
-    return np.array(out, dtype=object).reshape(x.shape)
+    if s > 0:                                   # interpolate between two entries
+        xs = v >> pre                               # floor(v / 2^pre)
+        idx = np.clip(sat((xs >> s) + offset, 16), 0, length - 2).astype(np.int64)
+        frac_part = xs & ((1 << s) - 1)             # xs mod 2^s, also for xs < 0
+        diff = sat(table[idx] - table[idx + 1], 16)
+        r = sat(table[idx] - read16(diff * frac_part, s, rounding), 16)
+    else:                                       # table is finer than the input
+        idx = sat(sat(v << -s, 16) + offset, 16)
+        r = table[np.clip(idx, 0, length - 1).astype(np.int64)]
+    return np.asarray(r, dtype=object).reshape(x.shape)
 
 
 def _activation(name, kind, x, f_in, rounding):

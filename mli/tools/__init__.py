@@ -13,6 +13,4 @@
 * :mod:`mli.tools.fixed_point`: ``mli fixed-point``, the command line of
   :func:`mli.fixed_point.to_fixed_point`.
 
-The API modules never import this package (only the old names
-``mli.crosscheck``, ``mli.export_c`` and ``mli.vectors``, kept for existing
-users, point into it): the API stands alone."""
+The API modules never import this package: the API stands alone."""

@@ -37,26 +37,18 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..enums import ReluType, RnnActivation, RnnMode, parse_enum
+from ..enums import RnnActivation, RnnMode, parse_enum
 from ..io.c_array import format_c_array, qmn
 from ..io.load import parse_spec, read_spec
 from ..io.npz import npz_frac_bits, read_npz
+from .export_base import ExportError, _buffer_bytes, _check_name
+from .export_structs import STRUCT_OPTIONS, ExportStruct, struct_from_spec
 
-__all__ = ["ExportTensor", "ExportCfg", "ExportStructCfg", "STRUCT_CFGS", "make_struct_cfg", "quantize", "make_tensor",
-           "make_buffer", "make_rnn_cfg", "render",
+__all__ = ["ExportTensor", "ExportCfg", "quantize", "make_tensor", "make_buffer", "make_rnn_cfg", "render",
            "export_c", "main"]
 
 _DT = {"fx8": np.dtype(np.int8), "fx16": np.dtype(np.int16)}
 _EL = {"fx8": "MLI_EL_FX_8", "fx16": "MLI_EL_FX_16"}
-_IDENT = re.compile(r"^[A-Za-z_]\w*$")
-_C_KEYWORDS = {"auto", "break", "case", "char", "const", "continue", "default", "do", "double", "else", "enum",
-               "extern", "float", "for", "goto", "if", "inline", "int", "long", "register", "restrict",
-               "return", "short", "signed", "sizeof", "static", "struct", "switch", "typedef", "union",
-               "unsigned", "void", "volatile", "while", "_Bool"}
-
-
-class ExportError(ValueError):
-    """Bad input or option for the export; the message names it."""
 
 
 @dataclass
@@ -87,76 +79,6 @@ class ExportCfg:
     mode: RnnMode
     act: RnnActivation
     ir: str
-
-
-# the cfg structs of the rest of MLI 1.1: C type and fields (uint8_t each; conv's relu is an enum)
-STRUCT_CFGS = {
-    "conv2d": ("mli_conv2d_cfg", ("relu", "stride_width", "stride_height", "padding_left", "padding_right",
-                                  "padding_top", "padding_bottom")),
-    "pool": ("mli_pool_cfg", ("kernel_width", "kernel_height", "stride_width", "stride_height", "padding_left",
-                              "padding_right", "padding_top", "padding_bottom")),
-    "permute": ("mli_permute_cfg", ("perm_dim",)),
-    "concat": ("mli_concat_cfg", ("tensors_num", "axis")),
-    "padding2d": ("mli_padding2d_cfg", ("padding_left", "padding_right", "padding_top", "padding_bottom")),
-}
-_STRUCT_DEFAULTS = {"stride_width": 1, "stride_height": 1, "kernel_width": 1, "kernel_height": 1,
-                    "tensors_num": 1, "relu": "none", "perm_dim": (0, 1, 2, 3)}
-
-
-@dataclass
-class ExportStructCfg:
-    """An initialised cfg struct of the rest of MLI 1.1 (``mli_conv2d_cfg``,
-    ``mli_pool_cfg``, ``mli_permute_cfg``, ``mli_concat_cfg``,
-    ``mli_padding2d_cfg``): its C type and (field, C value) pairs."""
-
-    name: str
-    c_type: str
-    fields: tuple
-
-
-def make_struct_cfg(kind, name, **values):
-    """An :class:`ExportStructCfg` of `kind` (a key of :data:`STRUCT_CFGS`):
-    MLI's field names; ``stride`` / ``padding`` / ``kernel`` set both or all
-    four; ``relu`` a name (``gen``, ``relu_6``) or value; ``perm_dim`` up to
-    4 entries.  Missing fields: strides and kernel 1, padding 0, relu none."""
-    _check_name(name)
-    if kind not in STRUCT_CFGS:
-        raise ExportError(f"{name}: unknown cfg kind {kind!r} (one of {', '.join(STRUCT_CFGS)})")
-    c_type, names = STRUCT_CFGS[kind]
-    vals = {}
-    for k, v in values.items():
-        group = {"stride": ("stride_width", "stride_height"), "kernel": ("kernel_width", "kernel_height"),
-                 "padding": ("padding_left", "padding_right", "padding_top", "padding_bottom")}.get(k, (k,))
-        for g in group:
-            if g not in names:
-                raise ExportError(f"{name}: {c_type} has no field {k!r} (fields: {', '.join(names)})")
-            vals[g] = v
-    fields = []
-    for f in names:
-        v = vals.get(f, _STRUCT_DEFAULTS.get(f, 0))
-        if f == "relu":
-            r = _enum(v, ReluType, f"{name}: relu", ("MLI_RELU_",))
-            fields.append(("relu.type", ("MLI_RELU_NONE", "MLI_RELU_GEN", "MLI_RELU_1", "MLI_RELU_6")[int(r)]))
-        elif f == "perm_dim":
-            dims = [int(d) for d in (v.replace(".", " ").replace(";", " ").split() if isinstance(v, str) else v)]
-            if not 1 <= len(dims) <= 4 or any(not 0 <= d <= 3 for d in dims):
-                raise ExportError(f"{name}: perm_dim needs 1 to 4 entries in 0..3, got {v!r}")
-            fields.append(("perm_dim", "{" + ", ".join(str(d) for d in dims + [0] * (4 - len(dims))) + "}"))
-        else:
-            try:
-                iv = int(v)
-            except (TypeError, ValueError):
-                raise ExportError(f"{name}: {f}={v!r} is not an integer") from None
-            if not 0 <= iv <= 255:
-                raise ExportError(f"{name}: {f} is a uint8_t (0..255), got {iv}")
-            fields.append((f, str(iv)))
-    return ExportStructCfg(name, c_type, tuple(fields))
-
-
-def _check_name(name, what="name"):
-    if not isinstance(name, str) or not _IDENT.match(name) or name in _C_KEYWORDS:
-        raise ExportError(f"{what}: {name!r} is not a valid C identifier")
-    return name
 
 
 def _el(el_type, what="el_type"):
@@ -234,25 +156,6 @@ def make_buffer(name, shape, *, el_type="fx16", frac_bits=0, comment=""):
                         False, comment)
 
 
-def _buffer_bytes(name, shape, itemsize):
-    """A buffer's bytes, refused before anything is allocated when an MLI
-    capacity (a uint32) cannot hold them or they pass the size limit of
-    :mod:`mli.io.limits` (what a file may hold; a buffer asked for on the
-    command line is no larger)."""
-    n = itemsize
-    for d in shape:
-        n *= int(d)
-    if n > 0xFFFFFFFF:
-        raise ExportError(f"{name}: a buffer of shape {list(shape)} takes {n} bytes, more than an MLI capacity "
-                          "(2**32-1) holds")
-    from ..io.limits import check_size
-    try:
-        check_size(n, f"{name}: buffer of shape {list(shape)}")
-    except ValueError as e:
-        raise ExportError(str(e)) from None
-    return n
-
-
 def make_rnn_cfg(name, mode, act, ir_elements, *, el_type="fx16"):
     """(:class:`ExportCfg`, its ir scratch buffer ``NAME_ir``): ``mode`` and
     ``act`` as names (``batch_to_batch``, ``tanh``) or enum values;
@@ -281,7 +184,9 @@ def _c_enum(member, prefix):
 def render(tensors, cfgs=(), *, header_name="mli_model.h", guard=None, data_attr="", include="mli_api.h",
            static=False):
     """(c_text, h_text) for `tensors` (:class:`ExportTensor`) and `cfgs`
-    (:class:`ExportCfg`).
+    (:class:`ExportCfg`, and the structs of :mod:`mli.tools.export_structs`:
+    ``mli_conv2d_cfg``, ``mli_pool_cfg``, ``mli_permute_cfg``,
+    ``mli_concat_cfg``, ``mli_padding2d_cfg``).
 
     Parameters
     ----------
@@ -301,9 +206,9 @@ def render(tensors, cfgs=(), *, header_name="mli_model.h", guard=None, data_attr
             raise ExportError(f"{t.name}: defined twice")
         names.add(t.name)
     by_name = {t.name: t for t in tensors}
+    structs = [c for c in cfgs if isinstance(c, ExportStruct)]
+    cfgs = [c for c in cfgs if not isinstance(c, ExportStruct)]
     for c in cfgs:
-        if isinstance(c, ExportStructCfg):
-            continue
         if c.ir not in by_name:
             raise ExportError(f"{c.name}: ir tensor {c.ir!r} is not exported")
         if by_name[c.ir].const:
@@ -352,12 +257,6 @@ def render(tensors, cfgs=(), *, header_name="mli_model.h", guard=None, data_attr
             f"    .el_params.fx.frac_bits = {t.frac_bits},",
             "};", ""]
     for cf in cfgs:
-        if isinstance(cf, ExportStructCfg):
-            h.append(f"/* {cf.name}: " + ", ".join(f"{k} {v}" for k, v in cf.fields) + " */")
-            h.append(f"extern const {cf.c_type} {cf.name};")
-            h.append("")
-            c += [f"const {cf.c_type} {cf.name} = {{"] + [f"    .{k} = {v}," for k, v in cf.fields] + ["};", ""]
-            continue
         h.append(f"/* {cf.name}: mode {cf.mode.name.lower()}, act {cf.act.name.lower()}, ir_tsr {cf.ir} */")
         h.append(f"extern mli_rnn_cell_cfg {cf.name};")
         h.append("")
@@ -366,6 +265,9 @@ def render(tensors, cfgs=(), *, header_name="mli_model.h", guard=None, data_attr
               f"    .act = {_c_enum(cf.act, 'RNN_ACT_')},",
               f"    .ir_tsr = &{cf.ir},",
               "};", ""]
+    for st in structs:
+        h += st.h_lines()
+        c += st.c_lines()
     h += ["#ifdef __cplusplus", "}", "#endif", f"#endif /* {guard} */", ""]
     return "\n".join(c), "\n".join(h)
 
@@ -632,12 +534,11 @@ def _run(argv):
                     help="a zero-filled mutable tensor (state, cell, output)")
     ap.add_argument("--rnn-cfg", action="append", metavar="NAME,mode=batch_to_batch,act=tanh,ir=128[,type=fx16]",
                     help="an mli_rnn_cell_cfg with an ir_tsr scratch buffer of ir elements")
-    for kind, (ctype, fields) in STRUCT_CFGS.items():
-        ap.add_argument(f"--{kind}-cfg", action="append", metavar=f"NAME,{fields[-1]}=...",
-                        help=f"a const {ctype} ({', '.join(fields)}"
-                             + ("; stride=, kernel=, padding= set both / all four" if kind in ("conv2d", "pool")
-                                else "; padding= sets all four" if kind == "padding2d"
-                                else "; perm_dim=1.2.0" if kind == "permute" else "") + ")")
+    for opt, meta in (("conv2d_cfg", "NAME,stride=1,padding=0,relu=none"),
+                      ("pool_cfg", "NAME,kernel=3,stride=1,padding=0"), ("permute_cfg", "NAME,perm_dim=1x2x0"),
+                      ("concat_cfg", "NAME,tensors_num=2,axis=0"), ("padding2d_cfg", "NAME,padding=1")):
+        ap.add_argument("--" + opt.replace("_", "-"), action="append", metavar=meta,
+                        help=f"an mli_{opt} (fields by MLI's names; see mli.tools.export_structs)")
     ap.add_argument("--data-attr", default="", metavar="TEXT",
                     help="placed before each data array name, e.g. _W (MLI's memory placement macro)")
     ap.add_argument("--include", default="mli_api.h", help="MLI header the .h includes (default mli_api.h)")
@@ -666,6 +567,9 @@ def _run(argv):
     if args.output is None:
         ap.error("the following arguments are required: -o/--output")
     if args.mli == "2":
+        for opt in STRUCT_OPTIONS:
+            if getattr(args, opt):
+                ap.error(f"--{opt.replace('_', '-')}: MLI 1.1's struct; --mli 2 has no such kernel cfg here")
         return _run2(ap, args)
     for flag in ("sa", "sa_dim", "asymmetric"):
         if getattr(args, flag):
@@ -725,11 +629,11 @@ def _run(argv):
         cfgs.append(cfg)
         tensors.append(irbuf)
     n_rnn = len(cfgs)
-    for kind in STRUCT_CFGS:
-        for spec in getattr(args, f"{kind}_cfg") or ():
-            name, o = _kv_spec(spec, f"--{kind}-cfg")
-            cfgs.append(make_struct_cfg(kind, _check_name(args.prefix + name, f"--{kind}-cfg"), **o))
-    if not tensors and len(cfgs) == n_rnn:
+    for opt in STRUCT_OPTIONS:
+        for spec in getattr(args, opt) or ():
+            name, o = _kv_spec(spec, "--" + opt.replace("_", "-"))
+            cfgs.append(struct_from_spec(opt, _check_name(args.prefix + name, "--" + opt.replace("_", "-")), o))
+    if not tensors:
         raise ExportError("nothing to export")
     # the output must never replace a file the arrays came from
     keep = [parse_spec(src).path for src in args.sources]
@@ -747,9 +651,6 @@ def _run2(ap, args):
     """``--mli 2``: the MLI 2.0.2 rendering (:mod:`mli.tools.export_c2`)."""
     from .export_c2 import _el as el2
     from .export_c2 import make_buffer2, make_rnn_cfg2, make_tensor2
-    for kind in STRUCT_CFGS:
-        if getattr(args, f"{kind}_cfg"):
-            ap.error(f"--{kind}-cfg: writes MLI 1.1's {STRUCT_CFGS[kind][0]} (drop --mli 2)")
     if args.auto_frac:
         ap.error("--auto-frac: MLI 2 float FX tensors take the largest frac that holds them when no frac is given")
     default_type = el2(args.type, "--type")

@@ -24,7 +24,7 @@ from typing import Optional
 import numpy as np
 
 from ..io.c_array import format_c_array
-from .export_c import ExportError, _buffer_bytes, _check_name
+from .export_base import ExportError, _buffer_bytes, _check_name
 
 __all__ = ["ExportTensor2", "ExportCfg2", "from_v2", "make_tensor2", "make_buffer2", "make_rnn_cfg2", "render2"]
 

@@ -503,7 +503,7 @@ def accuracy(model, layer3="custom", data_dir=None, jobs=1):
 
 
 def run_har_case(path, meta, arrays, rounding="convergent", har_data=None):
-    """Run one ``har_model`` reference case for ``python -m mli.vectors``.
+    """Run one ``har_model`` reference case for ``mli vectors``.
 
     The five layer outputs, the output frac bits and the example's S/N and
     dB figures (float32, exact) must all match.  The cases record the

@@ -1,4 +1,4 @@
-"""Runs reference cases against the package: ``python -m mli.vectors DIR [DIR...]``.
+"""Runs reference cases against the package: ``mli vectors DIR [DIR...]``.
 
 A folder with ``index.json`` holds MLI 1.1 cases (one ``.npz`` each, schema in
 its README): status, output data and metadata, and the LSTM cell are compared

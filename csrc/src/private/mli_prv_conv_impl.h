@@ -28,6 +28,7 @@
 #endif
 
 #include "mli_math.h"
+#include "mli_prv_isa.h"
 #include "mli_prv_template.h"
 
 #define CONV_CTX MLI_CAT(conv_ctx_, CONV_SFX)
@@ -84,14 +85,35 @@ static inline CONV_IO_T CONV_FN(store)(const CONV_CTX *c, int64_t acc) {
 
 #define CONV_CHUNK 64
 /* The regular chw case with sums below 2^31: out = init + the zero-padded
- * convolution, per output row in chunks of output columns. */
-static void CONV_FN(planes)(const CONV_CTX *c) {
+ * convolution in int32 (exact, so the order of the products is free).  A
+ * pointwise call (1x1, stride 1, no padding) takes each output plane as one
+ * row; otherwise per output row.  Chunks of output columns innermost, so
+ * that the compiler vectorises them: the body is compiled once per ISA path
+ * (MLIPY_MULTIVERSION) and every path computes the same integers. */
+MLIPY_ALWAYS_INLINE void MLI_CAT(CONV_FN(planes), _body)(const CONV_CTX *c) {
     const mli_conv_geom *g = c->g;
     const int64_t plane = (int64_t)g->in_w * g->in_h, kk = (int64_t)g->kw * g->kh;
+    const int pointwise = g->kw == 1 && g->kh == 1 && g->sw == 1 && g->sh == 1 && g->pl == 0 && g->pr == 0 &&
+                          g->pt == 0 && g->pb == 0 && g->out_w == g->in_w && g->out_h == g->in_h;
     int32_t acc[CONV_CHUNK];
     for (int oc = 0; oc < g->out_ch; oc++) {
         const int icb = g->depthwise ? oc : 0, icn = g->depthwise ? 1 : g->in_ch;
         const int32_t init = (int32_t)CONV_FN(init)(c, oc);
+        if (pointwise) {
+            const int64_t opl = (int64_t)g->out_w * g->out_h; /* = plane */
+            for (int64_t p0 = 0; p0 < opl; p0 += CONV_CHUNK) {
+                const int n = opl - p0 < CONV_CHUNK ? (int)(opl - p0) : CONV_CHUNK;
+                for (int j = 0; j < n; j++) acc[j] = init;
+                for (int ci = 0; ci < icn; ci++) {
+                    const CONV_IO_T *x = c->in + (icb + ci) * plane + p0;
+                    const int32_t k = c->w[(int64_t)oc * icn + ci];
+                    for (int j = 0; j < n; j++) acc[j] += (int32_t)x[j] * k;
+                }
+                CONV_IO_T *o = c->out + (int64_t)oc * opl + p0;
+                for (int j = 0; j < n; j++) o[j] = CONV_FN(store)(c, acc[j]);
+            }
+            continue;
+        }
         for (int h = 0; h < g->out_h; h++)
             for (int w0 = 0; w0 < g->out_w; w0 += CONV_CHUNK) {
                 const int n = g->out_w - w0 < CONV_CHUNK ? g->out_w - w0 : CONV_CHUNK;
@@ -125,6 +147,7 @@ static void CONV_FN(planes)(const CONV_CTX *c) {
             }
     }
 }
+MLIPY_MULTIVERSION(void, CONV_FN(planes), (const CONV_CTX *c), (c))
 #undef CONV_CHUNK
 
 static void CONV_FN(visit_chw)(void *vctx, const mli_conv_point *p) {

@@ -10,7 +10,12 @@ Three ways to describe what to run:
   --in-frac 12 ... --firmware out.npy``);
 * ``--har DIR``: firmware dumps of the MLI 1.1 HAR example's layer outputs
   (``fc1``, ``relu1``, ``lstm2``, ``lstm3``, ``out``), checked against
-  :func:`mli.tools.har.run_har`.
+  :func:`mli.tools.har.run_har`;
+* ``--kws DIR``: a firmware's dumps of one inference of the MLI 1.1 KWS
+  example (``input`` and any of ``L1_conv_lrelu`` ... ``softmax_out``),
+  checked against :func:`mli.tools.kws.run_network`
+  (:func:`crosscheck_kws`; ``--isolate`` feeds each layer the firmware's own
+  previous one).
 
 MLI 2.0.2 kernels (:mod:`mli.v2`): a case with ``"mli": 2``, ``--mli 2``,
 or a kernel only MLI 2.x has (``gru_cell_*``, ``rnn_dense_*``, a
@@ -70,9 +75,10 @@ layers input input_frac``.
 from .case import KERNELS, KINDS, ROUNDINGS, CaseError, load_case
 from .cli import main
 from .har_dumps import crosscheck_har
+from .kws_dumps import crosscheck_kws
 from .plot import plot_results
 from .results import CrosscheckResult, DatasetResult, LayerResult
 from .run import crosscheck, run_case
 
 __all__ = ["CaseError", "LayerResult", "CrosscheckResult", "DatasetResult", "load_case", "run_case",
-           "crosscheck", "crosscheck_har", "plot_results", "main", "KERNELS", "KINDS", "ROUNDINGS"]
+           "crosscheck", "crosscheck_har", "crosscheck_kws", "plot_results", "main", "KERNELS", "KINDS", "ROUNDINGS"]

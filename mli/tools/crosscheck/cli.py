@@ -10,6 +10,7 @@ from ..jobs import jobs_arg
 from ...io.load import parse_spec
 from .case import _CLI_FLAG, ROUNDINGS, CaseError, _msg, load_case
 from .har_dumps import crosscheck_har
+from .kws_dumps import crosscheck_kws
 from .plot import plot_results
 from .results import DatasetResult
 from .run import crosscheck
@@ -70,7 +71,11 @@ def _build_parser():
     h.add_argument("--har", metavar="DIR", help="folder (or .npz) of firmware dumps fc1 relu1 lstm2 lstm3 out")
     h.add_argument("--depth", type=int, default=16, help="MODEL_BIT_DEPTH 16 (default), 816 or 8")
     h.add_argument("--layer3", default="custom", help="custom (default, the example's build) or library")
-    h.add_argument("--data", metavar="DIR", help="HAR data folder (default: $MLI_HAR_DATA or ../shared/data/har)")
+    h.add_argument("--data", metavar="DIR", help="HAR (or with --kws, KWS) data folder (default: $MLI_HAR_DATA "
+                   "or ../shared/data/har; $MLI_KWS_DATA or ../shared/data/kws)")
+    k = ap.add_argument_group("the KWS example")
+    k.add_argument("--kws", metavar="DIR", help="folder of one inference's firmware dumps: input and any of "
+                   "L1_conv_lrelu ... softmax_out (as mli kws --dump writes them)")
     o = ap.add_argument_group("run and output")
     o.add_argument("--vectors", action="store_true", default=None,
                    help="data-set run: the input's first axis (or an input folder's files) are vectors")
@@ -169,7 +174,7 @@ def _plot_inputs(args):
     """(what, path) of every file and folder the run reads."""
     out = [(_CLI_FLAG.get(k, "--" + k.replace("_", "-")), _spec_path(getattr(args, k))) for k in _SPEC_FLAGS
            if getattr(args, k) is not None]
-    for flag, v in (("--har", args.har), ("--data", args.data)):
+    for flag, v in (("--har", args.har), ("--kws", args.kws), ("--data", args.data)):
         if v is not None:
             out.append((flag, v))
     if args.case:
@@ -223,7 +228,19 @@ def _run(argv):
         except ImportError:
             raise CaseError("--plot: needs matplotlib, which is not installed (pip install matplotlib)") from None
     used = [_CLI_FLAG.get(k, "--" + k) for k in _KERNEL_FLAGS if getattr(args, k) is not None]
-    if args.har is not None:
+    if args.kws is not None:
+        if args.case or args.har is not None:
+            raise CaseError("--kws: give one of a case file, --har or --kws")
+        extra = used + [flag for flag, v in (("--in", args.input), ("--in-frac", args.input_frac),
+                                             ("--float-ref", args.float_ref), ("--vectors", args.vectors))
+                        if v is not None]
+        extra += [flag for flag, v, default in (("--depth", args.depth, 16), ("--layer3", args.layer3, "custom"))
+                  if v != default]
+        if extra:
+            raise CaseError(f"{extra[0]}: does not apply with --kws (the folder holds the input)")
+        res = crosscheck_kws(args.kws, data_dir=args.data, rounding=args.rounding or "convergent",
+                             check_other_rounding=args.alt, isolate=bool(args.isolate))
+    elif args.har is not None:
         if args.case:
             raise CaseError("--har: give either a case file or --har, not both")
         if used:
@@ -241,7 +258,8 @@ def _run(argv):
                          vectors=args.vectors, progress=show_bar, on_result=stream, jobs=args.jobs)
     else:
         if args.kernel is None:
-            raise CaseError("give a case file, --kernel with its files, or --har DIR (see mli crosscheck --help)")
+            raise CaseError("give a case file, --kernel with its files, --har DIR or --kws DIR "
+                            "(see mli crosscheck --help)")
         case = _cli_case(args)
         if args.input is not None and os.path.isdir(args.input):
             case["vectors"] = True

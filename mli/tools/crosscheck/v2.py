@@ -301,7 +301,7 @@ class _Runner:
         return arr.astype(dt)
 
     def _sa_bias(self, arr, ref, dim, where):
-        from ...fixed_point_mli2 import _sa_bias
+        from ...v2._sa import _sa_bias
         x, w = ref
         if w.sa_dim >= 0 and dim < 0:
             dim = 0

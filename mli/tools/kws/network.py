@@ -107,48 +107,103 @@ def input_tensor(input_fx8, model):
     return Tensor(np.ascontiguousarray(x.reshape(INPUT_SHAPE)), f)
 
 
-def conv_layers(x, model):
-    """Layers 1 to 4b with their leaky ReLUs, from the input tensor
-    (:func:`input_tensor`).  dict of the seven int8 outputs."""
-    c, f, slope = model.coef, model.frac, model.slope
-    lrelu = _kernel(("leaky_relu_fx8", None))
-    out = {}
-    y = _kernel(CONV_GENERIC)(x, c["L1_conv_wt"], c["L1_conv_bias"], _conv_cfg(stride_height=2),
-                              out_frac_bits=f["L1_conv_out"])
-    out["L1_conv_lrelu"] = y = lrelu(y, slope)
-    for blk, fa, fb in (("2", "L2a_conv_dw", "L2b_conv_pw"), ("3", "L3a_conv_dw", "L3b_conv_pw"),
-                        ("4", "L4a_conv_dw", "L4b_conv_pw")):
-        y = _kernel(DEPTHWISE_3X3)(y, c[fa + "_wt"], c[fa + "_bias"], _conv_cfg(), out_frac_bits=f[fa + "_out"])
-        out[f"L{blk}a_dw_lrelu"] = y = lrelu(y, slope)
-        y = _kernel(CONV_1X1)(y, c[fb + "_wt"], c[fb + "_bias"], _conv_cfg(), out_frac_bits=f[fb + "_out"])
-        out[f"L{blk}b_pw_lrelu"] = y = lrelu(y, slope)
-    return out
+def _conv_step(names, prefix, stride_height=1):
+    """A convolution layer (`names`: the kernel the example calls, its stand-in)
+    with the leaky ReLU after it: weights, bias and output frac bits `prefix`_*."""
+    def step(x, model):
+        c, f = model.coef, model.frac
+        y = _kernel(names)(x, c[prefix + "_wt"], c[prefix + "_bias"], _conv_cfg(stride_height=stride_height),
+                           out_frac_bits=f[prefix + "_out"])
+        return _kernel(("leaky_relu_fx8", None))(y, model.slope)
+    return step
 
 
-def pool_layers(y, model):
-    """fx8 -> fx16, average pooling over the 5 mel positions, permutation to
-    [time, 1, channel].  dict of the three int16 outputs."""
-    out = {}
-    out["fx16_convert"] = y = _kernel(("convert_tensor", None))(y, "fx16", model.frac["fx16_after_convert"])
+def _to_fx16(y, model):
+    return _kernel(("convert_tensor", None))(y, "fx16", model.frac["fx16_after_convert"])
+
+
+def _avepool(y, model):
     pool = _config("PoolConfig", kernel_width=5, kernel_height=1, stride_width=1, stride_height=1,
                    padding_left=0, padding_right=0, padding_top=0, padding_bottom=0)
-    out["avepool"] = y = _kernel(AVEPOOL)(y, pool)
-    out["permute"] = _kernel(("permute_fx16", None))(y, _config("PermuteConfig", perm_dim=(1, 2, 0)))
-    return out
+    return _kernel(AVEPOOL)(y, pool)
 
 
-def recurrent_layers(seq, model):
-    """LSTM (batch-to-last over the 26 time steps, zero state) and the fully
-    connected layer, from the permuted sequence (int16 [26, 1, 64], frac 11).
-    dict of ``lstm_out`` and ``fc_out``."""
+def _permute(y, model):
+    return _kernel(("permute_fx16", None))(y, _config("PermuteConfig", perm_dim=(1, 2, 0)))
+
+
+def _lstm(seq, model):
     c, f = model.coef, model.frac
     h0 = Tensor(np.zeros(32, np.int16), f["L5_lstm_prev_out"])
     c0 = Tensor(np.zeros(32, np.int16), f["L5_lstm_cell"])
     ir = Tensor(np.zeros(LSTM_IR_BYTES // 2, np.int16), 0)   # the example's IR buffer (its capacity)
     cfg = mli.RnnCellConfig(mode=mli.RnnMode.BATCH_TO_LAST, act=mli.RnnActivation.TANH, ir=ir)
     h, _ = _kernel(("lstm_cell_fx8w16d", None))(seq, h0, c["L5_lstm_wt"], c["L5_lstm_bias"], cfg, c0)
-    fc = _kernel(("fully_connected_fx8w16d", None))(h, c["L6_fc_wt"], c["L6_fc_bias"], out_frac_bits=f["L6_fc_out"])
-    return {"lstm_out": h, "fc_out": fc}
+    return h
+
+
+def _fc(h, model):
+    c, f = model.coef, model.frac
+    return _kernel(("fully_connected_fx8w16d", None))(h, c["L6_fc_wt"], c["L6_fc_bias"], out_frac_bits=f["L6_fc_out"])
+
+
+def _softmax(y, model):
+    return _kernel(("softmax_fx16", None))(y)
+
+
+# output name -> the step computing it from the previous output (the network is a chain)
+STEPS = {"L1_conv_lrelu": _conv_step(CONV_GENERIC, "L1_conv", stride_height=2),
+         "L2a_dw_lrelu": _conv_step(DEPTHWISE_3X3, "L2a_conv_dw"), "L2b_pw_lrelu": _conv_step(CONV_1X1, "L2b_conv_pw"),
+         "L3a_dw_lrelu": _conv_step(DEPTHWISE_3X3, "L3a_conv_dw"), "L3b_pw_lrelu": _conv_step(CONV_1X1, "L3b_conv_pw"),
+         "L4a_dw_lrelu": _conv_step(DEPTHWISE_3X3, "L4a_conv_dw"), "L4b_pw_lrelu": _conv_step(CONV_1X1, "L4b_conv_pw"),
+         "fx16_convert": _to_fx16, "avepool": _avepool, "permute": _permute, "lstm_out": _lstm, "fc_out": _fc,
+         "softmax_out": _softmax}
+assert tuple(STEPS) == LAYER_OUTPUTS
+
+
+def previous(name):
+    """The output a step takes as its input (``"input"`` for the first)."""
+    i = LAYER_OUTPUTS.index(name)
+    return LAYER_OUTPUTS[i - 1] if i else "input"
+
+
+def run_layer(name, x, model):
+    """One step of the network alone: the output `name` (one of
+    :data:`LAYER_OUTPUTS`) computed from `x`, a :class:`mli.Tensor` holding
+    the output of the step before it (:func:`previous`) in that step's format,
+    for instance a firmware's dump of it (``mli crosscheck --kws --isolate``).
+    The rounding mode is the caller's."""
+    if name not in STEPS:
+        raise ValueError(f"layer: expected one of {', '.join(LAYER_OUTPUTS)}, got {name!r}")
+    if not isinstance(x, Tensor):
+        raise TypeError(f"x: expected an mli.Tensor (the output of {previous(name)}), got {type(x).__name__}")
+    return STEPS[name](x, model)
+
+
+def _run_steps(names, x, model):
+    out = {}
+    for name in names:
+        out[name] = x = STEPS[name](x, model)
+    return out
+
+
+def conv_layers(x, model):
+    """Layers 1 to 4b with their leaky ReLUs, from the input tensor
+    (:func:`input_tensor`).  dict of the seven int8 outputs."""
+    return _run_steps(LAYER_OUTPUTS[:7], x, model)
+
+
+def pool_layers(y, model):
+    """fx8 -> fx16, average pooling over the 5 mel positions, permutation to
+    [time, 1, channel].  dict of the three int16 outputs."""
+    return _run_steps(LAYER_OUTPUTS[7:10], y, model)
+
+
+def recurrent_layers(seq, model):
+    """LSTM (batch-to-last over the 26 time steps, zero state) and the fully
+    connected layer, from the permuted sequence (int16 [26, 1, 64], frac 11).
+    dict of ``lstm_out`` and ``fc_out``."""
+    return _run_steps(LAYER_OUTPUTS[10:12], seq, model)
 
 
 def run_network(input_fx8, model):
@@ -178,9 +233,4 @@ def run_network(input_fx8, model):
 
     The rounding mode is the caller's (``with mli.rounding("up"):``).
     """
-    x = input_tensor(input_fx8, model)
-    out = conv_layers(x, model)
-    out.update(pool_layers(out["L4b_pw_lrelu"], model))
-    out.update(recurrent_layers(out["permute"], model))
-    out["softmax_out"] = _kernel(("softmax_fx16", None))(out["fc_out"])
-    return out
+    return _run_steps(LAYER_OUTPUTS, input_tensor(input_fx8, model), model)

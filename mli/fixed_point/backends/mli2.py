@@ -1,4 +1,4 @@
-"""The MLI 2.0.2 side of :func:`mli.fixed_point.to_fixed_point` (``library="mli2"``).
+"""The MLI 2.0.2 backend of :func:`mli.fixed_point.to_fixed_point` (``library="mli2"``).
 
 One :class:`Mli2Cell` is one direction of an IR LSTM / GRU / RNN layer on the
 kernels of :mod:`mli.v2`:
@@ -11,6 +11,9 @@ kernels of :mod:`mli.v2`:
   MLI 2.x has; ``clip`` is not supported either).
 * RNN: MLI 2.x has no basic RNN cell; per step ``rnn_dense_<kind>`` over the two
   inputs (x_t, h) with weights W^T (N, M) and R^T (M, M), then ``tanh_<kind>``.
+
+A cell op runs one T = 1 call per batch row; a sequence op, per direction and batch
+row, one run over the row's valid steps (fed backwards for the reverse direction).
 
 Formats (from the float model's calibration ranges, as for 1.1):
 
@@ -33,10 +36,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import v2
-from .tensor import frac_bits_for
+from ... import v2
+from ...tensor import frac_bits_for
+from ...v2._sa import _sa_bias, _sa_params, _sa_quant
+from ..errors import FixedPointError
+from .base import Backend, QuantizedCell, register_backend
 
-__all__ = ["Mli2Cell", "MLI2_KINDS"]
+__all__ = ["Mli2Backend", "Mli2Cell", "MLI2_KINDS"]
 
 #: to_fixed_point kind -> mli.v2 kernel suffix
 MLI2_KINDS = {"fx16": "fx16", "fx16_fx8_fx8": "fx16_fx8_fx8", "sa8": "sa8_sa8_sa32"}
@@ -52,42 +58,6 @@ def _frac(values, el, what):
         return frac_bits_for(np.asarray(values, np.float64), el)
     except ValueError as e:
         raise Mli2Error(f"{what} cannot be represented in {el}: {e}") from None
-
-
-def _sa_params(lo, hi):
-    """Per-tensor asymmetric sa8 parameters (zp, scale, frac) holding [lo, hi]."""
-    t = v2.Tensor.from_float(np.array([min(lo, 0.0), max(hi, 0.0)]), "sa8")
-    return int(t.zero_point[0]), int(t.scale[0]), int(t.scale_frac_bits[0])
-
-
-def _sa_quant(x, zp, scale, fb):
-    """float -> int8 codes of the per-tensor format (zp, scale, fb), round half away, saturated."""
-    step = scale * 2.0 ** -fb
-    q = np.round(np.asarray(x, np.float64) / step) + zp
-    return np.clip(q, -128, 127).astype(np.int8)
-
-
-def _sa_bias(b, x_params, w: "v2.Tensor", per_axis):
-    """The sa32 bias for input format `x_params` and weights `w`: per gate (dim 0) scale
-    = scale(x) * scale(w[g]) with 2^-(fb(x) + fb(w[g])), brought to a 16-bit mantissa."""
-    _, sx, fx = x_params
-    b = np.asarray(b, np.float64)
-    rows = b.reshape(b.shape[0], -1) if per_axis else b.reshape(1, -1)
-    scales, fbs, q = [], [], np.empty(rows.shape, np.int64)
-    for g in range(rows.shape[0]):
-        e = sx * int(w.scale[g]) if per_axis else sx * int(w.scale[0])
-        f = fx + (int(w.scale_frac_bits[g]) if per_axis else int(w.scale_frac_bits[0]))
-        k = max(0, int(e).bit_length() - 15)
-        s = (e + (1 << (k - 1))) >> k if k else e       # BIASSCALE allows +-1
-        if s > 32767:
-            s, k = s >> 1, k + 1
-        scales.append(s)
-        fbs.append(f - k)
-        q[g] = np.clip(np.round(rows[g] / (s * 2.0 ** -(f - k))), -2 ** 31, 2 ** 31 - 1)
-    qa = q.reshape(b.shape).astype(np.int32)
-    if per_axis:
-        return v2.Tensor.sa(qa, [0] * len(scales), scales, fbs, dim=0, el_type="sa32")
-    return v2.Tensor.sa(qa, 0, scales[0], fbs[0], el_type="sa32")
 
 
 class Mli2Cell:
@@ -227,7 +197,97 @@ class Mli2Cell:
         return y, y[-1], None
 
     def describe(self, layer) -> str:
+        """One line naming the layer, the kernels and the formats."""
         f = ", ".join(f"{k} {v}" for k, v in self.fracs.items())
         what = {"lstm": "lstm_cell", "gru": "gru_cell", "rnn": "rnn_dense + tanh"}[self.cell]
         return (f"{layer.name} ({layer.type}, N={self.input_size}, M={self.state_size}): MLI 2.0.2 "
                 f"{what}_{self.suffix}, " + ("formats" if self.sa else "frac bits") + f" {f}")
+
+
+# ---------------------------------------------------------------------------- the backend
+def _plan(conv, layer, weights, stats, kind, per_axis):
+    """The MLI 2.0.2 plan of one cell (one direction of a sequence op): a :class:`Mli2Cell`."""
+    W, R, B = weights
+    cell = conv.cell
+    if cell == "gru" and conv.linear_before_reset(layer):
+        raise FixedPointError(f"{layer}: linear_before_reset=true has no MLI 2.x kernel (gru_cell "
+                              f"applies the reset gate before the weight product); use library='mli1'")
+    if cell == "gru" and conv.clip(layer):
+        raise FixedPointError(f"{layer}: clip={conv.clip(layer)} is not supported by MLI 2.x's gru_cell")
+    d = stats.as_dict(cell == "lstm")
+    ranges = {"x": d["x"], "h_in": d["h_in"], "h_out": d["h_out"], "acc": stats.acc,
+              "c": stats.range("c_in", "c_out")}
+    try:
+        body = Mli2Cell(cell, kind, W, R, B, ranges, per_axis=per_axis)
+    except Mli2Error as e:
+        raise FixedPointError(f"{layer}: {e}") from None
+    return QuantizedCell(layer, body, d, list(body.notes))
+
+
+@register_backend
+class Mli2Backend(Backend):
+    """MLI 2.0.2: kinds fx16, fx16_fx8_fx8, sa8 (weights per gate or, ``per_axis`` false,
+    per tensor)."""
+
+    name, title = "mli2", "MLI 2.0.2"
+    bodies = (Mli2Cell,)
+
+    def __init__(self, kind, *, per_axis=True):
+        if kind not in MLI2_KINDS:
+            raise ValueError(f"kind must be one of {', '.join(map(repr, MLI2_KINDS))} for library='mli2', "
+                             f"got {kind!r}")
+        self.kind, self.per_axis = kind, per_axis
+
+    def plan(self, conv, layer, weights, stats):
+        return _plan(conv, layer, weights, stats, self.kind, self.per_axis)
+
+    def cell(self, conv, layer, qcell):
+        """A cell op on the MLI 2.x kernels: one T = 1 call per batch row."""
+        body = qcell.body
+        lstm = conv.cell == "lstm"
+        inputs = conv.cell_inputs(layer, body.state_size)
+
+        def fn(*xs):
+            x, h, c = inputs(xs)
+            hn, cn = np.empty(h.shape, x.dtype), (np.empty(c.shape, x.dtype) if lstm else None)
+            for b in range(x.shape[0]):
+                _, hb, cb = body.run(x[b:b + 1], h[b], c[b] if lstm else None)
+                hn[b] = hb
+                if lstm:
+                    cn[b] = cb
+            return (hn, cn) if lstm else hn
+        return fn
+
+    def sequence(self, conv, layer, qcells):
+        """A sequence op on the MLI 2.x kernels: per direction and batch row one
+        run over the row's valid steps (fed backwards for the reverse direction);
+        outputs past a row's length are 0, its final state that of its last valid step."""
+        lstm = conv.cell == "lstm"
+        dirs = conv.directions(layer)
+
+        def fn(*xs):
+            x, states, lens = conv.sequence_inputs(xs)
+            B_, T = x.shape[:2]
+            M = qcells[0].body.state_size
+            finals = [np.array(v, copy=True) for v in states]
+            ys = []
+            for d, reverse in enumerate(dirs):
+                body = qcells[d].body
+                y = np.zeros((B_, T, M), x.dtype)
+                for b in range(B_):
+                    n = int(lens[b])
+                    if n == 0:
+                        continue
+                    t = np.arange(n)[::-1] if reverse else np.arange(n)
+                    yb, hb, cb = body.run(x[b, t], states[0][b, d], states[1][b, d] if lstm else None)
+                    y[b, t] = yb
+                    finals[0][b, d] = hb
+                    if lstm:
+                        finals[1][b, d] = cb
+                ys.append(y)
+            return (np.stack(ys, axis=1), *finals)
+        return fn
+
+    @staticmethod
+    def headline(qcell):
+        return qcell.body.describe(qcell.layer)

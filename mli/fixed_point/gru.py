@@ -60,11 +60,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import kernels
-from . import rows as rows_api
-from .enums import KINDS, ElementType, RnnActivation, RnnMode
-from .kernels import RnnCellConfig
-from .tensor import Tensor, frac_bits_for
+from .. import kernels
+from .. import rows as rows_api
+from ..enums import KINDS, ElementType, RnnActivation, RnnMode
+from ..kernels import RnnCellConfig
+from ..tensor import Tensor, frac_bits_for
 
 __all__ = ["GruCell", "split_gru_weights"]
 

@@ -1,7 +1,7 @@
 # The bridge of the convolutions (included by _core.pyx): conv2d_chw,
 # conv2d_hwc, depthwise_conv2d_chw (fx8 / fx16 / fx8w16d), conv2d_nhwc and
 # depthwise_conv2d_hwcn (sa8) and their variants: one function for all,
-# taking the index of the C function in _CONV (_core_tables.pxi).
+# taking the index of the C function in _CONV (tables.pxi).
 
 cdef int _conv_cfg(mli_conv2d_cfg *c, tuple cfg) except -1:
     c.relu.type = <mli_relu_type>(<int>cfg[0])

@@ -1,6 +1,6 @@
 # The bridge of pooling (included by _core.pyx): avepool / maxpool, chw and
 # hwc, fx8 / fx16 / sa8, and their variants: one function for all, taking
-# the index of the C function in _POOL (_core_tables.pxi).
+# the index of the C function in _POOL (tables.pxi).
 
 cdef int _pool_cfg(mli_pool_cfg *c, tuple cfg) except -1:
     c.kernel_width = _u8(cfg[0], "cfg.kernel_width")

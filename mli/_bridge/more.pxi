@@ -1,10 +1,8 @@
 # The bridge's shared part for the rest of MLI 1.1 (included by _core.pyx):
 # the sa8 element parameters of a tensor, and outputs of any element type.
-# The families' bridges are in _core_conv.pxi, _core_pool.pxi,
-# _core_data.pxi, _core_transform_more.pxi and _core_fc_sa8.pxi; their C
-# function tables in the generated _core_tables.pxi.
-
-include "_core_tables.pxi"
+# The families' bridges are in conv.pxi, pool.pxi, data.pxi,
+# transform_more.pxi and fc_sa8.pxi beside it; their C function tables in
+# the generated tables.pxi (included first).
 
 cdef object _DT32 = None         # np.dtype(np.int32), given by register_more()
 
