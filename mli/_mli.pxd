@@ -11,8 +11,21 @@ cdef extern from "mli_api.h" nogil:
         MLI_EL_ASYM_I32
     ctypedef struct _mlipy_fx_params:
         uint8_t frac_bits
+    ctypedef union mli_data_container:
+        int32_t *pi32
+        int16_t *pi16
+        int8_t *pi8
+        int32_t i32
+        int16_t i16
+        int8_t i8
+    ctypedef struct _mlipy_asym_params:
+        mli_data_container zero_point
+        mli_data_container scale
+        int32_t dim
+        int8_t scale_frac_bits
     ctypedef union mli_element_params:
         _mlipy_fx_params fx
+        _mlipy_asym_params asym
     ctypedef struct mli_tensor:
         void *data
         uint32_t capacity
@@ -33,6 +46,33 @@ cdef extern from "mli_api.h" nogil:
         mli_rnn_mode mode
         mli_rnn_out_activation act
         mli_tensor *ir_tsr
+    ctypedef struct mli_conv2d_cfg:
+        mli_relu_cfg relu
+        uint8_t stride_width
+        uint8_t stride_height
+        uint8_t padding_left
+        uint8_t padding_right
+        uint8_t padding_top
+        uint8_t padding_bottom
+    ctypedef struct mli_pool_cfg:
+        uint8_t kernel_width
+        uint8_t kernel_height
+        uint8_t stride_width
+        uint8_t stride_height
+        uint8_t padding_left
+        uint8_t padding_right
+        uint8_t padding_top
+        uint8_t padding_bottom
+    ctypedef struct mli_permute_cfg:
+        uint8_t perm_dim[4]
+    ctypedef struct mli_padding2d_cfg:
+        uint8_t padding_left
+        uint8_t padding_right
+        uint8_t padding_top
+        uint8_t padding_bottom
+    ctypedef struct mli_concat_cfg:
+        uint8_t tensors_num
+        uint8_t axis
     ctypedef struct mli_point_to_subtsr_cfg:
         uint32_t start_coord[4]
         uint8_t coord_num

@@ -160,6 +160,100 @@ class Tensor(_core.CTensor):
         _check(_core.float_to_fx_tensor(xf.reshape(-1), t), "mli_hlp_float_to_fx_tensor")
         return t
 
+    @classmethod
+    def asym(cls, data, zero_point=0, scale=1, scale_frac_bits=0, *, dim=-1):
+        """An sa8 tensor of MLI 1.1 (``MLI_EL_ASYM_I8`` over int8 `data`) or an
+        sa32 one (``MLI_EL_ASYM_I32`` over int32 `data`, the bias of the sa8
+        kernels), value = (q - zero_point) * scale / 2**scale_frac_bits.
+
+        With ``dim < 0`` (per tensor) `zero_point` (int16) and `scale` (int32)
+        are single ints, kept inside ``el_params.asym``'s containers as MLI
+        does; with ``dim >= 0`` (per axis) they are sequences (one per slice
+        of that axis), held by the tensor, which the containers point to.
+        `data` is wrapped without copying when C-contiguous."""
+        arr = np.asarray(data)
+        if arr.dtype not in (np.dtype(np.int8), np.dtype(np.int32)):
+            raise TypeError(f"data: an sa8 tensor holds int8 (ASYM_I8) or int32 (ASYM_I32) values, got {arr.dtype}")
+        if not arr.dtype.isnative:
+            raise TypeError(f"data: byte order of {arr.dtype} is not native")
+        if not 1 <= arr.ndim <= 4:
+            raise ValueError(f"data: an sa8 tensor has rank 1 to 4, got {arr.ndim}")
+        t = cls()
+        t.el_type = ElementType.ASYM_I8 if arr.dtype == np.int8 else ElementType.ASYM_I32
+        if not arr.flags.c_contiguous:
+            arr = np.ascontiguousarray(arr)
+            t._strided_copy = True
+        t._attach(arr)
+        t.capacity = arr.nbytes
+        t.shape4 = arr.shape
+        t.rank = arr.ndim
+        t.set_asym(zero_point, scale, scale_frac_bits, dim=dim)
+        return t
+
+    def set_asym(self, zero_point=0, scale=1, scale_frac_bits=0, *, dim=-1):
+        """Set ``el_params.asym`` (see :meth:`asym`): per tensor (``dim < 0``)
+        int16 `zero_point` and int32 `scale`; per axis, sequences of them."""
+        for name, v in (("dim", dim), ("scale_frac_bits", scale_frac_bits)):
+            if isinstance(v, bool) or not isinstance(v, (int, np.integer)):
+                raise TypeError(f"{name} must be an int, got {type(v).__name__}")
+        dim = int(dim)
+        if not -2 ** 31 <= dim < 2 ** 31:
+            raise ValueError(f"dim must be an int32, got {dim}")
+        if dim < 0:
+            for name, v in (("zero_point", zero_point), ("scale", scale)):
+                if isinstance(v, bool) or not isinstance(v, (int, np.integer)):
+                    raise TypeError(f"{name}: per tensor (dim < 0) an int, got {type(v).__name__}")
+            _core.set_asym(self, dim, int(scale_frac_bits), int(zero_point), int(scale))
+            self._asym_keep = None
+            return
+        zp, sc = np.asarray(zero_point), np.asarray(scale)
+        for name, a, dt in (("zero_point", zp, np.int16), ("scale", sc, np.int32)):
+            if a.dtype.kind not in "iu" or (a.size and (a.min() < np.iinfo(dt).min or a.max() > np.iinfo(dt).max)):
+                raise ValueError(f"{name}: per axis, integers of {np.dtype(dt).name}")
+        zp = np.ascontiguousarray(zp.reshape(-1), np.int16)
+        sc = np.ascontiguousarray(sc.reshape(-1), np.int32)
+        zp.flags.writeable = False
+        sc.flags.writeable = False
+        _core.set_asym(self, dim, int(scale_frac_bits), zp, sc)
+        self._asym_keep = (zp, sc)
+
+    def copy(self):
+        """A tensor over a private copy of the buffer, every field equal (per-axis
+        sa8 parameters: the same arrays, held by the copy too)."""
+        t = super().copy()
+        t._asym_keep = getattr(self, "_asym_keep", None)
+        return t
+
+    def _asym(self):
+        zp, sc, dim, sfb = _core.asym_params(self)
+        keep = getattr(self, "_asym_keep", None)
+        if dim >= 0:
+            if keep is not None and (keep[0].ctypes.data if keep[0].size else 0) == zp:
+                zp, sc = keep
+            else:  # containers the package did not set (e.g. copied by a kernel): addresses only
+                zp, sc = None, None
+        return zp, sc, dim, sfb
+
+    @property
+    def zero_point(self):
+        """``el_params.asym.zero_point`` (int; per axis an int16 array)."""
+        return self._asym()[0]
+
+    @property
+    def scale(self):
+        """``el_params.asym.scale`` (int; per axis an int32 array)."""
+        return self._asym()[1]
+
+    @property
+    def dim(self):
+        """``el_params.asym.dim`` (< 0: per tensor)."""
+        return self._asym()[2]
+
+    @property
+    def scale_frac_bits(self):
+        """``el_params.asym.scale_frac_bits``."""
+        return self._asym()[3]
+
     # ------------------------------------------------------------- views
     @property
     def shape(self):
@@ -207,6 +301,10 @@ class Tensor(_core.CTensor):
         if self.is_null:
             return "Tensor(NULL)"
         et = ElementType(self.el_type).name if self.el_type in range(4) else self.el_type
+        if self.el_type in (ElementType.ASYM_I8, ElementType.ASYM_I32):
+            zp, sc, dim, sfb = self._asym()
+            return (f"Tensor(shape={self.shape}, el_type={et}, zero_point={zp}, scale={sc}, scale_frac_bits={sfb}, "
+                    f"dim={dim}, capacity={self.capacity}{', data=NULL' if self.data_null else ''})")
         return (f"Tensor(shape={self.shape}, el_type={et}, frac_bits={self.frac_bits}, "
                 f"capacity={self.capacity}{', data=NULL' if self.data_null else ''})")
 
@@ -228,6 +326,8 @@ class Tensor(_core.CTensor):
                                            offset=self.offset).tobytes())
         fields = dict(capacity=self.capacity, shape=self.shape4, rank=self.rank, mem_stride=self.mem_stride,
                       el_type=self.el_type, frac_bits=self.frac_bits)
+        if self.el_type in (ElementType.ASYM_I8, ElementType.ASYM_I32):
+            fields["asym"] = self._asym()
         return _restore, (type(self), data, fields)
 
 
@@ -240,6 +340,9 @@ def _restore(cls, data, fields):
                 mem_stride=fields["mem_stride"], el_type=fields["el_type"], frac_bits=fields["frac_bits"])
     if kind in ("scalar", "data_null", "null"):
         t.capacity = fields["capacity"]
+    asym = fields.get("asym")
+    if asym is not None and (asym[2] < 0 or asym[0] is not None):
+        t.set_asym(asym[0], asym[1], asym[3], dim=asym[2])
     return t
 
 

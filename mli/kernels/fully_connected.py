@@ -28,3 +28,9 @@ def fully_connected(x, weights, bias, **kw):
 
 
 __all__ += ["fully_connected"]
+
+# mli_krn_fully_connected_sa8_sa8_sa32 (the rest of MLI 1.1), made from mli/_variants_api.py:
+# a new output gets the asym parameters out_zero_point, out_scale, out_scale_frac_bits
+from ._more import export_family as _export_family  # noqa: E402
+
+_export_family(globals(), ("fully_connected",))

@@ -1,5 +1,11 @@
-"""``mli_krn_tanh_*``, ``mli_krn_sigm_*``, ``mli_krn_relu_*``: the element-wise
-transforms (csrc/src/kernels/mli_krn_transform.c)."""
+"""``mli_krn_tanh_*``, ``mli_krn_sigm_*``, ``mli_krn_relu_*``, ``mli_krn_leaky_relu_*``,
+``mli_krn_softmax_*``: the element-wise transforms (csrc/src/kernels/mli_krn_transform.c).
+
+``leaky_relu_<kind>(x, slope)``: ``slope`` is MLI's ``slope_coeff``, a rank-0
+tensor (``mli.Tensor(np.int8(102), 9)``, its value kept in the data field)
+or a one-element tensor of in's element type; the output keeps in's format.
+``softmax_<kind>(x)``: output frac bits 15 (fx16) or 7 (fx8).  Both may run
+in place (``out=x``)."""
 import numpy as np
 
 from .. import _core
@@ -50,4 +56,12 @@ for _k in ("fx8", "fx16"):
     export(globals(), _make_lut("sigm", _k))
     export(globals(), _make_relu(_k))
 for _n in ("tanh", "sigm", "relu"):
+    export(globals(), by_data(_n, globals()))
+
+
+# leaky ReLU and softmax (the rest of MLI 1.1): made from mli/_variants_api.py
+from ._more import export_family as _export_family  # noqa: E402
+
+_export_family(globals(), ("leaky_relu", "softmax"))
+for _n in ("leaky_relu", "softmax"):
     export(globals(), by_data(_n, globals()))

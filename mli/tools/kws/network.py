@@ -19,10 +19,12 @@ layer  MLI 1.1 call (``mli.`` name: MLI's minus mli_krn_)   output (CHW)        
 
 Every leaky ReLU uses the slope 102 with frac bits 9 (0.2) and keeps its
 input's format.  The LSTM state (prev_out, frac 15) and cell (frac 10) are
-zero at every inference.  The example calls the specialised entry points
-named above; where the package has only the dispatcher (``conv2d_chw_fx8``,
-``depthwise_conv2d_chw_fx8``, ``avepool_chw_fx16``), that is called instead:
-for these shapes every variant computes the same numbers (spec.md 6).
+zero at every inference.  The network calls the specialised entry points
+the example calls (``mli.conv2d_chw_fx8_k1x1_str1_nopad`` ...), so a firmware
+running that variant gets its bits; a build of the package with only the
+dispatcher (``conv2d_chw_fx8``, ``depthwise_conv2d_chw_fx8``,
+``avepool_chw_fx16``) would call that instead: for these shapes every variant
+computes the same numbers (spec.md 6).
 
 Kernels are looked up in :mod:`mli` when called: a kernel the package does
 not have yet raises ``NotImplementedError`` naming it
