@@ -53,7 +53,7 @@ MLIPY_ALWAYS_INLINE void matvec_body(const float *restrict a, int K, const float
         for (int j = 0; j < n; j++) out[j] = out[j] + ak * w[j];
     }
 }
-MLIPY_MULTIVERSION(void, matvec, (const float *restrict a, int K, const float *restrict wt,
+MLIPY_MULTIVERSION_VOID(matvec, (const float *restrict a, int K, const float *restrict wt,
                                   size_t ldw, int n, float *restrict out),
                    (a, K, wt, ldw, n, out))
 
@@ -71,7 +71,7 @@ MLIPY_ALWAYS_INLINE void gate_sum_body(const float *restrict xw, const float *re
         }
     }
 }
-MLIPY_MULTIVERSION(void, gate_sum, (const float *restrict xw, const float *restrict hr,
+MLIPY_MULTIVERSION_VOID(gate_sum, (const float *restrict xw, const float *restrict hr,
                                     const float *restrict b, int n, float clip,
                                     float *restrict z),
                    (xw, hr, b, n, clip, z))
@@ -133,12 +133,12 @@ static inline float tanh1(float x) {
 MLIPY_ALWAYS_INLINE void sigmoid_vec_body(float *restrict v, int n) {
     for (int j = 0; j < n; j++) v[j] = sigmoid1(v[j]);
 }
-MLIPY_MULTIVERSION(void, sigmoid_vec, (float *restrict v, int n), (v, n))
+MLIPY_MULTIVERSION_VOID(sigmoid_vec, (float *restrict v, int n), (v, n))
 
 MLIPY_ALWAYS_INLINE void tanh_vec_body(float *restrict v, int n) {
     for (int j = 0; j < n; j++) v[j] = tanh1(v[j]);
 }
-MLIPY_MULTIVERSION(void, tanh_vec, (float *restrict v, int n), (v, n))
+MLIPY_MULTIVERSION_VOID(tanh_vec, (float *restrict v, int n), (v, n))
 
 static void act_apply(int act, float *v, int n) {
     switch (act) {

@@ -7,6 +7,8 @@
  * code clips a window on the side it was written for only; that is what MLI
  * computes, so it is what the walks describe (calls whose input is smaller
  * than the kernel, where that goes wrong, are refused before the walk). */
+#include <string.h>
+
 #include "mli_prv_conv.h"
 #include "mli_check.h"
 
@@ -358,16 +360,64 @@ static mli_status judge(const reach *r, mli_conv_caps caps, int outside_domain) 
 
 #define EMPTY_SPAN {INT64_MAX, INT64_MIN}
 
+/* The reach depends on the loop nest and the geometry alone, and a walk visits
+ * every output: each thread remembers the spans of the last few geometries it
+ * walked (a network calls the same layers again and again).  The geometry
+ * structs hold integers only (no padding bytes), so memcmp compares them. */
+#define REACH_MEMOS 8
+_Static_assert(sizeof(mli_conv_geom) == 16 * sizeof(int), "mli_conv_geom: integers only, no padding");
+_Static_assert(sizeof(mli_conv_hwc_geom) == 14 * sizeof(int) + 7 * sizeof(int64_t),
+               "mli_conv_hwc_geom: integers only, no padding");
+typedef struct {
+    int used, nest; /* nest: the chw core or the hwc path */
+    unsigned char key[sizeof(mli_conv_hwc_geom)]; /* the geometry's bytes */
+    span in, w, bias, out;
+} reach_memo;
+_Static_assert(sizeof(mli_conv_geom) <= sizeof(mli_conv_hwc_geom), "the key holds either geometry");
+static MLIPY_THREAD_LOCAL reach_memo chw_memos[REACH_MEMOS], hwc_memos[REACH_MEMOS];
+static MLIPY_THREAD_LOCAL unsigned chw_next, hwc_next;
+
+static const reach_memo *memo_find(const reach_memo *m, int nest, const void *geom, size_t n) {
+    for (int i = 0; i < REACH_MEMOS; i++)
+        if (m[i].used && m[i].nest == nest && memcmp(m[i].key, geom, n) == 0) return &m[i];
+    return NULL;
+}
+
+static void memo_keep(reach_memo *m, unsigned *next, int nest, const void *geom, size_t n, const reach *r) {
+    reach_memo *e = &m[*next % REACH_MEMOS];
+    *next += 1;
+    memset(e, 0, sizeof *e);
+    e->used = 1;
+    e->nest = nest;
+    memcpy(e->key, geom, n);
+    e->in = r->in;
+    e->w = r->w;
+    e->bias = r->bias;
+    e->out = r->out;
+}
+
 mli_status mli_prv_conv_chw_reach(mli_conv_core core, const mli_conv_geom *g, mli_conv_caps caps,
                                   int outside_domain) {
     reach r = {g, NULL, EMPTY_SPAN, EMPTY_SPAN, EMPTY_SPAN, EMPTY_SPAN};
-    mli_prv_conv_chw_walk(core, g, reach_chw, &r);
+    const reach_memo *m = memo_find(chw_memos, (int)core, g, sizeof *g);
+    if (m) {
+        r.in = m->in, r.w = m->w, r.bias = m->bias, r.out = m->out;
+    } else {
+        mli_prv_conv_chw_walk(core, g, reach_chw, &r);
+        memo_keep(chw_memos, &chw_next, (int)core, g, sizeof *g, &r);
+    }
     return judge(&r, caps, outside_domain);
 }
 
 mli_status mli_prv_conv_hwc_reach(mli_conv_hwc_path path, const mli_conv_hwc_geom *g, mli_conv_caps caps) {
     reach r = {NULL, g, EMPTY_SPAN, EMPTY_SPAN, EMPTY_SPAN, EMPTY_SPAN};
-    mli_prv_conv_hwc_walk(path, g, reach_hwc, &r);
+    const reach_memo *m = memo_find(hwc_memos, (int)path, g, sizeof *g);
+    if (m) {
+        r.in = m->in, r.w = m->w, r.bias = m->bias, r.out = m->out;
+    } else {
+        mli_prv_conv_hwc_walk(path, g, reach_hwc, &r);
+        memo_keep(hwc_memos, &hwc_next, (int)path, g, sizeof *g, &r);
+    }
     return judge(&r, caps, 0);
 }
 

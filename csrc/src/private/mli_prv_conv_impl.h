@@ -83,34 +83,78 @@ static inline CONV_IO_T CONV_FN(store)(const CONV_CTX *c, int64_t acc) {
     return (CONV_IO_T)(sizeof(CONV_IO_T) == 1 ? mli_math_trunc8(y) : mli_math_trunc16(y));
 }
 
-#define CONV_CHUNK 64
+#define CONV_CHUNK 32
 /* The regular chw case with sums below 2^31: out = init + the zero-padded
- * convolution in int32 (exact, so the order of the products is free).  A
- * pointwise call (1x1, stride 1, no padding) takes each output plane as one
- * row; otherwise per output row.  Chunks of output columns innermost, so
- * that the compiler vectorises them: the body is compiled once per ISA path
- * (MLIPY_MULTIVERSION) and every path computes the same integers. */
+ * convolution in int32 (exact, so the order of the products is free).  With
+ * stride 1 and no padding each output plane is one run (below); otherwise
+ * per output row.  Chunks of outputs innermost, of a fixed width where they
+ * can be, so that the compiler vectorises them and keeps the sums in
+ * registers: the body is compiled once per ISA path (MLIPY_MULTIVERSION) and
+ * every path computes the same integers. */
 MLIPY_ALWAYS_INLINE void MLI_CAT(CONV_FN(planes), _body)(const CONV_CTX *c) {
     const mli_conv_geom *g = c->g;
     const int64_t plane = (int64_t)g->in_w * g->in_h, kk = (int64_t)g->kw * g->kh;
-    const int pointwise = g->kw == 1 && g->kh == 1 && g->sw == 1 && g->sh == 1 && g->pl == 0 && g->pr == 0 &&
-                          g->pt == 0 && g->pb == 0 && g->out_w == g->in_w && g->out_h == g->in_h;
+    /* Stride 1 without padding: output row h, column w and the virtual columns
+     * w in [out_w, in_w) are q = h * in_w + w, and tap (r, t) of q reads input
+     * element q + r * in_w + t, so every tap is one contiguous run over q.  The
+     * virtual columns are computed and dropped; the last input read is the
+     * plane's last element. */
+    const int flat = g->sw == 1 && g->sh == 1 && g->pl == 0 && g->pr == 0 && g->pt == 0 && g->pb == 0 &&
+                     g->out_w == g->in_w - g->kw + 1 && g->out_h == g->in_h - g->kh + 1;
     int32_t acc[CONV_CHUNK];
     for (int oc = 0; oc < g->out_ch; oc++) {
         const int icb = g->depthwise ? oc : 0, icn = g->depthwise ? 1 : g->in_ch;
         const int32_t init = (int32_t)CONV_FN(init)(c, oc);
-        if (pointwise) {
-            const int64_t opl = (int64_t)g->out_w * g->out_h; /* = plane */
-            for (int64_t p0 = 0; p0 < opl; p0 += CONV_CHUNK) {
-                const int n = opl - p0 < CONV_CHUNK ? (int)(opl - p0) : CONV_CHUNK;
-                for (int j = 0; j < n; j++) acc[j] = init;
-                for (int ci = 0; ci < icn; ci++) {
-                    const CONV_IO_T *x = c->in + (icb + ci) * plane + p0;
-                    const int32_t k = c->w[(int64_t)oc * icn + ci];
-                    for (int j = 0; j < n; j++) acc[j] += (int32_t)x[j] * k;
+        if (flat) {
+            const int64_t len = (int64_t)(g->out_h - 1) * g->in_w + g->out_w;
+            const CONV_IO_T *x0 = c->in + icb * plane;
+            const CONV_W_T *wk = c->w + (int64_t)oc * icn * kk;
+            CONV_IO_T *o = c->out + (int64_t)oc * g->out_w * g->out_h;
+            for (int64_t q0 = 0; q0 < len; q0 += CONV_CHUNK) {
+                int n = len - q0 < CONV_CHUNK ? (int)(len - q0) : CONV_CHUNK;
+                int64_t start = q0;
+                if (n < CONV_CHUNK && len >= CONV_CHUNK) { /* the last chunk again at full width, overlapping */
+                    start = len - CONV_CHUNK;
+                    n = CONV_CHUNK;
                 }
-                CONV_IO_T *o = c->out + (int64_t)oc * opl + p0;
-                for (int j = 0; j < n; j++) o[j] = CONV_FN(store)(c, acc[j]);
+                if (n == CONV_CHUNK) { /* a fixed width: the sums stay in registers over the taps */
+                    int32_t a[CONV_CHUNK];
+                    for (int j = 0; j < CONV_CHUNK; j++) a[j] = init;
+                    if (kk == 1) { /* pointwise: one tap per channel */
+                        const CONV_IO_T *x = x0 + start;
+                        for (int ci = 0; ci < icn; ci++, x += plane) {
+                            const int32_t k = wk[ci];
+                            for (int j = 0; j < CONV_CHUNK; j++) a[j] += (int32_t)x[j] * k;
+                        }
+                    } else {
+                        for (int ci = 0; ci < icn; ci++)
+                            for (int r = 0; r < g->kh; r++)
+                                for (int t = 0; t < g->kw; t++) {
+                                    const CONV_IO_T *x = x0 + ci * plane + (int64_t)r * g->in_w + t + start;
+                                    const int32_t k = wk[ci * kk + r * g->kw + t];
+                                    for (int j = 0; j < CONV_CHUNK; j++) a[j] += (int32_t)x[j] * k;
+                                }
+                    }
+                    for (int j = 0; j < CONV_CHUNK; j++) acc[j] = a[j];
+                } else {
+                    for (int j = 0; j < n; j++) acc[j] = init;
+                    for (int ci = 0; ci < icn; ci++)
+                        for (int r = 0; r < g->kh; r++)
+                            for (int t = 0; t < g->kw; t++) {
+                                const CONV_IO_T *x = x0 + ci * plane + (int64_t)r * g->in_w + t + start;
+                                const int32_t k = wk[ci * kk + r * g->kw + t];
+                                for (int j = 0; j < n; j++) acc[j] += (int32_t)x[j] * k;
+                            }
+                }
+                int64_t h = start / g->in_w;
+                int w = (int)(start - h * g->in_w);
+                for (int j = 0; j < n; j++) {
+                    if (w < g->out_w) o[h * g->out_w + w] = CONV_FN(store)(c, acc[j]);
+                    if (++w == g->in_w) {
+                        w = 0;
+                        h++;
+                    }
+                }
             }
             continue;
         }
@@ -147,7 +191,7 @@ MLIPY_ALWAYS_INLINE void MLI_CAT(CONV_FN(planes), _body)(const CONV_CTX *c) {
             }
     }
 }
-MLIPY_MULTIVERSION(void, CONV_FN(planes), (const CONV_CTX *c), (c))
+MLIPY_MULTIVERSION_VOID(CONV_FN(planes), (const CONV_CTX *c), (c))
 #undef CONV_CHUNK
 
 static void CONV_FN(visit_chw)(void *vctx, const mli_conv_point *p) {

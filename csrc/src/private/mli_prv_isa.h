@@ -27,11 +27,29 @@
         default: return name##_scalar args;                                                     \
         }                                                                                       \
     }
+/* The same for a body returning nothing (ISO C has no `return` of a void expression). */
+#define MLIPY_MULTIVERSION_VOID(name, params, args) MLIPY_MVV_(name, params, args)
+#define MLIPY_MVV_(name, params, args)                                                          \
+    static void name##_scalar params { name##_body args; }                                      \
+    __attribute__((target("avx2"))) static void name##_avx2 params { name##_body args; }        \
+    __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq"))) static void name##_avx512 params { \
+        name##_body args;                                                                       \
+    }                                                                                           \
+    static void name params {                                                                   \
+        switch (mlipy_get_isa()) {                                                              \
+        case 2: name##_avx512 args; break;                                                      \
+        case 1: name##_avx2 args; break;                                                        \
+        default: name##_scalar args; break;                                                     \
+        }                                                                                       \
+    }
 #else
 #define MLIPY_ALWAYS_INLINE static inline
 #define MLIPY_MULTIVERSION(ret, name, params, args) MLIPY_MV_(ret, name, params, args)
 #define MLIPY_MV_(ret, name, params, args) \
     static ret name params { return name##_body args; }
+#define MLIPY_MULTIVERSION_VOID(name, params, args) MLIPY_MVV_(name, params, args)
+#define MLIPY_MVV_(name, params, args) \
+    static void name params { name##_body args; }
 #endif
 
 #endif
