@@ -500,13 +500,13 @@ def accuracy(model, layer3="custom", data_dir=None, jobs=1):
     if tests.ndim != 3 or tests.shape[1:] != (128, 9) or labels.shape != tests.shape[:1]:
         raise ValueError(f"{d}/small_test_base: tests {list(tests.shape)} / labels {list(labels.shape)} "
                          "are not [N, 128, 9] / [N]")
-    chunks = [tests[a:b] for a, b in row_chunks(len(tests), jobs)]
+    bounds = row_chunks(len(tests), jobs)
     seconds = len(tests) * SECONDS_PER_VECTOR
-    if use_processes(jobs, len(chunks), seconds):
-        parts = process_map(functools.partial(_classify_chunk, layer3), chunks, jobs, seconds=seconds,
-                            init=_load_worker_model, init_args=(model.data_dir, model.depth))
-    else:
-        parts = (_classify(model, layer3, c) for c in chunks)
+    if use_processes(jobs, len(bounds), seconds):
+        parts = process_map(functools.partial(_classify_chunk, layer3), [tests[a:b] for a, b in bounds], jobs,
+                            seconds=seconds, init=_load_worker_model, init_args=(model.data_dir, model.depth))
+    else:   # in runs as large as one job's
+        parts = (_classify(model, layer3, tests[a:b]) for a, b in row_chunks(len(tests)))
     pred = np.array([p for part in parts for p in part], dtype=np.int64)
     return int(np.sum(pred == labels.astype(np.int64))), int(labels.size), pred
 

@@ -227,10 +227,12 @@ def _run_case(path, name, rounding, har_data):
     return CaseResult(name, not errs, "; ".join(errs))
 
 
-#: single-core seconds per case file, measured on the reference folders
-#: (``mli vectors --jobs 1``: mli11 635 cases 1.0 s, mli20 ... ) and used to
-#: decide whether a run pays for worker processes (:func:`mli.tools.jobs.use_processes`)
-SECONDS_PER_CASE = 0.0016
+#: single-core seconds per case file, measured with ``--jobs 1`` (a 2-CPU
+#: Zen 4 shared with other work: mli11 633 cases 0.57-0.75 s, mli20 1,635
+#: cases 2.6 s), to decide whether a run pays for worker processes
+#: (:func:`mli.tools.jobs.use_processes`)
+SECONDS_PER_CASE = 0.001
+SECONDS_PER_CASE_MLI20 = 0.0016
 
 
 def iter_dir(path, patterns=None, rounding="convergent", har_data=None, jobs=1):
@@ -251,11 +253,12 @@ def iter_dir(path, patterns=None, rounding="convergent", har_data=None, jobs=1):
     if not files:
         raise FileNotFoundError(f"{path}: no reference cases (.npz with index.json, or manifest.json)")
     chosen = [os.path.join(path, f) for f in files if not patterns or _selected(f[:-4], patterns, path)]
-    yield from _run_chunks(functools.partial(_run_mli11_cases, rounding, har_data), chosen, jobs)
+    yield from _run_chunks(functools.partial(_run_mli11_cases, rounding, har_data), chosen, jobs,
+                           len(chosen) * SECONDS_PER_CASE)
 
 
-def _run_chunks(fn, chosen, jobs):
-    for part in process_map(fn, chunked(chosen, jobs), jobs, seconds=len(chosen) * SECONDS_PER_CASE):
+def _run_chunks(fn, chosen, jobs, seconds):
+    for part in process_map(fn, chunked(chosen, jobs), jobs, seconds=seconds):
         yield from part
 
 
@@ -283,7 +286,8 @@ def _iter_mli20(path, patterns, rounding, jobs):
         for f in sorted(files):
             if f.endswith(".npz") and (not patterns or _selected(f[:-4], patterns, root)):
                 chosen.append(os.path.join(root, f))
-    yield from _run_chunks(functools.partial(_run_mli20_cases, path, rounding), chosen, jobs)
+    yield from _run_chunks(functools.partial(_run_mli20_cases, path, rounding), chosen, jobs,
+                           len(chosen) * SECONDS_PER_CASE_MLI20)
 
 
 def _run_mli20_cases(path, rounding, files):

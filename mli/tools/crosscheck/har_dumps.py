@@ -311,8 +311,8 @@ def crosscheck_har(firmware, *, x=None, depth=16, layer3="custom", data_dir=None
             parts = process_map(_check_run, bounds, n_jobs, seconds=seconds, init=_setup_worker,
                                 init_args=(firmware, x, depth, layer3, data_dir, float_ref, rounding,
                                            check_other_rounding, vectors))
-        else:
-            parts = (check_chunk(pairs[a:b]) for a, b in bounds)
+        else:   # in runs as large as one job's
+            parts = (check_chunk(pairs[a:b]) for a, b in row_chunks(len(pairs)))
         for results, err in parts:
             yield from results
             if err is not None:

@@ -449,8 +449,8 @@ def crosscheck(case, *, base_dir=None, rounding=None, check_other_rounding=True,
             parts = process_map(functools.partial(_check_run, mode, alt_mode, vec), bounds, n_jobs,
                                 seconds=seconds, init=_prepare_worker,
                                 init_args=(case, base_dir, dict(rounding=rounding, isolate=isolate, vectors=vectors)))
-        else:
-            parts = (_check_vectors(prep, data_list[a:b], mode, alt_mode, vec) for a, b in bounds)
+        else:   # in runs as large as one job's
+            parts = (_check_vectors(prep, data_list[a:b], mode, alt_mode, vec) for a, b in row_chunks(len(data_list)))
         for res, err in parts:
             yield from res
             if err is not None:
