@@ -6,7 +6,8 @@ data set with one job and with N worker processes, wall time, in-process.
 Rows: ``mli vectors`` over ``shared/vectors/mli11`` and ``mli20``
 (``mli.tools.vectors.run_dir``), ``mli har --accuracy``
 (``mli.tools.har.accuracy``) and a synthetic ``mli crosscheck --vectors`` data
-set (LSTM fx16 32x32, 16 steps, 2,048 vectors: the CLI's lines captured),
+set (LSTM fx16 32x32, 16 steps, 2,048 vectors, the firmware one LSB off in
+every 16th vector: the CLI's lines captured),
 each checked to give the same results with N jobs as with one.  The default
 rule decides whether the N-job run starts workers (``pool``: yes / no,
 :func:`mli.tools.jobs.use_processes`); the ``forced`` rows start them
@@ -70,9 +71,27 @@ def _crosscheck_argv(folder, V=2048, T=16, N=32, M=32):
     np.save(folder / "w.npy", rng.integers(-300, 300, (4, M, N + M)).astype(np.int16))
     np.save(folder / "b.npy", rng.integers(-300, 300, (4, M)).astype(np.int16))
     np.save(folder / "fw.npy", np.zeros((V, T, M), np.int16))
-    return ["--kernel", "lstm_cell_fx16", "--in", str(folder / "x.npy"), "--in-frac", "12", "--weights",
+    argv = ["--kernel", "lstm_cell_fx16", "--in", str(folder / "x.npy"), "--in-frac", "12", "--weights",
             str(folder / "w.npy"), "--weights-frac", "12", "--bias", str(folder / "b.npy"), "--bias-frac", "11",
             "--prev-out-frac", "15", "--cell-frac", "12", "--firmware", str(folder / "fw.npy"), "--vectors"]
+    # firmware as a real data set has it: the package's outputs, one element off in every 16th vector
+    from mli.tools.crosscheck import run as cc_run
+
+    got = {}
+    compare = cc_run._compare_vector
+
+    def keep(prep, data, outs, *rest):
+        got[int(rest[-1])] = next(iter(outs.values()))[0].numpy().reshape(T, M)
+        return compare(prep, data, outs, *rest)
+    cc_run._compare_vector = keep
+    try:
+        _cli_lines(argv + ["--no-alt-rounding"])
+    finally:
+        cc_run._compare_vector = compare
+    fw = np.stack([got[v] for v in range(V)]).astype(np.int16)
+    fw[::16, T // 2, 0] += 1
+    np.save(folder / "fw.npy", fw)
+    return argv
 
 
 def _cli_lines(argv):
