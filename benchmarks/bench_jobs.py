@@ -6,7 +6,7 @@ data set with one job and with N worker processes, wall time, in-process.
 Rows: ``mli vectors`` over ``shared/vectors/mli11`` and ``mli20``
 (``mli.tools.vectors.run_dir``), ``mli har --accuracy``
 (``mli.tools.har.accuracy``) and a synthetic ``mli crosscheck --vectors`` data
-set (LSTM fx16 32x32, 16 steps, 2,048 vectors, the firmware one LSB off in
+set (LSTM fx16 32x32, 16 steps, 4,096 vectors, the firmware one LSB off in
 every 16th vector: the CLI's lines captured),
 each checked to give the same results with N jobs as with one.  The default
 rule decides whether the N-job run starts workers (``pool``: yes / no,
@@ -154,7 +154,7 @@ def run(log=print, quick=False, jobs=2, shared=None) -> dict:
         row("har_accuracy", "mli har --accuracy (fx16)", acc(1), acc(jobs), n_reps=reps + 2)
         row("har_accuracy_forced", "mli har --accuracy (fx16)", acc(1), acc(jobs), forced=True, n_reps=reps + 2)
     with tempfile.TemporaryDirectory() as tmp:
-        argv = _crosscheck_argv(tmp, V=512 if quick else 2048)
+        argv = _crosscheck_argv(tmp, V=512 if quick else 4096)
 
         def cc(j):
             return lambda: _cli_lines(argv + ["--jobs", str(j)])
