@@ -242,10 +242,11 @@ def _lstm_data_set(tmp_path, V=96):
             str(tmp_path / "fw.npy"), "--vectors"]
 
 
-def test_crosscheck_data_set_processes_print_the_same_bytes(tmp_path):
+@pytest.mark.parametrize("start", ["fork", "forkserver"])     # forked: the parent's case; else prepared again
+def test_crosscheck_data_set_processes_print_the_same_bytes(tmp_path, start):
     argv = _lstm_data_set(tmp_path)
     one = _mli(argv + ["--jobs", "1"])
-    two = _mli(argv + ["--jobs", "2"], MLI_JOBS_PROCESSES="1")
+    two = _mli(argv + ["--jobs", "2"], MLI_JOBS_PROCESSES="1", MLI_JOBS_START=start)
     assert one[0] == 1 and one[1].count(b"\n") > 90      # zero firmware outputs: the vectors differ
     assert one[:2] == two[:2]
 

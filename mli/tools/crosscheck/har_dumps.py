@@ -12,7 +12,7 @@ from .. import har
 from ..jobs import check_abandoned, process_map, row_chunks, use_processes
 from .case import ROUNDINGS, CaseError, _msg, _read, _read_many, _spec, _to_container
 from .results import CrosscheckResult, DatasetResult, LayerResult
-from .run import _other, _progress
+from .run import _other, _progress, _releasing
 
 _HAR_ALIASES = {"fc1": ("fc1", "ir_fc1", "layer1_fc"), "relu1": ("relu1", "ir_relu1", "layer1_relu"),
                 "lstm2": ("lstm2", "ir_lstm2", "layer2_lstm"), "lstm3": ("lstm3", "ir_lstm3", "layer3_lstm"),
@@ -101,8 +101,11 @@ SECONDS_PER_VECTOR = 0.002
 _worker = {}    # a --jobs worker process's vectors and checker (_setup_worker)
 
 
-def _setup_worker(*args):
-    _worker["pairs"], _worker["check"] = _har_setup(*args)
+def _setup_worker(token, *args):
+    if _worker.get("token") == token:   # forked: the parent's, already in memory
+        return
+    pairs, check = _har_setup(*args)
+    _worker.update(token=token, pairs=pairs, check=check)
 
 
 def _check_run(bounds):
@@ -308,9 +311,11 @@ def crosscheck_har(firmware, *, x=None, depth=16, layer3="custom", data_dir=None
         seconds = len(pairs) * SECONDS_PER_VECTOR
         if use_processes(n_jobs, len(bounds), seconds):
             # each worker loads the model, the vectors and the dumps once; a run is shipped as (start, stop)
-            parts = process_map(_check_run, bounds, n_jobs, seconds=seconds, init=_setup_worker,
-                                init_args=(firmware, x, depth, layer3, data_dir, float_ref, rounding,
-                                           check_other_rounding, vectors))
+            token = object.__repr__(check_chunk)
+            _worker.update(token=token, pairs=pairs, check=check_chunk)     # what forked workers inherit
+            parts = _releasing(process_map(_check_run, bounds, n_jobs, seconds=seconds, init=_setup_worker,
+                                           init_args=(token, firmware, x, depth, layer3, data_dir, float_ref,
+                                                      rounding, check_other_rounding, vectors)), _worker)
         else:   # in runs as large as one job's
             parts = (check_chunk(pairs[a:b]) for a, b in row_chunks(len(pairs)))
         for results, err in parts:

@@ -446,9 +446,12 @@ def crosscheck(case, *, base_dir=None, rounding=None, check_other_rounding=True,
         seconds = len(data_list) * _seconds_per_vector(prep)
         if use_processes(n_jobs, len(bounds), seconds):
             # each worker prepares the case and reads the vectors once; a run is shipped as (start, stop)
-            parts = process_map(functools.partial(_check_run, mode, alt_mode, vec), bounds, n_jobs,
-                                seconds=seconds, init=_prepare_worker,
-                                init_args=(case, base_dir, dict(rounding=rounding, isolate=isolate, vectors=vectors)))
+            token = object.__repr__(prep)
+            _worker.update(token=token, prep=prep, data=data_list)   # what forked workers inherit
+            parts = _releasing(process_map(
+                functools.partial(_check_run, mode, alt_mode, vec), bounds, n_jobs, seconds=seconds,
+                init=_prepare_worker,
+                init_args=(token, case, base_dir, dict(rounding=rounding, isolate=isolate, vectors=vectors))), _worker)
         else:   # in runs as large as one job's
             parts = (_check_vectors(prep, data_list[a:b], mode, alt_mode, vec) for a, b in row_chunks(len(data_list)))
         for res, err in parts:
@@ -477,9 +480,19 @@ def _seconds_per_vector(prep):
 _worker = {}    # a --jobs worker process's prepared case and vectors (_prepare_worker)
 
 
-def _prepare_worker(case, base_dir, overrides):
+def _prepare_worker(token, case, base_dir, overrides):
+    if _worker.get("token") == token:   # forked: the parent's, already in memory
+        return
     prep = _prepare(case, base_dir, **overrides)
-    _worker["prep"], _worker["data"] = prep, prep.vector_data()
+    _worker.update(token=token, prep=prep, data=prep.vector_data())
+
+
+def _releasing(parts, state):
+    """`parts`, then `state` emptied (also when the run is left)."""
+    try:
+        yield from parts
+    finally:
+        state.clear()
 
 
 def _check_run(mode, alt_mode, vec, bounds):
