@@ -484,8 +484,9 @@ def accuracy(model, layer3="custom", data_dir=None, jobs=1):
     raw integer outputs against the label.  The test vectors run as batched
     rows (:func:`run_har_rows`, the same figures as one at a time), in at
     least `jobs` runs of up to 64 vectors that `jobs` worker processes run at
-    once (:func:`mli.tools.jobs.process_map`; each worker reads the model once,
-    with :func:`load_har` from ``model.data_dir`` at ``model.depth``).  A test
+    once (:func:`mli.tools.jobs.process_map`; forked workers use `model`, workers
+    started by a forkserver read it once with :func:`load_har` from
+    ``model.data_dir`` at ``model.depth``).  A test
     set too small to pay for starting the workers (the shared one's 30
     vectors are) runs here, on `model`, one run after the other.
 
@@ -503,8 +504,14 @@ def accuracy(model, layer3="custom", data_dir=None, jobs=1):
     bounds = row_chunks(len(tests), jobs)
     seconds = len(tests) * SECONDS_PER_VECTOR
     if use_processes(jobs, len(bounds), seconds):
-        parts = process_map(functools.partial(_classify_chunk, layer3), [tests[a:b] for a, b in bounds], jobs,
-                            seconds=seconds, init=_load_worker_model, init_args=(model.data_dir, model.depth))
+        token = object.__repr__(model)
+        _worker.update(token=token, model=model)    # what forked workers inherit
+        try:
+            parts = list(process_map(functools.partial(_classify_chunk, layer3), [tests[a:b] for a, b in bounds],
+                                     jobs, seconds=seconds, init=_load_worker_model,
+                                     init_args=(token, model.data_dir, model.depth)))
+        finally:
+            _worker.clear()
     else:   # in runs as large as one job's
         parts = (_classify(model, layer3, tests[a:b]) for a, b in row_chunks(len(tests)))
     pred = np.array([p for part in parts for p in part], dtype=np.int64)
@@ -519,16 +526,16 @@ def _classify(model, layer3, chunk):
     return [int(np.argmax(o)) for o in out.numpy()]
 
 
-_worker_model = None    # a --jobs worker process's model (_load_worker_model)
+_worker = {}    # a --jobs worker process's model (_load_worker_model)
 
 
-def _load_worker_model(data_dir, depth):
-    global _worker_model
-    _worker_model = load_har(data_dir, depth)
+def _load_worker_model(token, data_dir, depth):
+    if _worker.get("token") != token:   # not forked from the caller: read the model once
+        _worker.update(token=token, model=load_har(data_dir, depth))
 
 
 def _classify_chunk(layer3, chunk):
-    return _classify(_worker_model, layer3, chunk)
+    return _classify(_worker["model"], layer3, chunk)
 
 
 def run_har_case(path, meta, arrays, rounding="convergent", har_data=None):
