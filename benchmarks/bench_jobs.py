@@ -109,8 +109,6 @@ def _cli_lines(argv):
 def run(log=print, quick=False, jobs=2, shared=None) -> dict:
     import tempfile
 
-    from mli.tools.jobs import use_processes  # noqa: F401 -- the rule the "pool" column reports
-
     shared = Path(shared) if shared else Path(os.environ.get("MLI_SHARED", SHARED))
     reps = 1 if quick else 3
     res = {"jobs": jobs, "cpus": os.cpu_count(), "rows": {}, "goals": []}
