@@ -13,6 +13,7 @@ The model data are read where they are (``--data``, ``MLI_HAR_DATA`` or
 ``<project>/../shared/data/har``); nothing is copied into the package.
 """
 import argparse
+import functools
 import json
 import os
 import sys
@@ -29,7 +30,7 @@ from ..enums import ReluType, RnnActivation, RnnMode
 from ..rounding import rounding as rounding_ctx
 from ..tensor import Tensor
 from .cases import CaseResult
-from .jobs import jobs_arg, ordered_map, row_chunks
+from .jobs import jobs_arg, process_map, row_chunks, use_processes
 from .example_data import candidate_dirs, find_data_dir, searched_places as _searched
 
 DEPTHS = {16: ("fx16", "fx16"), 816: ("fx16", "fx8"), 8: ("fx8", "fx8")}  # depth -> (data, weights)
@@ -473,11 +474,21 @@ def layer_quality(result, data_dir=None):
     return q
 
 
+#: single-core seconds per test vector of :func:`accuracy` (batched rows),
+#: for :func:`mli.tools.jobs.use_processes`
+SECONDS_PER_VECTOR = 0.001
+
+
 def accuracy(model, layer3="custom", data_dir=None, jobs=1):
     """Classification over ``small_test_base``: the first maximum of the six
     raw integer outputs against the label.  The test vectors run as batched
-    rows (:func:`run_har_rows`, the same figures as one at a time), split in
-    `jobs` chunks that run at once (threads).
+    rows (:func:`run_har_rows`, the same figures as one at a time), in at
+    least `jobs` runs of up to 64 vectors that `jobs` worker processes run at
+    once (:func:`mli.tools.jobs.process_map`; forked workers use `model`, workers
+    started by a forkserver read it once with :func:`load_har` from
+    ``model.data_dir`` at ``model.depth``).  A test
+    set too small to pay for starting the workers (the shared one's 30
+    vectors are) runs here, on `model`, one run after the other.
 
     Returns
     -------
@@ -490,16 +501,41 @@ def accuracy(model, layer3="custom", data_dir=None, jobs=1):
     if tests.ndim != 3 or tests.shape[1:] != (128, 9) or labels.shape != tests.shape[:1]:
         raise ValueError(f"{d}/small_test_base: tests {list(tests.shape)} / labels {list(labels.shape)} "
                          "are not [N, 128, 9] / [N]")
-    def classify(chunk):
-        # quantized one vector at a time, as before: the same saturation warnings
-        x = np.stack([quantize_input(t, model.depth).numpy() for t in chunk])
-        out = run_har_rows(x, model.depth, layer3, model=model)["out"]
-        return [int(np.argmax(o)) for o in out.numpy()]
-
-    chunks = row_chunks(len(tests), jobs)
-    pred = np.array([p for part in ordered_map(lambda c: classify(tests[c[0]:c[1]]), chunks, jobs) for p in part],
-                    dtype=np.int64)
+    bounds = row_chunks(len(tests), jobs)
+    seconds = len(tests) * SECONDS_PER_VECTOR
+    if use_processes(jobs, len(bounds), seconds):
+        token = object.__repr__(model)
+        _worker.update(token=token, model=model)    # what forked workers inherit
+        try:
+            parts = list(process_map(functools.partial(_classify_chunk, layer3), [tests[a:b] for a, b in bounds],
+                                     jobs, seconds=seconds, init=_load_worker_model,
+                                     init_args=(token, model.data_dir, model.depth)))
+        finally:
+            _worker.clear()
+    else:   # in runs as large as one job's
+        parts = (_classify(model, layer3, tests[a:b]) for a, b in row_chunks(len(tests)))
+    pred = np.array([p for part in parts for p in part], dtype=np.int64)
     return int(np.sum(pred == labels.astype(np.int64))), int(labels.size), pred
+
+
+def _classify(model, layer3, chunk):
+    """The predicted classes of a run of test vectors."""
+    # quantized one vector at a time, as before: the same saturation warnings
+    x = np.stack([quantize_input(t, model.depth).numpy() for t in chunk])
+    out = run_har_rows(x, model.depth, layer3, model=model)["out"]
+    return [int(np.argmax(o)) for o in out.numpy()]
+
+
+_worker = {}    # a --jobs worker process's model (_load_worker_model)
+
+
+def _load_worker_model(token, data_dir, depth):
+    if _worker.get("token") != token:   # not forked from the caller: read the model once
+        _worker.update(token=token, model=load_har(data_dir, depth))
+
+
+def _classify_chunk(layer3, chunk):
+    return _classify(_worker["model"], layer3, chunk)
 
 
 def run_har_case(path, meta, arrays, rounding="convergent", har_data=None):
@@ -559,8 +595,9 @@ def main(argv=None):
     ap.add_argument("--rounding", choices=("convergent", "up"), default="convergent",
                     help="DSP rounding mode (the library's build uses convergent)")
     ap.add_argument("-j", "--jobs", type=jobs_arg, default=1, metavar="N",
-                    help="--accuracy: the test set in N batches (batched rows) run at once, on threads "
-                    "(0: one per core; default 1)")
+                    help="--accuracy: the test set in runs of batched rows on N worker processes "
+                    "(0: one per core; default 1; one process when the test set is too small to pay "
+                    "for starting them); the output is the same")
     args = ap.parse_args(argv)
     data = args.data if args.data is not None else default_data_dir()
     if args.data is None and not os.path.isdir(data):

@@ -20,6 +20,7 @@ Pass rules per ``category``:
 from __future__ import annotations
 
 import fnmatch
+import functools
 import json
 from pathlib import Path
 
@@ -27,7 +28,7 @@ import numpy as np
 
 from ..ir import read_model
 from .cases import CaseResult
-from .jobs import ordered_map
+from .jobs import chunked, process_map
 
 __all__ = ["CaseResult", "load_manifest", "run_case", "run_manifest_dir"]
 
@@ -132,7 +133,9 @@ def run_manifest_dir(path, patterns=None, jobs: int = 1) -> list[CaseResult]:
         fnmatch globs on case names; a case runs if any matches.  Default:
         all cases.
     jobs : int
-        Cases run at once, on threads (:func:`mli.tools.jobs.ordered_map`).
+        Worker processes running chunks of cases at once
+        (:func:`mli.tools.jobs.process_map`; one process when the cases are
+        too few to pay for them).
 
     Returns
     -------
@@ -143,4 +146,16 @@ def run_manifest_dir(path, patterns=None, jobs: int = 1) -> list[CaseResult]:
         patterns = [patterns]
     cases = [c for c in load_manifest(path)
              if not patterns or any(fnmatch.fnmatchcase(c["name"], p) for p in patterns)]
-    return list(ordered_map(lambda case: run_case(path, case), cases, jobs))
+    parts = process_map(functools.partial(_run_cases, path), chunked(cases, jobs), jobs,
+                        seconds=len(cases) * SECONDS_PER_CASE)
+    return [r for part in parts for r in part]
+
+
+#: single-core seconds per case, measured on ../shared/vectors/ov_ti_loop and
+#: ov_real (``mli vectors --jobs 1``), for :func:`mli.tools.jobs.use_processes`
+SECONDS_PER_CASE = 0.01
+
+
+def _run_cases(path, cases):
+    """[CaseResult] of manifest cases (one chunk of a --jobs run)."""
+    return [run_case(path, case) for case in cases]

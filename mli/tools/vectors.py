@@ -8,6 +8,7 @@ cases (see :mod:`mli.tools.ovcases`).  Prints one line per failing case and, las
 ``N passed, N failed``; the exit code is 0 only when nothing failed."""
 import argparse
 import fnmatch
+import functools
 import json
 import os
 import sys
@@ -22,7 +23,7 @@ from ..io.npz import load_npz_arrays
 from ..rounding import rounding as rounding_ctx
 from ..tensor import Tensor
 from .cases import CaseResult
-from .jobs import jobs_arg, ordered_map
+from .jobs import chunked, jobs_arg, process_map
 
 __all__ = ["CaseResult", "load_case", "build_tensor", "run_case", "run_dir", "iter_dir", "main"]
 
@@ -310,10 +311,20 @@ def _run_case(path, name, rounding, har_data):
     return CaseResult(name, not errs, "; ".join(errs))
 
 
+#: single-core seconds per case file, measured with ``--jobs 1`` (a 2-CPU
+#: Zen 4 shared with other work: mli11 633 cases 0.57-0.75 s, mli20 1,635
+#: cases 2.6 s), to decide whether a run pays for worker processes
+#: (:func:`mli.tools.jobs.use_processes`)
+SECONDS_PER_CASE = 0.001
+SECONDS_PER_CASE_MLI20 = 0.0016
+
+
 def iter_dir(path, patterns=None, rounding="convergent", har_data=None, jobs=1):
     """The results of every case of one folder (MLI ``index.json`` or
     OpenVINO ``manifest.json``), in the folder's order, each as soon as it
-    and the cases before it are done; `jobs` cases run at once."""
+    and the cases before it are done; `jobs` worker processes run chunks of
+    cases at once (:func:`mli.tools.jobs.process_map`; one process when the
+    folder is too small to pay for them)."""
     if os.path.exists(os.path.join(path, "manifest.json")):
         from .ovcases import run_manifest_dir
 
@@ -326,7 +337,18 @@ def iter_dir(path, patterns=None, rounding="convergent", har_data=None, jobs=1):
     if not files:
         raise FileNotFoundError(f"{path}: no reference cases (.npz with index.json, or manifest.json)")
     chosen = [os.path.join(path, f) for f in files if not patterns or _selected(f[:-4], patterns, path)]
-    yield from ordered_map(lambda p: run_case(p, rounding=rounding, har_data=har_data), chosen, jobs)
+    yield from _run_chunks(functools.partial(_run_mli11_cases, rounding, har_data), chosen, jobs,
+                           len(chosen) * SECONDS_PER_CASE)
+
+
+def _run_chunks(fn, chosen, jobs, seconds):
+    for part in process_map(fn, chunked(chosen, jobs), jobs, seconds=seconds):
+        yield from part
+
+
+def _run_mli11_cases(rounding, har_data, files):
+    """[CaseResult] of MLI 1.1 case files (one chunk of a --jobs run)."""
+    return [run_case(p, rounding=rounding, har_data=har_data) for p in files]
 
 
 def _is_mli20(path):
@@ -342,26 +364,34 @@ def _is_mli20(path):
 def _iter_mli20(path, patterns, rounding, jobs):
     """The folder's cases and its subfolders' (``official/``), named by their
     path below `path`, on mli.v2's kernels."""
-    from ..v2 import cases as v2cases
-
     chosen = []
     for root, dirs, files in os.walk(path):
         dirs.sort()
         for f in sorted(files):
             if f.endswith(".npz") and (not patterns or _selected(f[:-4], patterns, root)):
                 chosen.append(os.path.join(root, f))
+    yield from _run_chunks(functools.partial(_run_mli20_cases, path, rounding), chosen, jobs,
+                           len(chosen) * SECONDS_PER_CASE_MLI20)
 
-    def run(file):
+
+def _run_mli20_cases(path, rounding, files):
+    """[CaseResult] of MLI 2.0.2 case files below `path` (one chunk of a --jobs run)."""
+    from ..v2 import cases as v2cases
+
+    out = []
+    for file in files:
         name = os.path.relpath(file, path)[:-4].replace(os.sep, "/")
         try:
             r = v2cases.run_case(file, rounding)
         except Exception as e:  # a malformed case file is a failed case, not a crash
-            return CaseResult(name, False, f"cannot read case: {_problem(e)}")
+            out.append(CaseResult(name, False, f"cannot read case: {_problem(e)}"))
+            continue
         if r.passed:
-            return CaseResult(name, True)
-        return CaseResult(name, False, f"{r.where}: expected {r.expected!r}, got {r.actual!r} {r.message}".rstrip())
-
-    yield from ordered_map(run, chosen, jobs)
+            out.append(CaseResult(name, True))
+        else:
+            out.append(CaseResult(name, False,
+                                  f"{r.where}: expected {r.expected!r}, got {r.actual!r} {r.message}".rstrip()))
+    return out
 
 
 def run_dir(path, patterns=None, rounding="convergent", har_data=None, jobs=1):
@@ -385,7 +415,7 @@ def main(argv=None):
     ap.add_argument("--har-data", help="HAR model data (default: DIR/../../data/har, else $MLI_HAR_DATA, $MLI_SHARED/data/har)")
     ap.add_argument("-v", "--verbose", action="store_true", help="print passing cases too")
     ap.add_argument("-j", "--jobs", type=jobs_arg, default=1, metavar="N",
-                    help="cases run at once, on threads (0: one per core; default 1); the output is the same")
+                    help="worker processes running cases at once (0: one per core; default 1; one process when the cases are too few to pay for starting them); the output is the same")
     args = ap.parse_args(argv)
     passed = failed = 0
     for d in args.dirs:

@@ -85,8 +85,9 @@ def _build_parser():
                    help="feed each layer the firmware's output of the previous layer")
     o.add_argument("--json", action="store_true", help="print the result as JSON")
     o.add_argument("-j", "--jobs", type=jobs_arg, default=1, metavar="N",
-                   help="data-set run: runs of vectors (batched rows, up to 64 a run) checked at once, on "
-                        "threads (0: one per core; default 1); the output is the same")
+                   help="data-set run: runs of vectors (batched rows, up to 64 a run) checked at once on N "
+                        "worker processes (0: one per core; default 1; one process when the data set is too "
+                        "small to pay for starting them); the output is the same")
     o.add_argument("--plot", metavar="FILE.png", help="draw differences and S/N per time step (needs matplotlib)")
     return ap
 

@@ -9,10 +9,10 @@ from ...metrics import compare
 from ...rounding import rounding as rounding_ctx
 from ...tensor import Tensor
 from .. import har
-from ..jobs import check_abandoned, ordered_map, row_chunks
+from ..jobs import check_abandoned, process_map, row_chunks, use_processes
 from .case import ROUNDINGS, CaseError, _msg, _read, _read_many, _spec, _to_container
 from .results import CrosscheckResult, DatasetResult, LayerResult
-from .run import _other, _progress
+from .run import _other, _progress, _releasing
 
 _HAR_ALIASES = {"fc1": ("fc1", "ir_fc1", "layer1_fc"), "relu1": ("relu1", "ir_relu1", "layer1_relu"),
                 "lstm2": ("lstm2", "ir_lstm2", "layer2_lstm"), "lstm3": ("lstm3", "ir_lstm3", "layer3_lstm"),
@@ -94,36 +94,28 @@ def _har_dumps(source, n_vectors, dtype):
     return per, [str(v) for v in range(n_vectors)]
 
 
-def crosscheck_har(firmware, *, x=None, depth=16, layer3="custom", data_dir=None, float_ref=None,
-                   rounding="convergent", check_other_rounding=True, vectors=False, progress=False, on_result=None,
-                   jobs=1):
-    """Cross-check firmware dumps of the HAR example's layer outputs.
+#: single-core seconds per vector of a HAR data set (batched rows, both
+#: roundings), for :func:`mli.tools.jobs.use_processes`
+SECONDS_PER_VECTOR = 0.002
 
-    Parameters
-    ----------
-    firmware : str
-        A folder of dumps named like the layers (``fc1 relu1 lstm2 lstm3
-        out``, also ``ir_fc1`` ... ``ir_fc4`` as the example's float dumps
-        are named; extension .idx, .npy, or .bin/.raw/.dat for raw dumps in
-        the data type of `depth`), or an .npz with those keys.  Layers
-        without a dump are not compared.  With `vectors`: stacked dumps
-        (first axis = vector) or one subfolder per vector.
-    x : array or spec, optional
-        The input [T, 9] (float: quantized as the example does; integer:
-        already in the input format), or with `vectors` [N, T, 9] / a
-        folder.  Default: the example's built-in input #300.
-    depth, layer3, data_dir
-        As :func:`mli.tools.har.run_har`.
-    float_ref : str, optional
-        Folder of float per-layer references (``ir_fc1.idx`` ...); default
-        the example's ``ir_idx_300`` when `x` is the built-in input.
-    rounding, check_other_rounding, progress, on_result, jobs
-        As :func:`crosscheck`.
+_worker = {}    # a --jobs worker process's vectors and checker (_setup_worker)
 
-    Returns
-    -------
-    CrosscheckResult, or DatasetResult with `vectors`.
-    """
+
+def _setup_worker(token, *args):
+    if _worker.get("token") == token:   # forked: the parent's, already in memory
+        return
+    pairs, check = _har_setup(*args)
+    _worker.update(token=token, pairs=pairs, check=check)
+
+
+def _check_run(bounds):
+    a, b = bounds
+    return _worker["check"](_worker["pairs"][a:b])
+
+
+def _har_setup(firmware, x, depth, layer3, data_dir, float_ref, rounding, check_other_rounding, vectors):
+    """(the [(input, dumps, label)] of the vectors, the function checking a run
+    of them: (results in order up to the first that fails, its error or None))."""
     if rounding not in ROUNDINGS:
         raise CaseError(f"--rounding: expected convergent or up, got {rounding!r}")
     if layer3 not in ("custom", "library"):
@@ -277,10 +269,56 @@ def crosscheck_har(firmware, *, x=None, depth=16, layer3="custom", data_dir=None
                 return results, e
         return results, run_err or err
 
+    return pairs, check_chunk
+
+
+def crosscheck_har(firmware, *, x=None, depth=16, layer3="custom", data_dir=None, float_ref=None,
+                   rounding="convergent", check_other_rounding=True, vectors=False, progress=False, on_result=None,
+                   jobs=1):
+    """Cross-check firmware dumps of the HAR example's layer outputs.
+
+    Parameters
+    ----------
+    firmware : str
+        A folder of dumps named like the layers (``fc1 relu1 lstm2 lstm3
+        out``, also ``ir_fc1`` ... ``ir_fc4`` as the example's float dumps
+        are named; extension .idx, .npy, or .bin/.raw/.dat for raw dumps in
+        the data type of `depth`), or an .npz with those keys.  Layers
+        without a dump are not compared.  With `vectors`: stacked dumps
+        (first axis = vector) or one subfolder per vector.
+    x : array or spec, optional
+        The input [T, 9] (float: quantized as the example does; integer:
+        already in the input format), or with `vectors` [N, T, 9] / a
+        folder.  Default: the example's built-in input #300.
+    depth, layer3, data_dir
+        As :func:`mli.tools.har.run_har`.
+    float_ref : str, optional
+        Folder of float per-layer references (``ir_fc1.idx`` ...); default
+        the example's ``ir_idx_300`` when `x` is the built-in input.
+    rounding, check_other_rounding, progress, on_result, jobs
+        As :func:`crosscheck`.
+
+    Returns
+    -------
+    CrosscheckResult, or DatasetResult with `vectors`.
+    """
+    pairs, check_chunk = _har_setup(firmware, x, depth, layer3, data_dir, float_ref, rounding,
+                                    check_other_rounding, vectors)
+
     def checked():
         n_jobs = jobs if vectors else 1
-        chunks = [pairs[a:b] for a, b in row_chunks(len(pairs), n_jobs)]
-        for results, err in ordered_map(check_chunk, chunks, n_jobs):
+        bounds = row_chunks(len(pairs), n_jobs)
+        seconds = len(pairs) * SECONDS_PER_VECTOR
+        if use_processes(n_jobs, len(bounds), seconds):
+            # each worker loads the model, the vectors and the dumps once; a run is shipped as (start, stop)
+            token = object.__repr__(check_chunk)
+            _worker.update(token=token, pairs=pairs, check=check_chunk)     # what forked workers inherit
+            parts = _releasing(process_map(_check_run, bounds, n_jobs, seconds=seconds, init=_setup_worker,
+                                           init_args=(token, firmware, x, depth, layer3, data_dir, float_ref,
+                                                      rounding, check_other_rounding, vectors)), _worker)
+        else:   # in runs as large as one job's
+            parts = (check_chunk(pairs[a:b]) for a, b in row_chunks(len(pairs)))
+        for results, err in parts:
             yield from results
             if err is not None:
                 raise err
