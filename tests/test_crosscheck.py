@@ -226,7 +226,7 @@ def test_single_kernel_eltwise_and_rnn(tmp_path, capsys):
     (lambda c: c["layers"][2].update(weights="w.npz:fc_w"), r"weights: mli_krn_lstm_cell_fx16: weights\.rank"),
     (lambda c: c["layers"][0].update(weights="w.npz:nope"), "no array 'nope'"),
     (lambda c: c["layers"][0].update(weights="missing.npz:a"), "no such file"),
-    (lambda c: c["layers"][1].update(kernel="softmax"), "unknown kernel 'softmax'"),
+    (lambda c: c["layers"][1].update(kernel="conv3d"), "unknown kernel 'conv3d'"),
     (lambda c: c["layers"][1].update(colour="red"), "unknown key"),
     (lambda c: c.update(rounding="down"), "rounding: expected convergent or up"),
     (lambda c: c["layers"][0].update(firmware="fw/none.npy"), "firmware: .*no such file"),

@@ -642,3 +642,89 @@ def test_crosscheck_kws_refuses_flags_of_other_runs(tmp_path, capsys):
         err = capsys.readouterr().err
         assert err.startswith("mli crosscheck: error: ") and ("does not apply with --kws" in err
                                                              or "give one of a case file, --har or --kws" in err), err
+
+
+# ------------------------- mli crosscheck case files with the convolution kernels
+def kws_chain_case(tmp, model, x, ref, firmware_layers):
+    """A case file running layers 1 to 2b of the network as MLI calls (conv,
+    leaky ReLU, depthwise, pointwise), each named by the entry point the
+    example calls; `firmware_layers` maps a layer name to its dump."""
+    c, f = model.coef, model.frac
+    for key in ("L1_conv", "L2a_conv_dw", "L2b_conv_pw"):
+        np.save(tmp / f"{key}_wt.npy", c[key + "_wt"].numpy())
+        np.save(tmp / f"{key}_bias.npy", c[key + "_bias"].numpy())
+    np.save(tmp / "x.npy", x.reshape(1, 65, 13))
+    slope = {"kernel": "leaky_relu_fx8", "slope": int(model.slope.numpy()), "slope_frac": model.slope.frac_bits}
+
+    def conv(name, kernel, key, **cfg):
+        return {"name": name, "kernel": kernel, "weights": f"{key}_wt.npy", "weights_frac": f[key + "_wt"],
+                "bias": f"{key}_bias.npy", "bias_frac": f[key + "_bias"], "out_frac": f[key + "_out"], **cfg}
+    layers = [conv("c1", "conv2d_chw_fx8_generic", "L1_conv", stride_height=2), dict(slope, name="L1_conv_lrelu"),
+              conv("c2a", "depthwise_conv2d_chw_fx8_k3x3_str1_nopad", "L2a_conv_dw"),
+              dict(slope, name="L2a_dw_lrelu"),
+              conv("c2b", "conv2d_chw", "L2b_conv_pw", kind="fx8", variant="k1x1_str1_nopad"),
+              dict(slope, name="L2b_pw_lrelu")]
+    for lay in layers:
+        if lay["name"] in firmware_layers:
+            np.save(tmp / f"fw_{lay['name']}.npy", firmware_layers[lay["name"]])
+            lay["firmware"] = f"fw_{lay['name']}.npy"
+    case = {"input": "x.npy", "input_frac": f["input_features"], "layers": layers}
+    (tmp / "case.json").write_text(__import__("json").dumps(case))
+    return tmp / "case.json"
+
+
+@needs_data
+def test_crosscheck_case_file_runs_the_convolution_layers(tmp_path, capsys, test_wav, model, ref):
+    """The example's first layers as a crosscheck chain equal the example's own
+    outputs; a planted LSB in the depthwise layer is found there, and with
+    --isolate only there."""
+    from mli.tools.crosscheck import crosscheck, main
+    names = ("L1_conv_lrelu", "L2a_dw_lrelu", "L2b_pw_lrelu")
+    fw = {n: ref["n1_" + n] for n in names}
+    case = kws_chain_case(tmp_path, model, test_wav.network_input(1), ref, fw)
+    assert main([str(case)]) == 0
+    out = capsys.readouterr().out
+    assert out.splitlines()[-1] == "bit-exact (3 outputs, rounding convergent)"
+    assert all(f"{n} [leaky_relu_fx8, " in out for n in names)
+    bad = fw["L2a_dw_lrelu"].copy()
+    bad[5, 7, 2] ^= 1
+    (tmp_path / "b").mkdir()
+    after = network.run_layer("L2b_pw_lrelu", mli.Tensor(bad, 2), model).numpy()   # the firmware's next layer
+    case = kws_chain_case(tmp_path / "b", model, test_wav.network_input(1), ref,
+                          dict(fw, L2a_dw_lrelu=bad, L2b_pw_lrelu=after))
+    res = crosscheck(str(case), check_other_rounding=False)
+    assert res.first_mismatch.name == "L2a_dw_lrelu" and res.first_mismatch.report.first_index == (5, 7, 2)
+    assert not res.layers[2].bit_exact
+    iso = crosscheck(str(case), check_other_rounding=False, isolate=True)
+    assert [r.name for r in iso.layers if not r.bit_exact] == ["L2a_dw_lrelu"]
+
+
+@needs_data
+def test_crosscheck_kernel_flags_of_the_other_kernels(tmp_path, capsys, model, ref):
+    """--kernel with the pooling, permute and softmax of the network's tail."""
+    from mli.tools.crosscheck import main
+    np.save(tmp_path / "y.npy", ref["n1_fx16_convert"])
+    np.save(tmp_path / "pool.npy", ref["n1_avepool"])
+    assert main(["--kernel", "avepool_chw_fx16_generic", "--in", str(tmp_path / "y.npy"), "--in-frac", "11",
+                 "--kernel-width", "5", "--kernel-height", "1", "--firmware", str(tmp_path / "pool.npy")]) == 0
+    np.save(tmp_path / "perm.npy", ref["n1_permute"])
+    assert main(["--kernel", "permute_fx16", "--in", str(tmp_path / "pool.npy"), "--in-frac", "11",
+                 "--perm-dim", "1,2,0", "--firmware", str(tmp_path / "perm.npy")]) == 0
+    np.save(tmp_path / "fc.npy", ref["n1_fc_out"])
+    np.save(tmp_path / "sm.npy", ref["n1_softmax_out"])
+    assert main(["--kernel", "softmax_fx16", "--in", str(tmp_path / "fc.npy"), "--in-frac", "10",
+                 "--firmware", str(tmp_path / "sm.npy")]) == 0
+    capsys.readouterr()
+    for argv, message in (
+            (["--kernel", "avepool_chw_fx16", "--kernel-width", "5"], "--kernel-height: required by avepool_chw_fx16"),
+            (["--kernel", "softmax_fx16", "--stride", "2"], "--stride: does not apply to softmax"),
+            (["--kernel", "permute_fx16", "--perm-dim", "1,1,0"], "--perm-dim: expected a permutation of 0..rank-1"),
+            (["--kernel", "maxpool_chw_fx16", "--kernel-width", "2", "--kernel-height", "2", "--stride", "0"],
+             "--stride: expected an integer in 1..255"),
+            (["--kernel", "relu_fx16", "--variant", "generic"], "--variant: relu has no specialised entry points"),
+            (["--kernel", "conv2d_chw_fx8_k1x1_str1_nopad", "--variant", "generic"],
+             "--variant: 'generic' contradicts kernel conv2d_chw_fx8_k1x1_str1_nopad")):
+        assert main(argv + ["--in", str(tmp_path / "y.npy"), "--in-frac", "11",
+                            "--firmware", str(tmp_path / "pool.npy")]) == 2
+        err = capsys.readouterr().err
+        assert err.startswith("mli crosscheck: error: ") and message in err, (argv, err)

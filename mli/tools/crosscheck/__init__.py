@@ -68,7 +68,13 @@ rule (:func:`mli.io.c_array.qmn`), float inputs as the MLI example helper
 does (:meth:`mli.Tensor.from_float`).  Layer keys: ``name kernel kind input
 input_frac weights weights_frac bias bias_frac prev_out prev_out_frac cell
 cell_frac in2 in2_frac mode act relu out_frac per_step firmware
-firmware_cell float_ref time_axis``; ``input`` may be ``"@LAYER"`` to take
+firmware_cell float_ref time_axis``, and for the convolution, pooling,
+leaky ReLU and permute kernels their cfg fields ``variant stride
+stride_width stride_height padding padding_left padding_right padding_top
+padding_bottom kernel_width kernel_height slope slope_frac perm_dim``
+(``stride`` and ``padding`` set both / all four; ``variant``, or the
+kernel's full name, picks a specialised entry point such as
+``k3x3_str1_nopad`` or ``generic``); ``input`` may be ``"@LAYER"`` to take
 another layer's output.  Case keys: ``kind rounding isolate vectors
 layers input input_frac``.
 """

@@ -27,7 +27,21 @@ KERNELS = {
     "relu": (), "tanh": (), "sigm": (),
     "eltwise_add": ("in2",), "eltwise_sub": ("in2",), "eltwise_mul": ("in2",),
     "eltwise_max": ("in2",), "eltwise_min": ("in2",),
+    "conv2d_chw": ("weights", "bias"), "depthwise_conv2d_chw": ("weights", "bias"),
+    "avepool_chw": (), "maxpool_chw": (), "leaky_relu": (), "softmax": (), "permute": (),
 }
+
+#: kernels with shape-specialised entry points (``variant``: ``generic`` or MLI's suffix)
+VARIANT_KERNELS = ("conv2d_chw", "depthwise_conv2d_chw", "avepool_chw", "maxpool_chw")
+#: kernels with an fx8w16d form (8-bit weights, 16-bit data)
+W16D_KERNELS = ("fully_connected", "basic_rnn_cell", "lstm_cell", "conv2d_chw", "depthwise_conv2d_chw")
+#: layer keys of the convolution, pooling, leaky ReLU and permute configurations
+_GEOMETRY = ("stride", "stride_width", "stride_height", "padding", "padding_left", "padding_right", "padding_top",
+             "padding_bottom")
+CFG_KEYS = {"conv2d_chw": _GEOMETRY + ("relu", "variant"), "depthwise_conv2d_chw": _GEOMETRY + ("relu", "variant"),
+            "avepool_chw": _GEOMETRY + ("kernel_width", "kernel_height", "variant"),
+            "maxpool_chw": _GEOMETRY + ("kernel_width", "kernel_height", "variant"),
+            "leaky_relu": ("slope", "slope_frac"), "permute": ("perm_dim",)}
 
 
 _DATA_ROLES = ("input", "in2", "prev_out", "cell")
@@ -35,7 +49,8 @@ _DATA_ROLES = ("input", "in2", "prev_out", "cell")
 
 _LAYER_KEYS = {"name", "kernel", "kind", "input", "input_frac", "weights", "weights_frac", "bias", "bias_frac",
                "prev_out", "prev_out_frac", "cell", "cell_frac", "in2", "in2_frac", "mode", "act", "relu",
-               "out_frac", "per_step", "firmware", "firmware_cell", "float_ref", "time_axis"}
+               "out_frac", "per_step", "firmware", "firmware_cell", "float_ref", "time_axis",
+               *_GEOMETRY, "kernel_width", "kernel_height", "variant", "slope", "slope_frac", "perm_dim"}
 
 
 _CASE_KEYS = {"mli", "kind", "rounding", "isolate", "vectors", "layers", "input", "input_frac", "description",
@@ -48,7 +63,9 @@ _CLI_FLAG = {"input": "--in", "input_frac": "--in-frac", "weights": "--weights",
              "in2_frac": "--in2-frac", "mode": "--mode", "act": "--act", "relu": "--relu-type",
              "out_frac": "--out-frac", "per_step": "--per-step", "firmware": "--firmware",
              "firmware_cell": "--firmware-cell", "float_ref": "--float-ref", "kernel": "--kernel",
-             "kind": "--kind", "time_axis": "--time-axis"}
+             "kind": "--kind", "time_axis": "--time-axis",
+             **{k: "--" + k.replace("_", "-") for k in _GEOMETRY + ("kernel_width", "kernel_height", "variant",
+                                                                    "slope", "slope_frac", "perm_dim")}}
 
 
 class CaseError(ValueError):
@@ -95,11 +112,12 @@ class _Layer:
     cfg: dict
     label: str          # how messages name this layer's keys
 
+    variant: str = ""   # a shape-specialised entry point's suffix ("generic", "k3x3_str1_nopad"), or the dispatcher
+
     @property
     def full_kernel(self):
-        k = self.kind if self.kernel in ("fully_connected", "basic_rnn_cell", "lstm_cell") else \
-            ("fx16" if self.kind == "fx8w16d" else self.kind)
-        return f"{self.kernel}_{k}"
+        k = self.kind if self.kernel in W16D_KERNELS else ("fx16" if self.kind == "fx8w16d" else self.kind)
+        return f"{self.kernel}_{k}" + (f"_{self.variant}" if self.variant else "")
 
     def where(self, key):
         if self.label == "--":
@@ -141,6 +159,15 @@ def _parse_kernel(name, kind, where_kernel, where_kind):
     if base.startswith("mli_krn_"):
         base = base[8:]
     sfx = None
+    variant = ""
+    for vk in VARIANT_KERNELS:      # conv2d_chw_fx8_k1x1_str1_nopad: base, kind, specialisation
+        for k in sorted(KINDS, key=len, reverse=True):
+            head = f"{vk}_{k}_"
+            if base.startswith(head) and len(base) > len(head):
+                base, variant = f"{vk}_{k}", base[len(head):]
+                break
+        if variant:
+            break
     for k in sorted(KINDS, key=len, reverse=True):
         if base.endswith("_" + k):
             base, sfx = base[:-len(k) - 1], k
@@ -153,11 +180,11 @@ def _parse_kernel(name, kind, where_kernel, where_kind):
     if sfx and kind and sfx != kind and not (sfx == "fx16" and kind == "fx8w16d"):
         raise CaseError(f"{where_kind}: kind {kind} contradicts kernel {name}")
     k = sfx or kind or "fx16"
-    if sfx == "fx8w16d" and base not in ("fully_connected", "basic_rnn_cell", "lstm_cell"):
+    if sfx == "fx8w16d" and base not in W16D_KERNELS:
         raise CaseError(f"{where_kernel}: {base} has no fx8w16d variant (use fx16)")
     if kind == "fx8w16d" and sfx == "fx16":
         k = "fx8w16d"
-    return base, k
+    return base, k, variant
 
 
 def _normalize(case, label="case"):
@@ -189,12 +216,24 @@ def _normalize(case, label="case"):
         kernel = ld.get("kernel")
         kind = ld.get("kind", top_kind)
         wk = "--kernel" if cli else f"{llabel}.kernel"
-        base, k = _parse_kernel(kernel, kind, wk, "--kind" if cli else f"{llabel}.kind")
+        base, k, variant = _parse_kernel(kernel, kind, wk, "--kind" if cli else f"{llabel}.kind")
+        if ld.get("variant") is not None:
+            if base not in VARIANT_KERNELS:
+                raise CaseError(f"{'--variant' if cli else llabel + '.variant'}: {base} has no specialised "
+                                f"entry points ({', '.join(VARIANT_KERNELS)} have)")
+            if variant and str(ld["variant"]).strip().lower() != variant:
+                raise CaseError(f"{'--variant' if cli else llabel + '.variant'}: {ld['variant']!r} contradicts "
+                                f"kernel {kernel}")
+            variant = str(ld["variant"]).strip().lower()
+        for key in set(ld) & (set().union(*CFG_KEYS.values())):
+            if key not in CFG_KEYS.get(base, ()) and not (key == "relu" and base == "relu"):
+                raise CaseError(f"{_CLI_FLAG.get(key, key) if cli else llabel + '.' + key}: does not apply to "
+                                f"{base} (it configures {', '.join(b for b, ks in CFG_KEYS.items() if key in ks)})")
         name = ld.get("name") or (base if len(raw_layers) == 1 else f"{base}{i}")
         if not isinstance(name, str) or name in names:
             raise CaseError(f"{llabel}.name: {name!r} is not a unique layer name")
         names.add(name)
-        layers.append(_Layer(name, base, k, dict(ld), llabel if cli else f"{label} layer '{name}'"))
+        layers.append(_Layer(name, base, k, dict(ld), llabel if cli else f"{label} layer '{name}'", variant))
     opts = {
         "rounding": case.get("rounding", "convergent"),
         "isolate": bool(case.get("isolate", False)),

@@ -57,7 +57,19 @@ def _build_parser():
     v.add_argument("--results", help="cells: all (default) or last")
     g.add_argument("--mode", help="RNN/LSTM mode: one_to_one, batch_to_batch (default), batch_to_last")
     g.add_argument("--act", help="RNN/LSTM output activation: tanh (default), sigm, none")
-    g.add_argument("--relu-type", dest="relu", help="relu type: gen (default), relu_1, relu_6, none")
+    g.add_argument("--relu-type", dest="relu", help="relu type: gen (default), relu_1, relu_6, none "
+                   "(conv2d_chw / depthwise_conv2d_chw: cfg.relu, default none)")
+    c = ap.add_argument_group("convolution, pooling, leaky ReLU, permute (MLI 1.1 cfg fields)")
+    c.add_argument("--variant", help="a specialised entry point (generic, k3x3_str1_nopad, ...; default: the "
+                   "dispatcher), or name it in --kernel (conv2d_chw_fx8_k1x1_str1_nopad)")
+    for f in ("stride", "stride_width", "stride_height", "padding", "padding_left", "padding_right", "padding_top",
+              "padding_bottom", "kernel_width", "kernel_height"):
+        c.add_argument("--" + f.replace("_", "-"), dest=f, metavar="N",
+                       help={"stride": "both strides (default 1)", "padding": "all four paddings (default 0)"}.get(
+                           f, f"cfg.{f}" + (" (pooling)" if f.startswith("kernel") else "")))
+    c.add_argument("--slope", metavar="N", help="leaky_relu: the slope's integer value (a rank-0 tensor)")
+    c.add_argument("--slope-frac", dest="slope_frac", metavar="N", help="leaky_relu: the slope's frac bits")
+    c.add_argument("--perm-dim", dest="perm_dim", metavar="1,2,0", help="permute: cfg.perm_dim")
     g.add_argument("--out-frac", dest="out_frac", type=int, metavar="N",
                    help="output frac bits (fully_connected, basic_rnn_cell with act none, eltwise_mul)")
     g.add_argument("--per-step", dest="per_step", choices=("auto", "yes", "no"),
@@ -96,7 +108,7 @@ def _cli_case(args):
     case = {"_cli": True}
     for key in ("kernel", "kind", "input", "input_frac", "weights", "weights_frac", "bias", "bias_frac",
                 "prev_out", "prev_out_frac", "cell", "cell_frac", "in2", "in2_frac", "mode", "act", "relu",
-                "out_frac", "per_step", "firmware", "firmware_cell", "float_ref"):
+                "out_frac", "per_step", "firmware", "firmware_cell", "float_ref") + _CFG_FLAGS:
         v = getattr(args, key)
         if v is not None:
             case[key] = v
@@ -141,9 +153,12 @@ _V2_FLAGS = ("weights_in", "weights_out", "weights_in_frac", "weights_out_frac",
              "results")
 _SA_ROLES = ("input", "prev_out", "cell", "weights", "weights_in", "weights_out", "bias", "out")
 
+_CFG_FLAGS = ("variant", "stride", "stride_width", "stride_height", "padding", "padding_left", "padding_right",
+              "padding_top", "padding_bottom", "kernel_width", "kernel_height", "slope", "slope_frac", "perm_dim")
+
 _KERNEL_FLAGS = _V2_FLAGS + ("kernel", "kind", "weights", "bias", "prev_out", "cell", "in2", "mode", "act", "relu",
                  "out_frac", "per_step", "firmware", "firmware_cell", "weights_frac", "bias_frac",
-                 "prev_out_frac", "cell_frac", "in2_frac", "time_axis")
+                 "prev_out_frac", "cell_frac", "in2_frac", "time_axis") + _CFG_FLAGS
 
 
 _SPEC_FLAGS = ("input", "weights", "bias", "prev_out", "cell", "in2", "weights_in", "weights_out", "firmware",

@@ -19,6 +19,7 @@ from ...rounding import rounding as rounding_ctx
 from ...tensor import Tensor
 from ..jobs import check_abandoned, process_map, row_chunks, use_processes
 from .case import (
+    CFG_KEYS,
     _CLI_FLAG,
     _DATA_ROLES,
     _LAYER_KEYS,
@@ -94,6 +95,8 @@ class _Prepared:
                                 "and lstm_cell only")
             if lay.kernel == "relu":
                 p["relu"] = _enum(c.get("relu", "gen"), ReluType, lay.where("relu"), ("MLI_RELU_", "MLI_"))
+            if lay.kernel in CFG_KEYS:
+                p["cfg"] = _kernel_cfg(lay, c)
             p["out_frac"] = _frac(c.get("out_frac"), lay.where("out_frac"), required=False)
             ps = c.get("per_step", "auto")
             if ps not in ("auto", True, False, "yes", "no", "true", "false"):
@@ -167,6 +170,63 @@ class _Prepared:
         return {"dtype": _data_dtype(lay.kind).name}
 
 
+def _u8(lay, c, key, default, lo=0):
+    v = c.get(key, default)
+    if isinstance(v, str) and v.strip().isdigit():
+        v = int(v)
+    if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or not lo <= int(v) <= 255:
+        raise CaseError(f"{lay.where(key)}: expected an integer in {lo}..255 (a uint8_t of MLI's cfg), got {v!r}")
+    return int(v)
+
+
+def _geometry(lay, c, kernel_size=False):
+    """The stride, padding (and pool kernel) fields of a cfg: ``stride`` and
+    ``padding`` set both / all four, a field named on its own overrides them."""
+    g = {}
+    for f in ("stride_width", "stride_height"):
+        g[f] = _u8(lay, c, f, _u8(lay, c, "stride", 1, 1), 1)
+    for f in ("padding_left", "padding_right", "padding_top", "padding_bottom"):
+        g[f] = _u8(lay, c, f, _u8(lay, c, "padding", 0))
+    if kernel_size:
+        for f in ("kernel_width", "kernel_height"):
+            if c.get(f) is None:
+                raise CaseError(f"{lay.where(f)}: required by {lay.full_kernel}")
+            g[f] = _u8(lay, c, f, None, 1)
+    return g
+
+
+def _kernel_cfg(lay, c):
+    """The MLI configuration of a convolution, pooling, leaky ReLU or permute layer."""
+    if lay.kernel in ("conv2d_chw", "depthwise_conv2d_chw"):
+        relu = _enum(c.get("relu", "none"), ReluType, lay.where("relu"), ("MLI_RELU_", "MLI_"))
+        return K.Conv2dConfig(relu=relu, **_geometry(lay, c))
+    if lay.kernel in ("avepool_chw", "maxpool_chw"):
+        return K.PoolConfig(**_geometry(lay, c, kernel_size=True))
+    if lay.kernel == "permute":
+        perm = c.get("perm_dim")
+        if isinstance(perm, str):
+            perm = perm.replace("x", ",").replace("-", ",").split(",")
+        try:
+            perm = tuple(int(v) for v in perm)
+        except (TypeError, ValueError):
+            raise CaseError(f"{lay.where('perm_dim')}: expected a permutation such as 1,2,0, got {perm!r}") from None
+        if not 1 <= len(perm) <= 4 or sorted(perm) != list(range(len(perm))):
+            raise CaseError(f"{lay.where('perm_dim')}: expected a permutation of 0..rank-1, got {list(perm)}")
+        return K.PermuteConfig(perm_dim=perm + (0,) * (4 - len(perm)))
+    # leaky_relu: the slope, a rank-0 tensor in the data's container
+    dt = _data_dtype(lay.kind)
+    if c.get("slope") is None:
+        raise CaseError(f"{lay.where('slope')}: required by {lay.full_kernel} (the slope's integer value)")
+    fr = _frac(c.get("slope_frac"), lay.where("slope_frac"))
+    v = c["slope"]
+    if isinstance(v, str) and v.strip().lstrip("-").isdigit():
+        v = int(v)
+    info = np.iinfo(dt)
+    if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or not info.min <= int(v) <= info.max:
+        raise CaseError(f"{lay.where('slope')}: expected an integer of {dt.name}, got {v!r}")
+    return Tensor(np.asarray(int(v), dt), fr)
+
+
 def _per_step(flag, x, w):
     if flag is True:
         return x.rank >= 2
@@ -199,8 +259,14 @@ def _run_layer(lay, p, x, tensors):
         return fn(x, tensors["prev_out"], tensors["weights"], tensors["bias"], cfg, tensors["cell"])
     if lay.kernel == "relu":
         return fn(x, p["relu"]), None
-    if lay.kernel in ("tanh", "sigm"):
+    if lay.kernel in ("tanh", "sigm", "softmax"):
         return fn(x), None
+    if lay.kernel in ("conv2d_chw", "depthwise_conv2d_chw"):
+        if p["out_frac"] is not None:
+            kw["out_frac_bits"] = p["out_frac"]
+        return fn(x, tensors["weights"], tensors["bias"], p["cfg"], **kw), None
+    if lay.kernel in CFG_KEYS:          # pooling, permute (cfg) and leaky ReLU (slope)
+        return fn(x, p["cfg"]), None
     if lay.kernel == "eltwise_mul" and p["out_frac"] is not None:
         kw["out_frac_bits"] = p["out_frac"]
     return fn(x, tensors["in2"], **kw), None
