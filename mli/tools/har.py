@@ -526,7 +526,7 @@ def _classify(model, layer3, chunk):
     return [int(np.argmax(o)) for o in out.numpy()]
 
 
-_worker = {}    # a --jobs worker process's model (_load_worker_model)
+_worker: dict = {}    # a --jobs worker process's model (_load_worker_model)
 
 
 def _load_worker_model(token, data_dir, depth):

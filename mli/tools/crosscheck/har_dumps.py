@@ -98,7 +98,7 @@ def _har_dumps(source, n_vectors, dtype):
 #: roundings), for :func:`mli.tools.jobs.use_processes`
 SECONDS_PER_VECTOR = 0.002
 
-_worker = {}    # a --jobs worker process's vectors and checker (_setup_worker)
+_worker: dict = {}    # a --jobs worker process's vectors and checker (_setup_worker)
 
 
 def _setup_worker(token, *args):

@@ -543,7 +543,7 @@ def _seconds_per_vector(prep):
     return SECONDS_PER_VECTOR_LAYER * max(1, len(prep.layers))
 
 
-_worker = {}    # a --jobs worker process's prepared case and vectors (_prepare_worker)
+_worker: dict = {}    # a --jobs worker process's prepared case and vectors (_prepare_worker)
 
 
 def _prepare_worker(token, case, base_dir, overrides):
