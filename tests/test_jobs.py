@@ -198,8 +198,13 @@ def _mli(args, **env):
 
     from conftest import child_env
 
-    p = subprocess.run([sys.executable, "-m", "mli", *args], capture_output=True, timeout=300,
-                       env=child_env(**env))
+    import tempfile
+
+    # from an empty folder: the command imports the mli under test (child_env), never a
+    # source tree in the current folder (CI's clean clone has no extension built there)
+    with tempfile.TemporaryDirectory() as cwd:
+        p = subprocess.run([sys.executable, "-m", "mli", *args], capture_output=True, timeout=300,
+                           env=child_env(**env), cwd=cwd)
     return p.returncode, p.stdout, p.stderr
 
 
@@ -261,7 +266,7 @@ def test_crosscheck_data_set_error_reported_the_same(tmp_path):
 
 
 @needs_shared
-def test_ctrl_c_ends_every_worker_within_a_second():
+def test_ctrl_c_ends_every_worker_within_a_second(tmp_path):
     """SIGINT to the process group (a terminal's Ctrl-C) in the middle of a
     --jobs 2 run on worker processes: the command exits within two seconds
     (130, 'interrupted') and leaves no worker behind."""
@@ -273,7 +278,7 @@ def test_ctrl_c_ends_every_worker_within_a_second():
 
     p = subprocess.Popen([sys.executable, "-m", "mli", "vectors", str(SHARED / "vectors" / "mli20"), "-v",
                           "--jobs", "2"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                         env=child_env(MLI_JOBS_PROCESSES="1"), start_new_session=True)
+                         env=child_env(MLI_JOBS_PROCESSES="1"), start_new_session=True, cwd=tmp_path)
     try:
         for _ in range(5):      # a few lines: the workers are running
             assert p.stdout.readline().startswith(b"PASS ")
