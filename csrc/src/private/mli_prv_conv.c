@@ -396,28 +396,32 @@ static void memo_keep(reach_memo *m, unsigned *next, int nest, const void *geom,
     e->out = r->out;
 }
 
+/* The spans of `r` (its geometry `geom`, n bytes, walked by `walk`), from the
+ * memos when this thread walked the same nest and geometry before. */
+static void reach_memoized(reach_memo *memos, unsigned *next, int nest, const void *geom, size_t n, reach *r,
+                           void (*walk)(int nest, reach *r)) {
+    const reach_memo *m = memo_find(memos, nest, geom, n);
+    if (m) {
+        r->in = m->in, r->w = m->w, r->bias = m->bias, r->out = m->out;
+        return;
+    }
+    walk(nest, r);
+    memo_keep(memos, next, nest, geom, n, r);
+}
+
+static void walk_chw(int nest, reach *r) { mli_prv_conv_chw_walk((mli_conv_core)nest, r->g, reach_chw, r); }
+static void walk_hwc(int nest, reach *r) { mli_prv_conv_hwc_walk((mli_conv_hwc_path)nest, r->hg, reach_hwc, r); }
+
 mli_status mli_prv_conv_chw_reach(mli_conv_core core, const mli_conv_geom *g, mli_conv_caps caps,
                                   int outside_domain) {
     reach r = {g, NULL, EMPTY_SPAN, EMPTY_SPAN, EMPTY_SPAN, EMPTY_SPAN};
-    const reach_memo *m = memo_find(chw_memos, (int)core, g, sizeof *g);
-    if (m) {
-        r.in = m->in, r.w = m->w, r.bias = m->bias, r.out = m->out;
-    } else {
-        mli_prv_conv_chw_walk(core, g, reach_chw, &r);
-        memo_keep(chw_memos, &chw_next, (int)core, g, sizeof *g, &r);
-    }
+    reach_memoized(chw_memos, &chw_next, (int)core, g, sizeof *g, &r, walk_chw);
     return judge(&r, caps, outside_domain);
 }
 
 mli_status mli_prv_conv_hwc_reach(mli_conv_hwc_path path, const mli_conv_hwc_geom *g, mli_conv_caps caps) {
     reach r = {NULL, g, EMPTY_SPAN, EMPTY_SPAN, EMPTY_SPAN, EMPTY_SPAN};
-    const reach_memo *m = memo_find(hwc_memos, (int)path, g, sizeof *g);
-    if (m) {
-        r.in = m->in, r.w = m->w, r.bias = m->bias, r.out = m->out;
-    } else {
-        mli_prv_conv_hwc_walk(path, g, reach_hwc, &r);
-        memo_keep(hwc_memos, &hwc_next, (int)path, g, sizeof *g, &r);
-    }
+    reach_memoized(hwc_memos, &hwc_next, (int)path, g, sizeof *g, &r, walk_hwc);
     return judge(&r, caps, 0);
 }
 

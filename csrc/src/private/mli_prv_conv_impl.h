@@ -84,6 +84,29 @@ static inline CONV_IO_T CONV_FN(store)(const CONV_CTX *c, int64_t acc) {
 }
 
 #define CONV_CHUNK 32
+/* acc[j] = init + the sum over the taps of x[j + the tap's offset] * its
+ * weight, j < n: the stride-1, no-padding run of conv_planes.  Inlined, so
+ * that a call with n = CONV_CHUNK is compiled for that constant width. */
+MLIPY_ALWAYS_INLINE void CONV_FN(run_sums)(const mli_conv_geom *g, const CONV_IO_T *x, const CONV_W_T *wk,
+                                           int64_t plane, int icn, int32_t init, int n, int32_t *acc) {
+    int32_t a[CONV_CHUNK];
+    for (int j = 0; j < n; j++) a[j] = init;
+    if (g->kh == 1 && g->kw == 1) /* pointwise: one tap per channel, no tap loops */
+        for (int ci = 0; ci < icn; ci++, x += plane) {
+            const int32_t k = wk[ci];
+            for (int j = 0; j < n; j++) a[j] += (int32_t)x[j] * k;
+        }
+    else
+        for (int ci = 0; ci < icn; ci++, x += plane, wk += g->kh * g->kw)
+            for (int r = 0; r < g->kh; r++)
+                for (int t = 0; t < g->kw; t++) {
+                    const CONV_IO_T *xt = x + (int64_t)r * g->in_w + t;
+                    const int32_t k = wk[r * g->kw + t];
+                    for (int j = 0; j < n; j++) a[j] += (int32_t)xt[j] * k;
+                }
+    for (int j = 0; j < n; j++) acc[j] = a[j];
+}
+
 /* The regular chw case with sums below 2^31: out = init + the zero-padded
  * convolution in int32 (exact, so the order of the products is free).  With
  * stride 1 and no padding each output plane is one run (below); otherwise
@@ -117,35 +140,10 @@ MLIPY_ALWAYS_INLINE void MLI_CAT(CONV_FN(planes), _body)(const CONV_CTX *c) {
                     start = len - CONV_CHUNK;
                     n = CONV_CHUNK;
                 }
-                if (n == CONV_CHUNK) { /* a fixed width: the sums stay in registers over the taps */
-                    int32_t a[CONV_CHUNK];
-                    for (int j = 0; j < CONV_CHUNK; j++) a[j] = init;
-                    if (kk == 1) { /* pointwise: one tap per channel */
-                        const CONV_IO_T *x = x0 + start;
-                        for (int ci = 0; ci < icn; ci++, x += plane) {
-                            const int32_t k = wk[ci];
-                            for (int j = 0; j < CONV_CHUNK; j++) a[j] += (int32_t)x[j] * k;
-                        }
-                    } else {
-                        for (int ci = 0; ci < icn; ci++)
-                            for (int r = 0; r < g->kh; r++)
-                                for (int t = 0; t < g->kw; t++) {
-                                    const CONV_IO_T *x = x0 + ci * plane + (int64_t)r * g->in_w + t + start;
-                                    const int32_t k = wk[ci * kk + r * g->kw + t];
-                                    for (int j = 0; j < CONV_CHUNK; j++) a[j] += (int32_t)x[j] * k;
-                                }
-                    }
-                    for (int j = 0; j < CONV_CHUNK; j++) acc[j] = a[j];
-                } else {
-                    for (int j = 0; j < n; j++) acc[j] = init;
-                    for (int ci = 0; ci < icn; ci++)
-                        for (int r = 0; r < g->kh; r++)
-                            for (int t = 0; t < g->kw; t++) {
-                                const CONV_IO_T *x = x0 + ci * plane + (int64_t)r * g->in_w + t + start;
-                                const int32_t k = wk[ci * kk + r * g->kw + t];
-                                for (int j = 0; j < n; j++) acc[j] += (int32_t)x[j] * k;
-                            }
-                }
+                if (n == CONV_CHUNK) /* a constant width: the sums stay in registers over the taps */
+                    CONV_FN(run_sums)(g, x0 + start, wk, plane, icn, init, CONV_CHUNK, acc);
+                else
+                    CONV_FN(run_sums)(g, x0 + start, wk, plane, icn, init, n, acc);
                 int64_t h = start / g->in_w;
                 int w = (int)(start - h * g->in_w);
                 for (int j = 0; j < n; j++) {
