@@ -13,10 +13,11 @@ gave (observed_out_data); any other undefined output is compared by status
 only.
 
 One more refusal is accepted, only where MLI's own build is at hand to prove
-it: a case whose output MLI defines although it reads past a buffer (the sa8
-1x1 variant's stride bug where the ReLU limits make every output the zero
-point, cases 0770 and 1245) -- MLI's call, repeated with every buffer ending
-at an inaccessible page, must fault.
+it: a case whose output MLI defines although it reads past a buffer -- MLI's
+call, repeated with every buffer ending at an inaccessible page, must fault.
+(The sa8 1x1 variant's stride bug, cases 0770 and 1245, reads past the input
+but its ReLU limits make every output the zero point whatever it reads: the
+core computes those, as MLI defines them.)
 """
 import json
 

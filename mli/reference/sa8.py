@@ -80,6 +80,20 @@ def _requant(acc, mul, shift, out_zp, lo, hi, rounding):
     return max(min(y, hi), lo)
 
 
+def _beyond_input(w, zp, b, mul, shift, out_zp, lo, hi, rounding, p, sw):
+    """The output of a 1x1 loop step whose pixel `p` lies beyond the input:
+    MLI reads whatever follows the buffer.  Defined when every int8 value
+    there gives the same output (the read-out is monotonic in the sum while
+    the bias add does not wrap); else ValueError."""
+    sums = [sum(min(-128 * v, 127 * v) for v in w), sum(max(-128 * v, 127 * v) for v in w)]
+    accs = [s - zp * sum(w) + b for s in sums]
+    ys = {_requant(a, mul, shift, out_zp, lo, hi, rounding) for a in accs}
+    if len(ys) == 1 and all(-2**31 <= a < 2**31 for a in accs):
+        return ys.pop()
+    raise ValueError(f"k1x1_nopad with stride_width {sw} reads pixel {p} beyond the input, and the output "
+                     "depends on what it holds (SPEC_MLI11_MORE 3.6)")
+
+
 def _conv(depthwise, x, in_zp, in_scale, in_sfb, w, w_scales, w_sfb, b, out_zp, out_scale, out_sfb,
           stride_height, stride_width, padding, relu_type, variant, rounding):
     check_rounding(rounding)
@@ -125,8 +139,9 @@ def _conv(depthwise, x, in_zp, in_scale, in_sfb, w, w_scales, w_sfb, b, out_zp, 
                 if variant == "k1x1_nopad":   # the pointwise loop and its stride bug (SPEC_MLI11_MORE 3.6)
                     p = (o * Ho + r) * (sw - 1) * Wo + r * sh * W + c * sw
                     if p >= H * W:
-                        raise ValueError(f"k1x1_nopad with stride_width {sw} reads pixel {p} beyond the input "
-                                         "(SPEC_MLI11_MORE 3.6)")
+                        y[r, c, o] = _beyond_input(wi[o][0][0], zp, int(b[o]), muls[o], shift, out_zp, lo, hi,
+                                                   rounding, p, sw)
+                        continue
                     acc = sum((xi[p // W][p % W][ch] - zp) * wi[o][0][0][ch] for ch in range(C))
                 else:
                     if depthwise:
@@ -179,8 +194,10 @@ def conv2d_nhwc(x, in_zp, in_scale, in_sfb, w, w_scales, w_sfb, b, out_zp, out_s
         dispatcher sends every 1x1 call without padding to ``k1x1_nopad``,
         whose stride bug (stride_width > 1) is modelled: output (o, r, c)
         reads input pixel ``(o*Ho + r)*(stride_width - 1)*Wo +
-        r*stride_height*W + c*stride_width``; a pixel beyond the input
-        raises ``ValueError``.
+        r*stride_height*W + c*stride_width``; for a pixel beyond the input
+        (what MLI reads there is whatever follows the buffer) the output
+        is returned where every value those bytes could hold gives the same
+        output, else ``ValueError``.
     rounding : {"convergent", "up"}
 
     Returns

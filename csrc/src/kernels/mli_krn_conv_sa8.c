@@ -21,6 +21,8 @@ typedef struct {
     int64_t in_rs, in_cs;            /* input strides of a row and a column (channels are 1 apart) */
     int64_t w_ocs, w_rs, w_cs;       /* weights strides of an output channel (conv), a row, a column */
     int64_t out_rs, out_cs;          /* output strides of a row and a column */
+    int64_t in_cap;                  /* in.capacity: the 1x1 loop's stride bug may read beyond it */
+    bool in_beyond;                  /* ... and does for this call */
     mli_prv_area areas[5];
     int n_areas;
     /* quantization (SPEC_MLI11_MORE 5) */
@@ -133,9 +135,15 @@ static mli_status conv_plan_make(const mli_tensor *in, const mli_tensor *weights
         /* no output, but the weights' sums are formed per output channel */
         w_hi = (g->kh - 1) * p->w_rs + (g->kw - 1) * p->w_cs + wc_last;
     }
+    p->in_cap = (int64_t)in->capacity;
+    p->in_beyond = false;
     if (in_hi >= in_lo) {
         if (!in->data) return mlipy_err_safety(MLI_STATUS_BAD_TENSOR, "in", "data", "is NULL (MLI reads it)");
-        if (in_lo < 0 || in_hi >= (int64_t)in->capacity)
+        /* the stride bug's reads beyond the buffer are judged per output
+         * element once the other checks pass (conv2d_nhwc's _pointwise) */
+        if (p->core == MLI_CORE_POINTWISE && in_hi >= p->in_cap)
+            p->in_beyond = true;
+        else if (in_lo < 0 || in_hi >= p->in_cap)
             return mlipy_err_safety(MLI_STATUS_NOT_ENGH_MEM, "in", "capacity",
                                     "is exceeded by what MLI reads for this call (its strides, a variant's fixed "
                                     "kernel or the 1x1 variant's stride bug reach beyond the buffer)");

@@ -38,6 +38,21 @@ static int32_t CONV_F(_acc0_steps)(const conv_plan *p, const int8_t *xs, const i
     return mli_math_acc0_read(acc);
 }
 
+/* The weights' part of ACC0 before the products: -zp times the weights'
+ * sums of the channel pairs, then (C int) of an odd last channel. */
+static int32_t CONV_F(_wadd)(const conv_plan *p, const int8_t *ws, int64_t rows, int64_t cols, int64_t w_pairs,
+                             int64_t w_last) {
+    const int64_t m = mli_math_sa8_neg_zp(p->in_zp), pair_ops = (p->c_in / 2) * rows * cols;
+    int32_t wadd = 0;
+    if (m != 0) {
+        if (pair_ops > 0)
+            wadd = mli_math_acc0_exact(pair_ops) ? mli_math_acc0_read(m * w_pairs)
+                                                    : CONV_F(_acc0_steps)(p, NULL, ws, rows, cols, 0, true);
+        if (p->c_in & 1) wadd = mli_math_wrap32((int64_t)wadd + m * w_last);
+    }
+    return wadd;
+}
+
 /* The accumulator of one conv2d_nhwc output before its bias: ACC0 = the
  * weights' sum times -zp for the channel pairs, then C int adds that of
  * an odd last channel; ACC0 = that, plus the pairs' products; C int adds the
@@ -66,16 +81,10 @@ static int32_t CONV_F(_acc)(const conv_plan *p, const int8_t *xs, const int8_t *
                 w_last += wr[last];
             }
         }
-    const int64_t m = mli_math_sa8_neg_zp(p->in_zp), pair_ops = (c / 2) * rows * cols;
-    int32_t wadd = 0;
-    if (m != 0) {
-        if (pair_ops > 0)
-            wadd = mli_math_acc0_exact(pair_ops) ? mli_math_acc0_read(m * w_pairs)
-                                                    : CONV_F(_acc0_steps)(p, xs, ws, rows, cols, 0, true);
-        if (c & 1) wadd = mli_math_wrap32((int64_t)wadd + m * w_last);
-    }
+    const int32_t wadd = CONV_F(_wadd)(p, ws, rows, cols, w_pairs, w_last);
     if (pointwise) /* steps of at most two products (2^15): 2^39 is 2^24 steps beyond a 32-bit start */
         return mli_math_acc0_read((int64_t)wadd + dot_pairs + dot_last);
+    const int64_t pair_ops = (c / 2) * rows * cols;
     int32_t acc = wadd;
     if (pair_ops > 0)
         acc = mli_math_acc0_exact(pair_ops) ? mli_math_acc0_read((int64_t)wadd + dot_pairs)
@@ -84,19 +93,65 @@ static int32_t CONV_F(_acc)(const conv_plan *p, const int8_t *xs, const int8_t *
     return acc;
 }
 
+/* An output of the 1x1 loop whose input pixel starts at byte `at` and
+ * reaches beyond in.capacity (the stride bug): there MLI reads whatever
+ * memory follows the buffer.  Its value is defined when every int8 those
+ * bytes could hold gives the same output; the bounds of the sum over them
+ * give the bounds of the output, as the read-out is monotonic where the
+ * bias add does not wrap.  *defined tells. */
+static int8_t CONV_F(_pointwise_beyond)(const conv_plan *p, const int8_t *x, int64_t at, const int8_t *ws,
+                                        int32_t bias, int64_t o, bool *defined) {
+    int64_t known = 0, lo = 0, hi = 0, w_pairs = 0, w_last = 0;
+    for (int64_t ic = 0; ic < p->c_in; ic++) {
+        const int64_t wv = ws[ic];
+        if (at + ic < p->in_cap)
+            known += x[at + ic] * wv;
+        else {
+            lo += wv < 0 ? 127 * wv : -128 * wv;
+            hi += wv < 0 ? -128 * wv : 127 * wv;
+        }
+        if (ic < (p->c_in & ~(int64_t)1))
+            w_pairs += wv;
+        else
+            w_last += wv;
+    }
+    const int64_t wadd = CONV_F(_wadd)(p, ws, 1, 1, w_pairs, w_last);
+    const int64_t acc_lo = (int64_t)mli_math_acc0_read(wadd + known + lo) + bias;
+    const int64_t acc_hi = (int64_t)mli_math_acc0_read(wadd + known + hi) + bias;
+    const bool no_wrap = acc_lo >= INT32_MIN && acc_hi <= INT32_MAX;
+    const int8_t y = conv_out_value(p, o, mli_math_wrap32(acc_lo));
+    *defined = no_wrap && y == conv_out_value(p, o, mli_math_wrap32(acc_hi));
+    return y;
+}
+
+/* The 1x1 loop: each output row's input address skips too few pixels when
+ * stride_width > 1 (SPEC_MLI11_MORE 3.6).  With `y` NULL, only tells
+ * whether every output whose pixel reaches beyond in.capacity is defined. */
+static bool CONV_F(_pointwise)(const int8_t *x, const int8_t *w, const int32_t *b, int8_t *y, const conv_plan *p) {
+    const mli_prv_geom *g = &p->g;
+    const int64_t drift = p->in_cs * g->out_w * (g->sw - 1);
+    for (int64_t o = 0; o < p->c_out; o++)
+        for (int64_t r = 0; r < g->out_h; r++)
+            for (int64_t c = 0; c < g->out_w; c++) {
+                const int64_t at = o * g->out_h * drift + r * (p->in_rs * g->sh + drift) + c * p->in_cs * g->sw;
+                const int8_t *ws = w + o * p->w_ocs;
+                if (at + p->c_in > p->in_cap) {
+                    bool defined;
+                    const int8_t v = CONV_F(_pointwise_beyond)(p, x, at, ws, b[o], o, &defined);
+                    if (!defined) return false;
+                    if (y) y[r * p->out_rs + c * p->out_cs + o] = v;
+                } else if (y) {
+                    const int32_t acc = CONV_F(_acc)(p, x + at, ws, 1, 1, true);
+                    y[r * p->out_rs + c * p->out_cs + o] = conv_out_value(p, o, mli_math_wrap32((int64_t)acc + b[o]));
+                }
+            }
+    return true;
+}
+
 static void CONV_F(_compute)(const int8_t *x, const int8_t *w, const int32_t *b, int8_t *y, const conv_plan *p) {
     const mli_prv_geom *g = &p->g;
     if (p->core == MLI_CORE_POINTWISE) {
-        /* the 1x1 loop's input addresses: each output row skips too few
-         * pixels when stride_width > 1 (SPEC_MLI11_MORE 3.6) */
-        const int64_t drift = p->in_cs * g->out_w * (g->sw - 1);
-        for (int64_t o = 0; o < p->c_out; o++)
-            for (int64_t r = 0; r < g->out_h; r++)
-                for (int64_t c = 0; c < g->out_w; c++) {
-                    const int8_t *xs = x + o * g->out_h * drift + r * (p->in_rs * g->sh + drift) + c * p->in_cs * g->sw;
-                    const int32_t acc = CONV_F(_acc)(p, xs, w + o * p->w_ocs, 1, 1, true);
-                    y[r * p->out_rs + c * p->out_cs + o] = conv_out_value(p, o, mli_math_wrap32((int64_t)acc + b[o]));
-                }
+        CONV_F(_pointwise)(x, w, b, y, p);
         return;
     }
     for (int i = 0; i < p->n_areas; i++) {
@@ -170,6 +225,13 @@ static mli_status CONV_F(_run)(const mli_tensor *in, const mli_tensor *weights, 
     conv_plan p;
     st = conv_plan_make(in, weights, bias, cfg, out, v, CONV_DEPTHWISE, &p);
     if (st != MLI_STATUS_OK) return st;
+#if !CONV_DEPTHWISE
+    if (p.in_beyond && !CONV_F(_pointwise)((const int8_t *)in->data, (const int8_t *)weights->data,
+                                           (const int32_t *)bias->data, NULL, &p))
+        return mlipy_err_safety(MLI_STATUS_NOT_ENGH_MEM, "in", "capacity",
+                                "is exceeded by what MLI reads for this call (the 1x1 variant's stride bug, "
+                                "SPEC_MLI11_MORE 3.6), and the output depends on the bytes beyond the buffer");
+#endif
     conv_set_out(in, out, &p);
     CONV_F(_compute)((const int8_t *)in->data, (const int8_t *)weights->data, (const int32_t *)bias->data,
                      (int8_t *)out->data, &p);
