@@ -1,6 +1,7 @@
 """Build of mli-py: one extension, mli._core = the Cython bridge + the C core;
 the C headers (csrc/include) go into the package as mli/include, for
-``mli.get_include()``."""
+``mli.get_include()``, and the core's sources (csrc/src) as mli/core_src, for
+``mli.get_sources()``."""
 import glob
 import os
 import shutil
@@ -51,6 +52,10 @@ class BuildPy(build_py):
         os.makedirs(dest2, exist_ok=True)
         for h in sorted(glob.glob(os.path.join("csrc", "mli2", "include", "*.h"))):
             shutil.copy2(h, dest2)
+        # the C core's sources, for mli.get_sources() (the host check of mli deploy)
+        src = os.path.join(self.build_lib, "mli", "core_src")
+        shutil.rmtree(src, ignore_errors=True)
+        shutil.copytree(os.path.join("csrc", "src"), src, ignore=shutil.ignore_patterns("*.o", "*.so"))
 
 
 # the bridge's Cython, one include file per kernel family (mli/_core.pyx includes them)

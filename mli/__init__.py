@@ -57,8 +57,20 @@ def get_include():
     return _os.path.join(_os.path.dirname(here), "csrc", "include")
 
 
+def get_sources():
+    """The folder of the C core's sources (``*.c`` and their private headers,
+    compiled with ``-I`` :func:`get_include`): the C library behind the
+    package, usable from C alone, which the host check of ``mli deploy``
+    links against."""
+    here = _os.path.dirname(_os.path.abspath(__file__))
+    installed = _os.path.join(here, "core_src")
+    if _os.path.isdir(installed):
+        return installed
+    return _os.path.join(_os.path.dirname(here), "csrc", "src")
+
+
 __all__ = (
-    ["__version__", "get_include", "Tensor", "SaturationWarning", "element_type", "frac_bits_for",
+    ["__version__", "get_include", "get_sources", "Tensor", "SaturationWarning", "element_type", "frac_bits_for",
      "get_rounding", "rounding", "set_rounding", "isa", "set_isa", "supported_isas", "use_isa"]
     + list(_status.__all__) + list(enums.__all__) + list(kernels.__all__) + list(rows.__all__))
 

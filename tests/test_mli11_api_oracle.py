@@ -259,6 +259,8 @@ def check(core, call, rounding, isa, stats):
         if exc:
             stats["excused: " + exc] += 1
         return why
+    if pub["ret"] == 0 and MO._pointwise_stride_bug(call):  # MLI may read far past the input: run it apart
+        return MO._compare_beyond_input(c, call, rounding)
     theirs = run(Oracle(rounding), call, rounding)
     if theirs.get("crashed") or theirs.get("error"):
         return f"MLI failed: {theirs}"

@@ -493,7 +493,7 @@ def _conv_debug(j, fname):
         tensor_arg("in", x, fname)
         tensor_arg("weights", weights, fname)
         c = conv_cfg(cfg, fname)
-        if c is None or x.is_null or weights.is_null:
+        if c is None or weights.is_null:   # MLI's dispatcher reads only these (a NULL in is fine)
             return None
         return _core.conv_debug(j, x, weights, bias if isinstance(bias, Tensor) else None, c, None)
     return fn

@@ -1,5 +1,5 @@
 """The ``mli`` command: ``mli demo`` (the default), ``mli har``, ``mli kws``,
-``mli crosscheck``, ``mli export-c``, ``mli vectors``, ``mli fixed-point``;
+``mli crosscheck``, ``mli export-c``, ``mli vectors``, ``mli fixed-point``, ``mli deploy``;
 ``mli --version``.  Exit codes: 0 success (bit-exact for
 crosscheck), 1 mismatch, 2 usage or input error, 130 interrupted (Ctrl-C:
 one line ``mli COMMAND: interrupted`` on stderr, no traceback), 141 the
@@ -17,6 +17,7 @@ COMMANDS = {
     "export-c": ("mli.tools.export_c", "write quantized weights and MLI tensor initialisers as C source"),
     "vectors": ("mli.tools.vectors", "run reference cases (MLI cases, OpenVINO TensorIterator/Loop folders)"),
     "fixed-point": ("mli.tools.fixed_point", "run an OpenVINO IR model's cells on the MLI kernels, S/N against float"),
+    "deploy": ("mli.tools.deploy", "write firmware C with a static memory plan, goldens and a host check"),
 }
 
 

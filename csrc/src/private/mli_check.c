@@ -777,12 +777,14 @@ static mli_status chk_zero_point(const mli_tensor *t, const char *arg) {
     return MLI_STATUS_OK;
 }
 
+/* MLI's first check, one short-circuit condition over the three types: a
+ * wrong type stops it before it reads the next tensor. */
 static mli_status chk_sa8_types(const mli_tensor *in, const mli_tensor *weights, const mli_tensor *bias) {
     RETURN_BAD(safe_not_null(in, "in", "is NULL (MLI reads its type before any check)"));
-    RETURN_BAD(safe_not_null(weights, "weights", "is NULL (MLI reads its type before any check)"));
-    RETURN_BAD(safe_not_null(bias, "bias", "is NULL (MLI reads its type before any check)"));
     RETURN_BAD(chk_type(in, "in", MLI_EL_ASYM_I8));
+    RETURN_BAD(safe_not_null(weights, "weights", "is NULL (MLI reads its type before any check)"));
     RETURN_BAD(chk_type(weights, "weights", MLI_EL_ASYM_I8));
+    RETURN_BAD(safe_not_null(bias, "bias", "is NULL (MLI reads its type before any check)"));
     RETURN_BAD(chk_type(bias, "bias", MLI_EL_ASYM_I32));
     return MLI_STATUS_OK;
 }

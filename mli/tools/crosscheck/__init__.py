@@ -15,7 +15,11 @@ Three ways to describe what to run:
   example (``input`` and any of ``L1_conv_lrelu`` ... ``softmax_out``),
   checked against :func:`mli.tools.kws.run_network`
   (:func:`crosscheck_kws`; ``--isolate`` feeds each layer the firmware's own
-  previous one).
+  previous one);
+* ``--deploy DIR --arena dump.bin [--after LAYER] [--sample N]``: a raw
+  memory image of the arena of an ``mli deploy`` folder, mapped back
+  through its ``plan.json`` and compared tensor by tensor with its goldens
+  (:func:`crosscheck_deploy`).
 
 MLI 2.0.2 kernels (:mod:`mli.v2`): a case with ``"mli": 2``, ``--mli 2``,
 or a kernel only MLI 2.x has (``gru_cell_*``, ``rnn_dense_*``, a
@@ -80,6 +84,7 @@ layers input input_frac``.
 """
 from .case import KERNELS, KINDS, ROUNDINGS, CaseError, load_case
 from .cli import main
+from .deploy_dumps import crosscheck_deploy
 from .har_dumps import crosscheck_har
 from .kws_dumps import crosscheck_kws
 from .plot import plot_results
@@ -87,4 +92,4 @@ from .results import CrosscheckResult, DatasetResult, LayerResult
 from .run import crosscheck, run_case
 
 __all__ = ["CaseError", "LayerResult", "CrosscheckResult", "DatasetResult", "load_case", "run_case",
-           "crosscheck", "crosscheck_har", "crosscheck_kws", "plot_results", "main", "KERNELS", "KINDS", "ROUNDINGS"]
+           "crosscheck", "crosscheck_har", "crosscheck_kws", "crosscheck_deploy", "plot_results", "main", "KERNELS", "KINDS", "ROUNDINGS"]

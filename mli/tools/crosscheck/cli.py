@@ -9,6 +9,7 @@ from ..._status import MliError
 from ..jobs import jobs_arg
 from ...io.load import parse_spec
 from .case import _CLI_FLAG, ROUNDINGS, CaseError, _msg, load_case
+from .deploy_dumps import crosscheck_deploy
 from .har_dumps import crosscheck_har
 from .kws_dumps import crosscheck_kws
 from .plot import plot_results
@@ -88,6 +89,13 @@ def _build_parser():
     k = ap.add_argument_group("the KWS example")
     k.add_argument("--kws", metavar="DIR", help="folder of one inference's firmware dumps: input and any of "
                    "L1_conv_lrelu ... softmax_out (as mli kws --dump writes them)")
+    d = ap.add_argument_group("an mli deploy folder")
+    d.add_argument("--deploy", metavar="DIR", help="the folder mli deploy wrote (plan.json, golden.c)")
+    d.add_argument("--arena", metavar="FILE", help="with --deploy: a raw memory image of the arena from the target")
+    d.add_argument("--after", metavar="LAYER", help="with --deploy: the image was taken after this step (a layer "
+                   "name or step index; default: the end of a run)")
+    d.add_argument("--sample", type=int, default=0, metavar="N",
+                   help="with --deploy: the golden input the target ran (default 0)")
     o = ap.add_argument_group("run and output")
     o.add_argument("--vectors", action="store_true", default=None,
                    help="data-set run: the input's first axis (or an input folder's files) are vectors")
@@ -190,7 +198,7 @@ def _plot_inputs(args):
     """(what, path) of every file and folder the run reads."""
     out = [(_CLI_FLAG.get(k, "--" + k.replace("_", "-")), _spec_path(getattr(args, k))) for k in _SPEC_FLAGS
            if getattr(args, k) is not None]
-    for flag, v in (("--har", args.har), ("--kws", args.kws), ("--data", args.data)):
+    for flag, v in (("--har", args.har), ("--kws", args.kws), ("--data", args.data), ("--arena", args.arena)):
         if v is not None:
             out.append((flag, v))
     if args.case:
@@ -244,7 +252,13 @@ def _run(argv):
         except ImportError:
             raise CaseError("--plot: needs matplotlib, which is not installed (pip install matplotlib)") from None
     used = [_CLI_FLAG.get(k, "--" + k) for k in _KERNEL_FLAGS if getattr(args, k) is not None]
-    if args.kws is not None:
+    if args.deploy is not None or args.arena is not None:
+        if args.deploy is None or args.arena is None:
+            raise CaseError("--deploy and --arena go together: the folder mli deploy wrote and the arena image")
+        if args.case or args.har is not None or args.kws is not None or used:
+            raise CaseError("--deploy: give no case file, --har, --kws or kernel flags with it")
+        res = crosscheck_deploy(args.deploy, args.arena, after=args.after, sample=args.sample)
+    elif args.kws is not None:
         if args.case or args.har is not None:
             raise CaseError("--kws: give one of a case file, --har or --kws")
         extra = used + [flag for flag, v in (("--in", args.input), ("--in-frac", args.input_frac),

@@ -1,0 +1,80 @@
+"""``mli deploy``: firmware C for a network on the MLI 1.1 kernels, with
+a static memory plan, goldens and a host check (:mod:`mli.deploy`).
+
+    mli deploy --example kws -o DIR [--samples N] [--prefix model] [--force]
+
+``--example kws`` deploys MLI's keyword-spotting example network (its
+weights, formats and specialised kernels; the goldens are the network's
+outputs for the first N inferences of the example's ``test.wav``).  Then::
+
+    make -C DIR check                       # against mli-py's C core
+    make -C DIR check MLI_INC=$(python -c "import mli; print(mli.get_include())") \\
+        MLI_LIB=../shared/oracle_c/libmli11_conv.so     # against MLI 1.1's own code
+
+Exit codes: 0 written, 2 bad input (nothing written).
+"""
+import argparse
+import os
+import sys
+
+from ..deploy import DeployError, deploy
+
+EXAMPLES = ("kws",)
+
+
+class _UsageError(Exception):
+    pass
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message):
+        raise _UsageError(message)
+
+
+def _parser():
+    ap = _Parser(prog="mli deploy", description="Firmware C for a network on the MLI 1.1 kernels, with a static "
+                 "memory plan, goldens and a host check (make check).")
+    ap.add_argument("--example", choices=EXAMPLES, required=True, help="the network: kws (MLI's KWS example)")
+    ap.add_argument("-o", "--output", required=True, metavar="DIR", help="the folder to write (new or empty)")
+    ap.add_argument("--samples", type=int, default=2, metavar="N", help="input samples in the goldens (default 2)")
+    ap.add_argument("--prefix", default="model", help="prefix of the C names and files (default model)")
+    ap.add_argument("--force", action="store_true", help="replace the files an earlier mli deploy wrote in DIR")
+    ap.add_argument("--data", help="the example's data folder (default: as mli kws finds it)")
+    return ap
+
+
+def _kws(args):
+    from .kws import default_data_dir, features_of_wav, load_model
+    from .kws.deploy import kws_program
+    data = args.data if args.data is not None else default_data_dir()
+    if not os.path.isdir(data):
+        raise _UsageError(f"KWS data folder not found: {data} (give --data DIR or set MLI_KWS_DATA)")
+    model = load_model(data)
+    stream = features_of_wav(os.path.join(model.data_dir, "test.wav"))
+    if not 1 <= args.samples <= stream.inferences:
+        raise _UsageError(f"--samples: expected 1..{stream.inferences} (the inferences of test.wav), "
+                          f"got {args.samples}")
+    samples = [{"input": stream.network_input(n).reshape(1, 65, 13)} for n in range(args.samples)]
+    return kws_program(model), samples
+
+
+def _run(argv):
+    args = _parser().parse_args(argv)
+    prog, samples = _kws(args)
+    r = deploy(prog, args.output, samples, prefix=args.prefix, force=args.force)
+    print(f"mli deploy: {prog.name}: {len(prog.steps)} MLI calls, {len(samples)} golden samples -> {args.output}")
+    for line in r["report"]:
+        print(line)
+    print(f"next: make -C {args.output} check")
+    return 0
+
+
+def main(argv=None):
+    try:
+        return _run(sys.argv[1:] if argv is None else argv)
+    except (_UsageError, DeployError) as e:
+        print(f"mli deploy: {e}", file=sys.stderr)
+        return 2
+    except OSError as e:
+        print(f"mli deploy: {e.filename or ''}: {e.strerror or e}", file=sys.stderr)
+        return 2
