@@ -51,6 +51,8 @@ def _plan_json(prog, arena_bytes, slots, prefix, n_samples):
         if t.name in slots:
             s = slots[t.name]
             d.update(offset=s.offset, first_step=s.first, last_step=s.last)
+        if t.parent:
+            d["view_of"] = t.parent
         tensors.append(d)
     steps = [{"index": k, "layer": s.layer, "func": s.func, "sig": s.sig, "inputs": list(s.ins), "output": s.out,
               "state": list(s.state), "scratch": list(s.scratch)} for k, s in enumerate(prog.steps)]
@@ -73,7 +75,7 @@ def memory_report(prog, arena_bytes, slots):
         rows.append(f"{t.name:32} {t.role:10} {t.el + ' Q' + str(t.frac) + ' ' + 'x'.join(map(str, t.shape)):14} "
                     f"{t.nbytes if t.shape else 0:8} {where:>14}")
     rom = sum(t.nbytes for t in prog.by_role("const") if t.shape)
-    unshared = sum(s.nbytes for s in slots.values())
+    unshared = sum(s.nbytes for n, s in slots.items() if prog.tensors[n].role != "view")
     rows.append(f"ROM (weights): {rom} bytes; RAM (arena): {arena_bytes} bytes "
                 f"({unshared} without sharing)")
     return rows

@@ -36,16 +36,17 @@ class Slot:
 
 
 def lifetimes(prog):
-    """name -> (first, last) step of every tensor the arena holds."""
+    """name -> (first, last) step of every tensor the arena holds (a view's
+    reads and writes are its parent's)."""
     n = len(prog.steps)
     span = {}
     for t in prog.by_role("input", "state"):
         span[t.name] = [-1, n if t.role == "state" else -1]
     for k, s in enumerate(prog.steps):
-        for name in s.writes():
+        for name in map(prog.base, s.writes()):
             if name not in span:
                 span[name] = [k, k]
-        for name in s.reads() + s.writes():
+        for name in map(prog.base, s.reads() + s.writes()):
             if name in span:    # not a const
                 span[name][1] = max(span[name][1], k)
     for t in prog.by_role("output"):
@@ -64,6 +65,8 @@ def plan_arena(prog):
     order = sorted(span, key=lambda name: (-prog.tensors[name].nbytes, span[name][0], name))
     placed = {}
     for name in order:
+        if prog.tensors[name].role == "view":
+            continue
         nbytes = prog.tensors[name].nbytes
         first, last = span[name]
         probe = Slot(0, nbytes, first, last)
@@ -75,4 +78,7 @@ def plan_arena(prog):
             offset = max(offset, _aligned(hi))
         placed[name] = Slot(offset, nbytes, first, last)
     size = _aligned(max((s.end for s in placed.values()), default=0))
+    for t in prog.by_role("view"):
+        p = placed[t.parent]
+        placed[t.name] = Slot(p.offset + t.byte_offset, t.nbytes, p.first, p.last)
     return size, placed

@@ -341,10 +341,10 @@ def render_makefile(include_dir, source_dir, prefix="model"):
         "ifeq ($(strip $(MLI_LIB)),)",
         "CORE_SRC := $(shell find $(MLI_SRC) -name '*.c' | sort)",
         "CORE_OBJ := $(patsubst $(MLI_SRC)/%.c,$(BUILD)/core/%.o,$(CORE_SRC))",
-        "LINK = $(CORE_OBJ)", "BIN = $(BUILD)/check_core", "RUN = $(BIN)", "else",
-        "CORE_OBJ :=", "LINK = $(MLI_LIB)", "BIN = $(BUILD)/check_lib",
+        "LINK = $(CORE_OBJ)", "BIN = ./check_core", "RUN = $(BIN)", "else",
+        "CORE_OBJ :=", "LINK = $(MLI_LIB)", "BIN = ./check_lib",
         "RUN = LD_LIBRARY_PATH=\"$(dir $(abspath $(MLI_LIB))):$$LD_LIBRARY_PATH\" $(BIN)", "endif", "",
         ".PHONY: check clean", "check: $(CORE_OBJ)", "\t@mkdir -p $(BUILD)",
         "\t$(CC) $(CFLAGS) -I. -I$(MLI_INC) $(APP) $(LINK) -lm -o $(BIN)", "\t$(RUN)", "",
         "$(BUILD)/core/%.o: $(MLI_SRC)/%.c", "\t@mkdir -p $(dir $@)",
-        "\t$(CC) $(CFLAGS) -I$(MLI_INC) -c $< -o $@", "", "clean:", "\trm -rf $(BUILD)", ""])
+        "\t$(CC) $(CFLAGS) -I$(MLI_INC) -c $< -o $@", "", "clean:", "\trm -rf $(BUILD) check_core check_lib", ""])

@@ -13,6 +13,9 @@ A program is a list of :class:`Step` (one MLI call each) over named
                 sets it to its `values`, and ``model_run`` does first when
                 the tensor is ``per_run`` (the MLI examples' zero state)
 ``scratch``     a kernel's work buffer for one step (an LSTM's ``ir_tsr``)
+``view``        row `index` of another tensor's first axis (what
+                ``mli_hlp_point_to_subtensor`` gives): its bytes are the
+                parent's, e.g. one time step of a sequence
 
 Every non-const tensor lives in one arena (:mod:`mli.deploy.arena`).
 """
@@ -27,7 +30,7 @@ from ..tensor import Tensor
 
 __all__ = ["DeployError", "DeployTensor", "Step", "Program", "SIGNATURES"]
 
-ROLES = ("input", "output", "const", "activation", "state", "scratch")
+ROLES = ("input", "output", "const", "activation", "state", "scratch", "view")
 _DTYPES = {"fx8": np.dtype(np.int8), "fx16": np.dtype(np.int16)}
 
 # call signature -> the C arguments in MLI's order: "in:K" the K-th input, "cfg",
@@ -63,6 +66,8 @@ class DeployTensor:
     role: str
     values: Optional[np.ndarray] = None
     per_run: bool = False
+    parent: Optional[str] = None     # a view's tensor
+    byte_offset: int = 0             # a view's first byte in its parent
 
     @property
     def dtype(self):
@@ -135,6 +140,20 @@ class Program:
         self.tensors[name] = t
         return t
 
+    def add_view(self, name, parent, index):
+        """Row `index` of `parent`'s first axis as a tensor of its own."""
+        p = self.tensors.get(parent)
+        if p is None or p.role in ("const", "view") or len(p.shape) < 2 or not 0 <= index < p.shape[0]:
+            raise DeployError(f"view {name!r}: {parent!r} has no row {index}")
+        t = self.add(name, p.el, p.frac, p.shape[1:], "view")
+        t.parent, t.byte_offset = parent, index * t.nbytes
+        return t
+
+    def base(self, name):
+        """The tensor holding `name`'s bytes: its parent for a view, else itself."""
+        t = self.tensors[name]
+        return t.parent if t.role == "view" else name
+
     def add_const(self, name, tensor):
         """A const from an :class:`mli.Tensor` (its values and frac bits)."""
         v = tensor.numpy()
@@ -163,12 +182,13 @@ class Program:
         written = {t.name for t in self.by_role("input", "const", "state")}
         for k, s in enumerate(self.steps):
             for n in s.ins:
-                if n not in written:
+                if n not in written and self.base(n) not in written:
                     raise DeployError(f"step {k} ({s.layer}): {n!r} is read before any step writes it")
             for n in s.writes():
-                if self.tensors[n].role in ("input", "const"):
-                    raise DeployError(f"step {k} ({s.layer}): writes the {self.tensors[n].role} {n!r}")
+                if self.tensors[self.base(n)].role in ("input", "const"):
+                    raise DeployError(f"step {k} ({s.layer}): writes the {self.tensors[self.base(n)].role} {n!r}")
             written.update(s.writes())
+            written.update(self.base(n) for n in s.writes())
         for t in self.by_role("output", "activation"):
             if t.name not in written:
                 raise DeployError(f"{t.role} {t.name!r} is never written")
@@ -195,10 +215,25 @@ class Program:
             vals[t.name] = t.values if t.values is not None else np.zeros(t.shape, t.dtype)
         events = []
         for s in self.steps:
+            for n in s.reads():
+                if self.tensors[n].role == "view":
+                    vals[n] = _view_values(self, vals, n)
             wrote = _run_step(self, s, vals)
-            vals.update(wrote)
+            for n, v in wrote.items():
+                vals[n] = v
+                t = self.tensors[n]
+                if t.role == "view":   # the row of the parent, in a new array (events keep the old one)
+                    parent = vals.get(t.parent, np.zeros(self.tensors[t.parent].shape, t.dtype)).copy()
+                    parent.reshape(-1).view(np.uint8)[t.byte_offset:t.byte_offset + t.nbytes] = v.view(np.uint8).reshape(-1)
+                    vals[t.parent] = parent
             events.append(wrote)
         return vals, events
+
+
+def _view_values(prog, vals, name):
+    t = prog.tensors[name]
+    raw = np.ascontiguousarray(vals[t.parent]).reshape(-1).view(np.uint8)[t.byte_offset:t.byte_offset + t.nbytes]
+    return raw.view(t.dtype).reshape(t.shape)
 
 
 def _tensor(prog, vals, name):

@@ -1,11 +1,14 @@
 """``mli deploy``: firmware C for a network on the MLI 1.1 kernels, with
 a static memory plan, goldens and a host check (:mod:`mli.deploy`).
 
-    mli deploy --example kws -o DIR [--samples N] [--prefix model] [--force]
+    mli deploy --example kws|har -o DIR [--depth 16|816|8] [--samples N] [--prefix model] [--force]
 
 ``--example kws`` deploys MLI's keyword-spotting example network (its
 weights, formats and specialised kernels; the goldens are the network's
-outputs for the first N inferences of the example's ``test.wav``).  Then::
+outputs for the first N inferences of the example's ``test.wav``);
+``--example har`` the HAR example's network at ``--depth`` (FC1 per time
+step on row views, the library LSTM for layer 3; the goldens are its
+outputs for the first N vectors of the test set).  Then::
 
     make -C DIR check                       # against mli-py's C core
     make -C DIR check MLI_INC=$(python -c "import mli; print(mli.get_include())") \\
@@ -19,7 +22,7 @@ import sys
 
 from ..deploy import DeployError, deploy
 
-EXAMPLES = ("kws",)
+EXAMPLES = ("kws", "har")
 
 
 class _UsageError(Exception):
@@ -34,7 +37,8 @@ class _Parser(argparse.ArgumentParser):
 def _parser():
     ap = _Parser(prog="mli deploy", description="Firmware C for a network on the MLI 1.1 kernels, with a static "
                  "memory plan, goldens and a host check (make check).")
-    ap.add_argument("--example", choices=EXAMPLES, required=True, help="the network: kws (MLI's KWS example)")
+    ap.add_argument("--example", choices=EXAMPLES, required=True, help="the network: kws or har (MLI's examples)")
+    ap.add_argument("--depth", type=int, choices=(16, 816, 8), default=16, help="har: the example's depth (default 16)")
     ap.add_argument("-o", "--output", required=True, metavar="DIR", help="the folder to write (new or empty)")
     ap.add_argument("--samples", type=int, default=2, metavar="N", help="input samples in the goldens (default 2)")
     ap.add_argument("--prefix", default="model", help="prefix of the C names and files (default model)")
@@ -58,9 +62,21 @@ def _kws(args):
     return kws_program(model), samples
 
 
+def _har(args):
+    from .har import default_data_dir, load_har
+    from .har_deploy import har_program, har_samples
+    try:
+        model = load_har(args.data if args.data is not None else default_data_dir(), args.depth)
+        return har_program(model), har_samples(model, args.samples)
+    except (OSError, ValueError) as e:
+        raise _UsageError(str(e)) from None
+
+
 def _run(argv):
     args = _parser().parse_args(argv)
-    prog, samples = _kws(args)
+    if args.example != "har" and args.depth != 16:
+        raise _UsageError("--depth: applies to --example har only")
+    prog, samples = (_har if args.example == "har" else _kws)(args)
     r = deploy(prog, args.output, samples, prefix=args.prefix, force=args.force)
     print(f"mli deploy: {prog.name}: {len(prog.steps)} MLI calls, {len(samples)} golden samples -> {args.output}")
     for line in r["report"]:
