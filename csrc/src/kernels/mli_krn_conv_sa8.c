@@ -108,8 +108,8 @@ static mli_status conv_plan_make(const mli_tensor *in, const mli_tensor *weights
 
     /* what MLI reads and writes */
     if (!bias->data) return mlipy_err_safety(MLI_STATUS_BAD_TENSOR, "bias", "data", "is NULL (MLI reads it)");
-    int64_t in_lo = 0, in_hi = -1, w_hi = -1, out_lo = 0, out_hi = -1;
-    const int64_t wc_last = depthwise ? p->c_out - 1 : (p->c_in - 1) + (p->c_out - 1) * p->w_ocs;
+    int64_t in_lo = 0, in_hi = -1, w_lo = 0, w_hi = -1, out_lo = 0, out_hi = -1;
+    bool w_read = false;
     if (p->n_areas > 0) {
         mli_prv_extent e;
         mli_prv_extent_init(&e);
@@ -118,22 +118,38 @@ static mli_status conv_plan_make(const mli_tensor *in, const mli_tensor *weights
         for (int i = 0; i < p->n_areas; i++) {
             const mli_prv_area *a = &p->areas[i];
             mli_prv_extent_add(&e, g, a);
-            out_lo = mli_prv_min64(out_lo, a->row_beg * p->out_rs + a->clmn_beg * p->out_cs);
-            out_hi = mli_prv_max64(out_hi, (a->row_end - 1) * p->out_rs + (a->clmn_end - 1) * p->out_cs +
-                                               p->c_out - 1);
+            int64_t lo = 0, hi = 0;
+            mli_prv_span_add(&lo, &hi, a->row_beg, a->row_end - 1, p->out_rs);
+            mli_prv_span_add(&lo, &hi, a->clmn_beg, a->clmn_end - 1, p->out_cs);
+            mli_prv_span_add(&lo, &hi, 0, p->c_out - 1, 1);
+            out_lo = mli_prv_min64(out_lo, lo);
+            out_hi = mli_prv_max64(out_hi, hi);
         }
+        in_hi = 0;
         if (p->core == MLI_CORE_POINTWISE) { /* the stride bug's input addresses (SPEC_MLI11_MORE 3.6) */
             const int64_t drift = p->in_cs * g->out_w * (g->sw - 1);
-            in_hi = (p->c_out - 1) * g->out_h * drift + (g->out_h - 1) * (p->in_rs * g->sh + drift) +
-                    (g->out_w - 1) * p->in_cs * g->sw + p->c_in - 1;
+            mli_prv_span_add(&in_lo, &in_hi, 0, p->c_out - 1, g->out_h * drift);
+            mli_prv_span_add(&in_lo, &in_hi, 0, g->out_h - 1, p->in_rs * g->sh + drift);
+            mli_prv_span_add(&in_lo, &in_hi, 0, g->out_w - 1, p->in_cs * g->sw);
         } else {
-            in_lo = e.y_min * p->in_rs + e.x_min * p->in_cs;
-            in_hi = e.y_max * p->in_rs + e.x_max * p->in_cs + p->c_in - 1;
+            mli_prv_span_add(&in_lo, &in_hi, e.y_min, e.y_max, p->in_rs);
+            mli_prv_span_add(&in_lo, &in_hi, e.x_min, e.x_max, p->in_cs);
         }
-        w_hi = e.ky_max * p->w_rs + e.kx_max * p->w_cs + wc_last;
+        mli_prv_span_add(&in_lo, &in_hi, 0, p->c_in - 1, 1);
+        w_read = true;
+        w_hi = 0;
+        mli_prv_span_add(&w_lo, &w_hi, 0, e.ky_max, p->w_rs);
+        mli_prv_span_add(&w_lo, &w_hi, 0, e.kx_max, p->w_cs);
     } else if (p->in_zp != 0 && p->core != MLI_CORE_PAD) {
         /* no output, but the weights' sums are formed per output channel */
-        w_hi = (g->kh - 1) * p->w_rs + (g->kw - 1) * p->w_cs + wc_last;
+        w_read = true;
+        w_hi = 0;
+        mli_prv_span_add(&w_lo, &w_hi, 0, g->kh - 1, p->w_rs);
+        mli_prv_span_add(&w_lo, &w_hi, 0, g->kw - 1, p->w_cs);
+    }
+    if (w_read) { /* the channels: depthwise outputs 1 apart; conv inputs 1 apart, outputs w_ocs */
+        mli_prv_span_add(&w_lo, &w_hi, 0, depthwise ? p->c_out - 1 : p->c_in - 1, 1);
+        if (!depthwise) mli_prv_span_add(&w_lo, &w_hi, 0, p->c_out - 1, p->w_ocs);
     }
     p->in_cap = (int64_t)in->capacity;
     p->in_beyond = false;
@@ -141,17 +157,17 @@ static mli_status conv_plan_make(const mli_tensor *in, const mli_tensor *weights
         if (!in->data) return mlipy_err_safety(MLI_STATUS_BAD_TENSOR, "in", "data", "is NULL (MLI reads it)");
         /* the stride bug's reads beyond the buffer are judged per output
          * element once the other checks pass (conv2d_nhwc's _pointwise) */
-        if (p->core == MLI_CORE_POINTWISE && in_hi >= p->in_cap)
+        if (p->core == MLI_CORE_POINTWISE && (in_lo < 0 || in_hi >= p->in_cap))
             p->in_beyond = true;
         else if (in_lo < 0 || in_hi >= p->in_cap)
             return mlipy_err_safety(MLI_STATUS_NOT_ENGH_MEM, "in", "capacity",
                                     "is exceeded by what MLI reads for this call (its strides, a variant's fixed "
                                     "kernel or the 1x1 variant's stride bug reach beyond the buffer)");
     }
-    if (w_hi >= 0) {
+    if (w_read) {
         if (!weights->data)
             return mlipy_err_safety(MLI_STATUS_BAD_TENSOR, "weights", "data", "is NULL (MLI reads it)");
-        if (w_hi >= (int64_t)weights->capacity)
+        if (w_lo < 0 || w_hi >= (int64_t)weights->capacity)
             return mlipy_err_safety(MLI_STATUS_NOT_ENGH_MEM, "weights", "capacity",
                                     "is exceeded by what MLI reads for this call (a variant's fixed kernel size "
                                     "or the weights' strides reach beyond the buffer)");

@@ -104,7 +104,7 @@ static int8_t CONV_F(_pointwise_beyond)(const conv_plan *p, const int8_t *x, int
     int64_t known = 0, lo = 0, hi = 0, w_pairs = 0, w_last = 0;
     for (int64_t ic = 0; ic < p->c_in; ic++) {
         const int64_t wv = ws[ic];
-        if (at + ic < p->in_cap)
+        if (at + ic >= 0 && at + ic < p->in_cap)
             known += x[at + ic] * wv;
         else {
             lo += wv < 0 ? 127 * wv : -128 * wv;
@@ -135,7 +135,7 @@ static bool CONV_F(_pointwise)(const int8_t *x, const int8_t *w, const int32_t *
             for (int64_t c = 0; c < g->out_w; c++) {
                 const int64_t at = o * g->out_h * drift + r * (p->in_rs * g->sh + drift) + c * p->in_cs * g->sw;
                 const int8_t *ws = w + o * p->w_ocs;
-                if (at + p->c_in > p->in_cap) {
+                if (at < 0 || at + p->c_in > p->in_cap) {
                     bool defined;
                     const int8_t v = CONV_F(_pointwise_beyond)(p, x, at, ws, b[o], o, &defined);
                     if (!defined) return false;

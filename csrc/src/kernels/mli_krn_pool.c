@@ -71,12 +71,17 @@ static mli_status pool_plan_make(const mli_tensor *in, const mli_pool_cfg *cfg, 
     for (int i = 0; i < p->n_areas; i++) {
         const mli_prv_area *a = &p->areas[i];
         mli_prv_extent_add(&e, g, a);
-        out_lo = mli_prv_min64(out_lo, a->row_beg * p->out_rs + a->clmn_beg * p->out_cs);
-        out_hi = mli_prv_max64(out_hi, (p->ch - 1) * p->out_chs + (a->row_end - 1) * p->out_rs +
-                                           (a->clmn_end - 1) * p->out_cs);
+        int64_t lo = 0, hi = 0;
+        mli_prv_span_add(&lo, &hi, a->row_beg, a->row_end - 1, p->out_rs);
+        mli_prv_span_add(&lo, &hi, a->clmn_beg, a->clmn_end - 1, p->out_cs);
+        mli_prv_span_add(&lo, &hi, 0, p->ch - 1, p->out_chs);
+        out_lo = mli_prv_min64(out_lo, lo);
+        out_hi = mli_prv_max64(out_hi, hi);
     }
-    const int64_t in_lo = e.y_min * p->in_rs + e.x_min * p->in_cs;
-    const int64_t in_hi = (p->ch - 1) * p->in_chs + e.y_max * p->in_rs + e.x_max * p->in_cs;
+    int64_t in_lo = 0, in_hi = 0;
+    mli_prv_span_add(&in_lo, &in_hi, e.y_min, e.y_max, p->in_rs);
+    mli_prv_span_add(&in_lo, &in_hi, e.x_min, e.x_max, p->in_cs);
+    mli_prv_span_add(&in_lo, &in_hi, 0, p->ch - 1, p->in_chs);
     if (!in->data)
         return mlipy_err_safety(MLI_STATUS_BAD_TENSOR, "in", "data", "is NULL (MLI reads through it)");
     if (in_lo < 0 || (in_hi + 1) * in_el > (int64_t)in->capacity)

@@ -50,6 +50,15 @@ typedef struct {
 static inline int64_t mli_prv_max64(int64_t a, int64_t b) { return a > b ? a : b; }
 static inline int64_t mli_prv_min64(int64_t a, int64_t b) { return a < b ? a : b; }
 
+/* The element offsets i * stride for i in [first, last], added to the
+ * lowest (*lo) and highest (*hi) offset so far: a stride of any sign
+ * (mem_stride entries may be negative) puts the extremes at either end. */
+static inline void mli_prv_span_add(int64_t *lo, int64_t *hi, int64_t first, int64_t last, int64_t stride) {
+    const int64_t a = first * stride, b = last * stride;
+    *lo += mli_prv_min64(a, b);
+    *hi += mli_prv_max64(a, b);
+}
+
 static inline mli_prv_win mli_prv_window(const mli_prv_geom *g, mli_prv_win_kind kind, int64_t r, int64_t c) {
     mli_prv_win w;
     const int64_t y0 = r * g->sh - g->pt, x0 = c * g->sw - g->pl;
