@@ -150,12 +150,16 @@ def _lstm_cell(layer, a, graph):
     if layer.version == "opset4" and len(layer.inputs) != 6:
         raise IRError("LSTMCell-4 has 6 inputs")
 
+    compiled = _compiled_spec(a, 3, 4, clip, [False])
+
     def fn(x, h, c, w, r, b, p=None):
         _check_cell(hs, 4, x, h, w, r, b)
         if c.shape != h.shape or c.dtype != h.dtype:
             raise IRError(f"cell state {c.dtype}{list(c.shape)} does not match H")
         if p is not None and (p.shape != (3 * hs,) or p.dtype != x.dtype):
             raise IRError(f"peepholes P must be {x.dtype}[{3 * hs}], got {p.dtype}{list(p.shape)}")
+        if compiled is not None and p is None and x.dtype == _F32:
+            return _compiled_step(compiled, x, (h, c), w, r, b, hs)
         h_new, c_new = lstm_step(acts, clip, hs, x, h, c, w, r, b, p)
         return arr(h_new), arr(c_new)
     return fn
@@ -167,9 +171,12 @@ def _lstm_cell(layer, a, graph):
 def _gru_cell(layer, a, graph):
     acts, clip, hs = _cell_setup(layer, a, 2)
     lbr = a["linear_before_reset"]
+    compiled = _compiled_spec(a, 2, 3, clip, [False])
 
     def fn(x, h, w, r, b):
         _check_cell(hs, 3, x, h, w, r, b, 4 if lbr else 3)
+        if compiled is not None and x.dtype == _F32:
+            return _compiled_step(compiled, x, (h,), w, r, b, hs)[0]
         return arr(gru_step(acts, clip, hs, lbr, x, h, w, r, b))
     return fn
 
@@ -178,9 +185,12 @@ def _gru_cell(layer, a, graph):
 @ports(5)
 def _rnn_cell(layer, a, graph):
     acts, clip, hs = _cell_setup(layer, a, 1)
+    compiled = _compiled_spec(a, 1, 1, clip, [False])
 
     def fn(x, h, w, r, b):
         _check_cell(hs, 1, x, h, w, r, b)
+        if compiled is not None and x.dtype == _F32:
+            return _compiled_step(compiled, x, (h,), w, r, b, hs)[0]
         return arr(rnn_step(acts, clip, hs, x, h, w, r, b))
     return fn
 
@@ -405,6 +415,23 @@ _C_CELL = {4: "lstm", 3: "gru", 1: "rnn"}     # by number of gates
 _C_ACTS = ("tanh", "sigmoid", "relu")
 
 
+def _default_acts(a, n_acts):
+    """Whether the layer's activations are the op's defaults (RNN: any one of them),
+    without alpha/beta: the whole-sequence runners compute only those."""
+    names = tuple(x.lower() for x in a["activations"][:n_acts])
+    plain = not a["activations_alpha"] and not a["activations_beta"]
+    return plain and (_DEFAULTS[n_acts] is None or names == _DEFAULTS[n_acts])
+
+
+def _compiled_spec(a, n_acts, gates, clip, dirs):
+    """The C runner's spec (float32 with the default activations; RNN: tanh, sigmoid or
+    relu), or None."""
+    act = a["activations"][0].lower() if n_acts == 1 else "tanh"
+    if not _default_acts(a, n_acts) or act not in _C_ACTS:
+        return None
+    return (_C_CELL[gates], act, bool(a.get("linear_before_reset", False)), float(clip), dirs)
+
+
 def _c_array(v, dtype=None):
     return np.ascontiguousarray(v, dtype)
 
@@ -425,6 +452,15 @@ def _run_compiled(spec, x, hstates, lengths, w, r, b, hs):
     return (y, *finals)
 
 
+def _compiled_step(spec, x, states, w, r, b, hs):
+    """One float32 cell step through the C sequence runner (a sequence of one step, so
+    the same arithmetic as the Sequence ops): the new states, each [B, M]."""
+    ones = np.ones(x.shape[0], np.int64)
+    out = _run_compiled(spec, x[:, None], [s[:, None] for s in states], ones, w[None],
+                        r[None], b[None], hs)
+    return tuple(f[:, 0] for f in out[1:])
+
+
 def _sequence(layer, a, n_acts, gates, n_states, make_step, nb=None, make_runner=None):
     """Builder of a Sequence op: inputs X, initial states, sequence_lengths, W, R, B;
     outputs Y [B, dirs, T, M] and the final states [B, dirs, M].
@@ -434,18 +470,8 @@ def _sequence(layer, a, n_acts, gates, n_states, make_step, nb=None, make_runner
     acts, clip, hs = _cell_setup(layer, a, n_acts)
     dirs = _directions(a)
     nd = len(dirs)
-    names = tuple(x.lower() for x in a["activations"][:n_acts])
-    plain = not a["activations_alpha"] and not a["activations_beta"]
-    if make_runner is not None and plain and (_DEFAULTS[n_acts] is None
-                                              or names == _DEFAULTS[n_acts]):
-        fast = make_runner
-    else:
-        fast = None
-    # float32 with the default activations (RNN: tanh, sigmoid or relu): the C runner
-    compiled = None
-    if fast is not None and (n_acts > 1 or names[0] in _C_ACTS):
-        compiled = (_C_CELL[gates], names[0] if n_acts == 1 else "tanh",
-                    bool(a.get("linear_before_reset", False)), float(clip), dirs)
+    fast = make_runner if make_runner is not None and _default_acts(a, n_acts) else None
+    compiled = _compiled_spec(a, n_acts, gates, clip, dirs) if fast is not None else None
 
     def fn(x, *rest):
         hstates, (lengths, w, r, b) = rest[:n_states], rest[n_states:]
