@@ -28,6 +28,7 @@ from typing import Any, Dict, List, Optional, Sequence, Set, Tuple
 
 import numpy as np
 
+from ..graph.ports import ConcatOutput
 from ..graph.tensor_iterator import _Stacked
 from .program import _F16, _F32, _NO_FOLD, _Program, _execute
 
@@ -114,6 +115,24 @@ class LiftedPlan:
         loop_in |= set(program.result_slots)
         self.stack_reads = sorted(loop_in & seq)
         self.useful = bool(self.lift) or not self.loop
+        self._plan_whole_sequence()
+
+    def _plan_whole_sequence(self) -> None:
+        """What a whole-sequence run of the recurrence needs: its one cell (a step with
+        ``run_sequence``), and the Selects on a sequence condition that may turn out to
+        pick one branch in every iteration (then the branch is the value: same shape,
+        same type, nothing computed)."""
+        cells = [st for st in self.loop if hasattr(st[0], "run_sequence")]
+        self.cell = cells[0] if len(cells) == 1 else None
+        self.selects = []
+        for _, ins, outs, _, layer in self.loop:
+            if layer.type != "Select" or ins[0] not in self.seq_slots:
+                continue
+            out = layer.outputs[0]
+            same = [i if p.dims == out.dims and None not in p.dims
+                    and p.element_type == out.element_type else None
+                    for i, p in zip(ins[1:], layer.inputs[1:])]
+            self.selects.append((outs[0], ins[0], *same))
 
     # ------------------------------------------------------------------ running
     def run(self, arrays: Sequence[np.ndarray]):
@@ -129,12 +148,111 @@ class LiftedPlan:
                 vals = self._lifted_values(arrays, plans, n)
             if caught:
                 return None
+            whole = self._quietly(self._whole_sequence, vals, arrays, n)
         except _GiveUp:
             return None
         except Exception:       # noqa: BLE001 -- stepping raises it where it belongs
             return None
-        scans, last = self._step(vals, arrays, n)
+        scans, last = whole if whole is not None else self._step(vals, arrays, n)
         return ti._finish(arrays, n, scans, last)
+
+    @staticmethod
+    def _quietly(fn, *args):
+        """``fn(*args)``, or None where it raises or warns (stepping then decides)."""
+        try:
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
+                out = fn(*args)
+        except Exception:       # noqa: BLE001 -- stepping raises it where it belongs
+            return None
+        return None if caught else out
+
+    def _whole_sequence(self, vals, arrays, n):
+        """(scans, last) with the recurrence run as one cell sequence, or None.
+
+        It applies when, once the Selects whose condition is uniform over the whole
+        sequence are replaced by their branch, every merged input is either the cell's
+        state fed back unchanged or fed back itself (it keeps its initial value), and
+        nothing but the back edges reads a state other than the cell's h output; the
+        steps after the cell then run on its stacked h like the other sequence steps."""
+        if self.cell is None:
+            return None
+        alias = {}
+        for out, cond, x_s, y_s in self.selects:
+            c = vals[cond].array
+            if x_s is not None and c.all():
+                alias[out] = x_s
+            elif y_s is not None and not c.any():
+                alias[out] = y_s
+
+        def res(s):
+            while s in alias:
+                s = alias[s]
+            return s
+        fn, ins, outs, dtypes, _ = self.cell
+        vals = vals.copy()
+        states = {}                                    # param slot -> (state index, external)
+        captures = []                                  # (Select, param slot, external)
+        selects = {sel[0]: sel for sel in self.selects}
+        for ext, s, rs in self.merged:
+            r = res(rs)
+            if r == s:
+                vals[s] = _f32(arrays[ext])
+            elif r in outs:
+                states[s] = (outs.index(r), ext)
+            elif r in selects and s in [res(b) for b in selects[r][2:] if b is not None]:
+                captures.append((selects[r], s, ext))
+            else:
+                return None
+        x = vals[res(ins[0])]
+        n_states = len(outs)
+        state_ins = [res(i) for i in ins[1:1 + n_states]]
+        weights = [vals[res(i)] for i in ins[1 + n_states:]]
+        if type(x) is not _Stack or [states.get(s, (None,))[0] for s in state_ins] \
+                != list(range(n_states)) or any(w is None or type(w) is _Stack for w in weights):
+            return None
+        hidden = set(states) | set(outs[1:])           # values no other step may read
+        hidden |= {s for _, s, _ in captures} | {sel[0] for sel, _, _ in captures}
+        rest = [st for st in self.loop if st is not self.cell and st[2][0] not in alias
+                and st[2][0] not in {sel[0] for sel, _, _ in captures}]
+        if any(st[4].type in _NO_FOLD or st[4].body is not None
+               or any(res(i) in hidden for i in st[1]) for st in rest):
+            return None
+        init = [_f32(arrays[states[s][1]]) for s in state_ins]
+        ys, finals = fn.run_sequence(x.array, init, *weights)
+        if ys.dtype != dtypes[0]:
+            return None
+        vals[outs[0]] = _Stack(ys)
+        finals = dict(zip(outs, finals))
+        for sel, s, ext in captures:
+            finals[sel[0]] = _captured(sel, s, vals, res, finals, _f32(arrays[ext]), n)
+        for step in rest:
+            _lift_step([step[0], [res(i) for i in step[1]], *step[2:]], vals, n)
+        return self._outputs(vals, res, finals, hidden, n)
+
+    def _outputs(self, vals, res, finals, hidden, n):
+        """(scans, last) of the whole-sequence run: stacks for the concatenated
+        outputs, the last iteration's values (or the cell's final states)."""
+        rs = self.program.result_slots
+        scans = []
+        for q in self.ti._concat:
+            v = vals[res(rs[q.internal])]
+            if type(v) is not _Stack:
+                return None
+            scans.append(_Stacked(v.array))
+        last = [None] * len(rs)
+        for q in self.ti.outputs:
+            if isinstance(q, ConcatOutput):
+                continue
+            r = res(rs[q.internal])
+            v = vals[r]
+            if r in finals:
+                last[q.internal] = finals[r]
+            elif r in hidden or v is None:
+                return None
+            else:
+                last[q.internal] = v.array[n - 1] if type(v) is _Stack else np.array(v, copy=True)
+        return scans, last
 
     def _lifted_values(self, arrays, plans, n) -> List[Any]:
         """Slot values after the invariant and sequence steps (stacks for the latter)."""
@@ -162,7 +280,7 @@ class LiftedPlan:
         edges = [(s, rs) for _, s, rs in self.merged]
         res = p.result_slots
         concat = [res[q.internal] for q in ti._concat]
-        lists: Dict[int, list] = {s: [] for s in concat if s not in self.seq_slots}
+        lists = {s: [] for s in concat if s not in self.seq_slots}
         loop = self.loop
         for k in range(n if loop or lists or edges else 0):
             cur = vals.copy()
@@ -180,6 +298,29 @@ class LiftedPlan:
         last = [stacked[s][n - 1] if s in stacked else
                 cur[s] if s in self.loop_outs else np.array(cur[s], copy=True) for s in res]
         return scans, last
+
+
+def _captured(sel, param, vals, res, finals, init, n):
+    """The last value of a merged input fed back through ``Select(cond, value, itself)``
+    (or ``Select(cond, itself, value)``): per element, the value of the last iteration
+    that picked it, else the initial one.  A value known only after the last iteration
+    (a cell's final c) must be the one picked there wherever any iteration picked it."""
+    _, cond, x_s, y_s = sel
+    keeps_x = x_s is not None and res(x_s) == param
+    value = y_s if keeps_x else x_s
+    c = vals[cond].array
+    shape = init.shape
+    c = c.reshape((n,) + (1,) * (len(shape) + 1 - c.ndim) + c.shape[1:])
+    pick = np.broadcast_to(~c if keeps_x else c, (n,) + shape)
+    ever = pick.any(axis=0)
+    v = vals[res(value)]
+    if type(v) is _Stack:
+        last = n - 1 - np.argmax(pick[::-1], axis=0)
+        seq = np.broadcast_to(v.array, (n,) + shape)
+        return np.where(ever, np.take_along_axis(seq, last[None], axis=0)[0], init)
+    if res(value) in finals and np.array_equal(ever, pick[n - 1]):
+        return np.where(ever, finals[res(value)], init)
+    raise _GiveUp
 
 
 def _f32(x: np.ndarray) -> np.ndarray:
@@ -245,7 +386,7 @@ def _lift_elementwise(fn, xs, n):
 
 def _per_iteration(fn, xs, n_out, n):
     """Any other op: once per iteration, the results stacked."""
-    outs: List[list] = [[] for _ in range(n_out)]
+    outs = [[] for _ in range(n_out)]
     for k in range(n):
         r = fn(*[x.array[k] if type(x) is _Stack else x for x in xs])
         for lst, v in zip(outs, (r,) if n_out == 1 else r):
