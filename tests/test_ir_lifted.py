@@ -1,5 +1,5 @@
-"""TensorIterator bodies run through their whole-sequence plan (mli.ir.lifted) against the
-same bodies stepped one iteration at a time (the plan switched off).
+"""TensorIterator and Loop bodies run through their whole-sequence plan (mli.ir.lifted)
+against the same bodies stepped one iteration at a time (the plan switched off).
 
 Element-wise ops, reshapes and per-iteration fallbacks compute the same float operations
 on the same operands, and a cell run over the whole sequence in C computes what its C
@@ -32,8 +32,9 @@ def _ti_cases():
             continue
         for c in json.loads((path / "manifest.json").read_text(encoding="utf-8"))["cases"]:
             ops = c.get("ops") or {}
-            is_ti = any(k.startswith("TensorIterator") for k in ops) or c["name"].startswith("ti_")
-            if is_ti and c.get("category") not in ("error", "unsupported"):
+            looped = any(k.startswith(("TensorIterator", "Loop")) for k in ops) \
+                or c["name"].startswith(("ti_", "loop_"))
+            if looped and c.get("category") not in ("error", "unsupported"):
                 out.append((path, c))
     return out
 
@@ -124,3 +125,31 @@ def test_counter_wraps_like_repeated_adds():
             want.append(v)
             v = v + c
     np.testing.assert_array_equal(got, np.stack(want))
+
+
+def _case(name):
+    found = [(p, c) for p, c in CASES if c["name"] == name]
+    if not found:
+        pytest.skip(f"{name} is not in the shared vectors")
+    return found[0]
+
+
+def test_keras_loop_condition_from_its_counters(monkeypatch):
+    """A Keras LSTM Loop (trip count far beyond the sequence, the condition from two
+    counters): the plan finds the stop from the counters alone, and the input product
+    of every step is one MatMul."""
+    path, case = _case("keras_lstm_seq__keras_direct_fp32")
+    plans = []
+    _run(path, case, True, monkeypatch, plans)
+    (p,) = plans
+    assert p.is_loop and len(p.counters) == 2
+    assert "MatMul" in {s[4].type for s in p.lift} and "Gather" in {s[4].type for s in p.lift}
+    assert {s[4].type for s in p.cond_steps} <= {"Add", "Less", "LogicalAnd"}
+
+
+def test_loop_with_a_recurrent_condition_is_stepped(monkeypatch):
+    """An early-exit Loop (its condition reads the running sum) has no plan."""
+    path, case = _case("mo_onnx_loop_early_exit__mo_newfe_fp32")
+    plans = []
+    _run(path, case, True, monkeypatch, plans)
+    assert plans == [None]

@@ -28,6 +28,8 @@ from typing import Any, Dict, List, Optional, Sequence, Set, Tuple
 
 import numpy as np
 
+from ..graph import limits
+from ..graph.loop import Loop
 from ..graph.ports import ConcatOutput
 from ..graph.tensor_iterator import _Stacked
 from .program import _F16, _F32, _NO_FOLD, _Program, _execute
@@ -70,11 +72,13 @@ def _counter_step(program: _Program, result_slot: int, param_slot: int):
 
 
 class LiftedPlan:
-    """The whole-sequence plan of one TensorIterator's body program (see the module)."""
+    """The whole-sequence plan of one TensorIterator's or Loop's body program (see the
+    module)."""
 
     def __init__(self, program: _Program, ti):
         self.program = program
         self.ti = ti
+        self.is_loop = isinstance(ti, Loop)
         ps = program.param_slots
         self.sliced = [(p, ps[p.internal]) for p in ti._sliced]
         self.invariant = [(p.external, ps[p.internal]) for p in ti._static
@@ -95,6 +99,10 @@ class LiftedPlan:
         known = {i for i, v in enumerate(program.template) if v is not None}
         known |= {s for _, s in self.invariant}
         seq: Set[int] = {s for _, s in self.sliced} | {s for _, s, _ in self.counters}
+        ci = getattr(ti, "current_iteration", None)
+        self.ci = None if ci is None else (ps[ci.internal], ci)
+        if ci is not None:
+            seq.add(ps[ci.internal])
         self.pre, self.lift, self.loop = [], [], []
         for step in program.steps:
             _, ins, outs, _, layer = step
@@ -115,6 +123,11 @@ class LiftedPlan:
         loop_in |= set(program.result_slots)
         self.stack_reads = sorted(loop_in & seq)
         self.useful = bool(self.lift) or not self.loop
+        if self.is_loop:    # the condition must be known before stepping: no recurrent one
+            self.cond_slot = program.result_slots[ti.execution_condition]
+            self.useful &= (self.cond_slot in known or self.cond_slot in seq) \
+                and not ti._ci_carried
+            self.cond_steps = _cone(self.lift, self.cond_slot)
         self._plan_whole_sequence()
 
     def _plan_whole_sequence(self) -> None:
@@ -139,13 +152,13 @@ class LiftedPlan:
         """The TensorIterator's outputs, or None to step the body instead."""
         ti = self.ti
         _, plans = ti._start(arrays)
-        n = ti._count(plans)
-        if n == 0:
-            return None
         try:
             with warnings.catch_warnings(record=True) as caught:
                 warnings.simplefilter("always")
-                vals = self._lifted_values(arrays, plans, n)
+                n = self._loop_count(arrays, plans) if self.is_loop else ti._count(plans)
+                if n == 0:
+                    return None
+                vals = self._lifted_values(arrays, plans, n, self.lift)
             if caught:
                 return None
             whole = self._quietly(self._whole_sequence, vals, arrays, n)
@@ -154,7 +167,37 @@ class LiftedPlan:
         except Exception:       # noqa: BLE001 -- stepping raises it where it belongs
             return None
         scans, last = whole if whole is not None else self._step(vals, arrays, n)
+        if self.is_loop and sum(v.array.nbytes if isinstance(v, _Stacked) else
+                                sum(x.nbytes for x in v) for v in scans) \
+                > limits.max_loop_output_bytes():
+            return None     # stepping stops with the limit's error
         return ti._finish(arrays, n, scans, last)
+
+    def _loop_count(self, arrays, plans) -> int:
+        """The iterations a Loop runs, found by computing its condition over growing
+        windows of iterations (only the steps the condition needs); 0 to step it: no
+        iteration, or it would not stop within its trip count, its sliced inputs' chunks
+        and the iteration limit (stepping then raises where it must)."""
+        op = self.ti
+        trip = op._trip(arrays[0])
+        if not op._cond(arrays[1], "execution_condition input"):
+            return 0
+        bounds = [cnt for _, cnt, *_ in plans] + [limits.max_loop_iterations()]
+        bound = min(bounds + [trip] if trip >= 0 else bounds)
+        window = min(bound, 64)
+        while window:
+            vals = self._lifted_values(arrays, plans, window, self.cond_steps)
+            c = vals[self.cond_slot]
+            flags = c.array if type(c) is _Stack else np.broadcast_to(c, (window,) + np.shape(c))
+            if flags.dtype != np.bool_ or flags[0].size != 1:
+                return 0
+            false = np.flatnonzero(~flags.reshape(window))
+            if false.size:
+                return int(false[0]) + 1
+            if window == bound:
+                return bound if bound == trip else 0
+            window = min(bound, window * 8)
+        return 0
 
     @staticmethod
     def _quietly(fn, *args):
@@ -254,8 +297,9 @@ class LiftedPlan:
                 last[q.internal] = v.array[n - 1] if type(v) is _Stack else np.array(v, copy=True)
         return scans, last
 
-    def _lifted_values(self, arrays, plans, n) -> List[Any]:
-        """Slot values after the invariant and sequence steps (stacks for the latter)."""
+    def _lifted_values(self, arrays, plans, n, steps) -> List[Any]:
+        """Slot values after the invariant steps and the sequence ``steps`` (stacks)
+        for ``n`` iterations."""
         p = self.program
         vals: List[Any] = p.template.copy()
         for ext, s in self.invariant:
@@ -265,7 +309,10 @@ class LiftedPlan:
             vals[s] = _Stack(_chunks(_f32(x), len(pre), n, first, step, size))
         for ext, s, c in self.counters:
             vals[s] = _Stack(_counter(arrays[ext], c, n))
-        for step in self.lift:
+        if self.ci is not None:
+            s, ci = self.ci
+            vals[s] = _Stack(np.arange(n).astype(ci.dtype).reshape((n,) + ci.shape))
+        for step in steps:
             _lift_step(step, vals, n)
         return vals
 
@@ -321,6 +368,16 @@ def _captured(sel, param, vals, res, finals, init, n):
     if res(value) in finals and np.array_equal(ever, pick[n - 1]):
         return np.where(ever, finals[res(value)], init)
     raise _GiveUp
+
+
+def _cone(steps, slot):
+    """The steps of ``steps`` that ``slot``'s value needs, in order."""
+    need, out = {slot}, []
+    for step in reversed(steps):
+        if need.intersection(step[2]):
+            need.update(step[1])
+            out.append(step)
+    return out[::-1]
 
 
 def _f32(x: np.ndarray) -> np.ndarray:

@@ -51,13 +51,16 @@ class _LoopBody(IRBody):
     def stop(self):
         self._stack().pop()
 
-    def run_tensor_iterator(self, ti, arrays):
-        """The TensorIterator's driver hook: its outputs from the body's whole-sequence
-        plan (planned at the first call, see :mod:`mli.ir.lifted`), or None to step."""
+    def run_tensor_iterator(self, op, arrays):
+        """The TensorIterator's and Loop's driver hook: the op's outputs from the body's
+        whole-sequence plan (planned at the first call, see :mod:`mli.ir.lifted`), or
+        None to step."""
         plan = self._lifted
         if plan is None:
-            plan = self._lifted = plan_for(self._program, ti) or False
+            plan = self._lifted = plan_for(self._program, op) or False
         return plan.run(arrays) if plan else None
+
+    run_loop = run_tensor_iterator
 
     def run(self, inputs):
         inputs = self.positional(inputs)
