@@ -254,18 +254,23 @@ class LiftedPlan:
         if type(x) is not _Stack or [states.get(s, (None,))[0] for s in state_ins] \
                 != list(range(n_states)) or any(w is None or type(w) is _Stack for w in weights):
             return None
-        hidden = set(states) | set(outs[1:])           # values no other step may read
-        hidden |= {s for _, s, _ in captures} | {sel[0] for sel, _, _ in captures}
         rest = [st for st in self.loop if st is not self.cell and st[2][0] not in alias
                 and st[2][0] not in {sel[0] for sel, _, _ in captures}]
+        # every step's c too where a step or a concatenated output reads it
+        read = {res(i) for st in rest for i in st[1]}
+        read |= {res(self.program.result_slots[q.internal]) for q in self.ti._concat}
+        every = bool(read.intersection(outs[1:]))
+        hidden = set(states) | (set() if every else set(outs[1:]))  # read by no other step
+        hidden |= {s for _, s, _ in captures} | {sel[0] for sel, _, _ in captures}
         if any(st[4].type in _NO_FOLD or st[4].body is not None
                or any(res(i) in hidden for i in st[1]) for st in rest):
             return None
         init = [_f32(arrays[states[s][1]]) for s in state_ins]
-        ys, finals = fn.run_sequence(x.array, init, *weights)
-        if ys.dtype != dtypes[0]:
+        stacks, finals = fn.run_sequence(x.array, init, *weights, every=every)
+        if any(v.dtype != dt for v, dt in zip(stacks, dtypes)):
             return None
-        vals[outs[0]] = _Stack(ys)
+        for o, v in zip(outs, stacks):
+            vals[o] = _Stack(v)
         finals = dict(zip(outs, finals))
         for sel, s, ext in captures:
             finals[sel[0]] = _captured(sel, s, vals, res, finals, _f32(arrays[ext]), n)

@@ -205,28 +205,30 @@ def _rnn_cell(layer, a, graph):
 
 
 def _with_sequence(fn, check, compiled, n_states, hs):
-    """``fn`` (a cell step) with ``fn.run_sequence(xs, states, *weights) -> (ys, finals)``:
-    the cell over the steps ``xs [n, B, N]`` from ``states`` (each [B, M]), every
-    step's h stacked in ``ys [n, B, M]`` and the states after the last step.  float32
-    with the C runner's spec runs in one C call (the same sums and functions as the
-    C steps: it hoists the input products, which does not change them); otherwise it
-    steps ``fn``.  A TensorIterator body whose recurrence is only this cell runs it so
-    (mli.ir.lifted); mli.fixed_point's replacement steps have no such attribute."""
-    def run_sequence(xs, states, *weights):
+    """``fn`` (a cell step) with ``fn.run_sequence(xs, states, *weights, every=False)
+    -> (stacks, finals)``: the cell over the steps ``xs [n, B, N]`` from ``states``
+    (each [B, M]); ``stacks``: every step's h ``[n, B, M]`` (with ``every``, every
+    step's states), ``finals``: the states after the last step.  float32 with the C
+    runner's spec and only h wanted runs in one C call (the same sums and functions as
+    the C steps: it hoists the input products, which does not change them); otherwise
+    it steps ``fn``.  A TensorIterator / Loop body whose recurrence is only this cell
+    runs it so (mli.ir.lifted); mli.fixed_point's replacement steps have no such
+    attribute."""
+    def run_sequence(xs, states, *weights, every=False):
         check(xs[0], *states, *weights)
-        if compiled is not None and len(weights) == 3 and xs.dtype == _F32:
+        if compiled is not None and len(weights) == 3 and xs.dtype == _F32 and not every:
             x = np.ascontiguousarray(np.moveaxis(xs, 0, 1))          # [B, n, N]
             lengths = np.full(x.shape[0], x.shape[1], np.int64)
             w, r, b = weights
             y, *finals = _run_compiled(compiled, x, [s_[:, None] for s_ in states], lengths,
                                        w[None], r[None], b[None], hs)
-            return np.moveaxis(y[:, 0], 1, 0), [f[:, 0] for f in finals]
-        ys = []
+            return [np.moveaxis(y[:, 0], 1, 0)], [f[:, 0] for f in finals]
+        steps = []
         for x in xs:
             new = fn(x, *states, *weights)
             states = new if n_states > 1 else (new,)
-            ys.append(states[0])
-        return np.stack(ys), list(states)
+            steps.append(states if every else states[:1])
+        return [np.stack(v) for v in zip(*steps)], list(states)
     fn.run_sequence = run_sequence
     return fn
 
