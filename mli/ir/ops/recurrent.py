@@ -223,6 +223,8 @@ def _with_sequence(fn, check, compiled, n_states, hs):
             y, *finals = _run_compiled(compiled, x, [s_[:, None] for s_ in states], lengths,
                                        w[None], r[None], b[None], hs)
             return [np.moveaxis(y[:, 0], 1, 0)], [f[:, 0] for f in finals]
+        if compiled is not None and len(weights) == 3 and _c_step_pays(xs, *weights[:2]):
+            return _compiled_steps(compiled, xs, states, weights, hs)
         steps = []
         for x in xs:
             new = fn(x, *states, *weights)
@@ -507,6 +509,27 @@ def _compiled_step(spec, x, states, w, r, b, hs):
     out = _run_compiled(spec, x[:, None], [s[:, None] for s in states], ones, w[None],
                         r[None], b[None], hs)
     return tuple(f[:, 0] for f in out[1:])
+
+
+def _compiled_steps(spec, xs, states, weights, hs):
+    """Every step's states of the cell over ``xs [n, B, N]``, each step one C call as
+    :func:`_compiled_step` makes it (the same arithmetic), into preallocated stacks."""
+    cell, act, lbr, clip, dirs = spec
+    xs = np.ascontiguousarray(xs)
+    n, B = xs.shape[:2]
+    w, r, b = (np.ascontiguousarray(v[None]) for v in weights)
+    ones = np.ones(B, np.int64)
+    y = np.empty((B, 1, 1, hs), _F32)
+    out = [np.empty((n, B, 1, hs), _F32) for _ in states]
+    cur = [np.ascontiguousarray(s_[:, None]) for s_ in states]
+    lstm = cell == "lstm"
+    for k in range(n):
+        new = [o[k] for o in out]
+        _core.float_rnn_sequence(cell, act, lbr, clip, dirs, xs[k][:, None], cur[0],
+                                 cur[1] if lstm else None, ones, w, r, b, y, new[0],
+                                 new[1] if lstm else None)
+        cur = new
+    return [o[:, :, 0] for o in out], [o[n - 1, :, 0] for o in out]
 
 
 def _sequence(layer, a, n_acts, gates, n_states, make_step, nb=None, make_runner=None):
