@@ -37,6 +37,8 @@ class _LoopBody(IRBody):
     def start(self, arrays, inputs):
         """Evaluate the invariant steps for a call on external ``arrays``; False when
         there is nothing to hoist."""
+        if self._lifted:    # the whole-sequence plan runs the invariant steps itself
+            return False
         if self._hoisted is None:
             self._hoisted = self._program.hoisted(self._invariant)
         if not self._hoisted.pre:
