@@ -73,6 +73,13 @@ def test_planned_equals_stepped(path, case, monkeypatch):
             np.testing.assert_array_equal(got[k], v, err_msg=k)
 
 
+def _case(name):
+    found = [(p, c) for p, c in CASES if c["name"] == name]
+    if not found:
+        pytest.skip(f"{name} is not in the shared vectors")
+    return found[0]
+
+
 def _big_cell(plan):
     if plan.cell is None:
         return False
@@ -85,10 +92,7 @@ def test_har_ti_runs_one_sequence(monkeypatch):
     the length masks and the input Squeeze are planned as sequence steps, the recurrence
     is the cell with the Selects of its states; in a call the masks pick the cell's
     states in every iteration, so the cell runs as one sequence (never stepped)."""
-    path, case = next(((p, c) for p, c in CASES if c["name"] == "pt_har_lstm__torch_static_ti_fp16"),
-                      (None, None))
-    if case is None:
-        pytest.skip("the HAR TI case is not in ov_real")
+    path, case = _case("pt_har_lstm__torch_static_ti_fp16")
     plans = []
     stepped = []
     monkeypatch.setattr(lifted.LiftedPlan, "_step", lambda *a: stepped.append(a))
@@ -125,13 +129,6 @@ def test_counter_wraps_like_repeated_adds():
             want.append(v)
             v = v + c
     np.testing.assert_array_equal(got, np.stack(want))
-
-
-def _case(name):
-    found = [(p, c) for p, c in CASES if c["name"] == name]
-    if not found:
-        pytest.skip(f"{name} is not in the shared vectors")
-    return found[0]
 
 
 def test_keras_loop_condition_from_its_counters(monkeypatch):

@@ -24,7 +24,7 @@ and warnings come where they always did."""
 from __future__ import annotations
 
 import warnings
-from typing import Any, Dict, List, Optional, Sequence, Set, Tuple
+from typing import Any, List, Optional, Sequence, Set, Tuple
 
 import numpy as np
 
@@ -65,7 +65,8 @@ def _counter_step(program: _Program, result_slot: int, param_slot: int):
         if len(other) != 1 or param_slot not in ins:
             return None
         c = program.template[other[0]]
-        if c is None or c.dtype.kind not in "iu" or c.size != 1 or abs(int(c.reshape(-1)[0])) > 1 << 20:
+        if c is None or c.dtype.kind not in "iu" or c.size != 1 \
+                or abs(int(c.reshape(-1)[0])) > 1 << 20:
             return None
         return c
     return None
