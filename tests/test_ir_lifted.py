@@ -150,3 +150,73 @@ def test_loop_with_a_recurrent_condition_is_stepped(monkeypatch):
     plans = []
     _run(path, case, True, monkeypatch, plans)
     assert plans == [None]
+
+
+def _unary_ti(tmp_path, ops):
+    """A TensorIterator over X [2, 6] (axis 1) whose body adds ``ops``(x_t) to a merged
+    accumulator: ``ops`` is [(type, data, output element type)], applied in turn."""
+    from test_ir import graph, layer, param, pm_in, pm_out, port, result, ti_net, write
+    d = [2, 1]
+    layers = [param(0, "x_t", "f32", d), param(1, "acc_in", "f32", d)]
+    edges, src, et = [], 0, "f32"
+    for k, (typ, data, out_et) in enumerate(ops):
+        lid = 4 + k
+        layers.append(layer(lid, f"op{k}", typ, data=data, ins=[port(0, et, d)],
+                            outs=[port(1, out_et, d)]))
+        edges.append((src, 0 if src == 0 else 1, lid, 0))
+        src, et = lid, out_et
+    layers += [layer(2, "acc", "Add", data={"auto_broadcast": "numpy"},
+                     ins=[port(0, "f32", d), port(1, "f32", d)], outs=[port(2, "f32", d)]),
+               result(3, "f32", d)]
+    edges += [(src, 0 if src == 0 else 1, 2, 0), (1, 0, 2, 1), (2, 2, 3, 0)]
+    pm = pm_in(0, 0, 1) + pm_in(1, 1) + pm_out(2, 3, 1) + pm_out(3, 3)
+    return write(tmp_path, ti_net(pm, body=graph(layers, edges)))
+
+
+def _both_ways(xml, inputs, monkeypatch, planned):
+    plans = []
+
+    def plan_for(program, ti):
+        p = lifted.plan_for(program, ti) if planned else None
+        plans.append(p)
+        return p
+    monkeypatch.setattr(subgraph, "plan_for", plan_for)
+    return read_model(xml)(inputs), plans
+
+
+def test_a_warning_while_lifting_steps_the_body(tmp_path, monkeypatch):
+    """exp overflows in iteration 3 only: lifting Exp over the sequence warns, so the call
+    is stepped and warns there, once, as without the plan."""
+    xml = _unary_ti(tmp_path, [("Exp", None, "f32")])
+    x = np.zeros((2, 6), np.float32)
+    x[1, 3] = 100.0
+    inputs = {"X": x, "A0": np.zeros((2, 1), np.float32)}
+    out = {}
+    for planned in (True, False):
+        with pytest.warns(RuntimeWarning, match="overflow") as record:
+            out[planned], plans = _both_ways(xml, inputs, monkeypatch, planned)
+        assert len(record) == 1 and (plans[0] is not None) == planned
+    for k in out[False]:
+        np.testing.assert_array_equal(out[True][k], out[False][k])
+
+
+def test_an_error_while_lifting_is_raised_by_stepping(tmp_path, monkeypatch):
+    """Convert f32 -> i32 refuses a fractional value in iteration 4: with the plan the
+    error is the one stepping raises (the same message, naming the layer)."""
+    xml = _unary_ti(tmp_path, [("Convert", {"destination_type": "i32"}, "i32"),
+                               ("Convert", {"destination_type": "f32"}, "f32")])
+    x = np.ones((2, 6), np.float32)
+    x[0, 4] = 0.5
+    inputs = {"X": x, "A0": np.zeros((2, 1), np.float32)}
+    msgs = []
+    for planned in (True, False):
+        with pytest.raises(Exception, match="non-integral") as e:
+            _both_ways(xml, inputs, monkeypatch, planned)
+        msgs.append(str(e.value))
+    assert msgs[0] == msgs[1] and "op0" in msgs[0]
+    x[0, 4] = 2.0      # and with integral values the plan gives the stepped result
+    got, plans = _both_ways(xml, inputs, monkeypatch, True)
+    ref, _ = _both_ways(xml, inputs, monkeypatch, False)
+    assert plans[0] is not None and {s[4].type for s in plans[0].lift} == {"Convert"}
+    for k in ref:
+        np.testing.assert_array_equal(got[k], ref[k])
