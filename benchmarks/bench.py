@@ -494,7 +494,7 @@ def goals(shapes, R, torch_ver):
                     add(f"{label}, {r['what']}", None, r["note"])
         med = ir.get("float_median")
         if med:
-            ratios = ", ".join(f"{k.split('__')[0]} {r['ratio']:.2f}x"
+            ratios = ", ".join(f"{k} {r['ratio']:.2f}x"
                                for k, r in ir["float"].items() if "ratio" in r)
             add(f"float IR models vs OpenVINO CPU f32, median of {med['cases']} "
                 f"real-converter IRs {med['goal']}", med["met"], f"{med['ratio']:.2f}x ({ratios})")
