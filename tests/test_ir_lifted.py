@@ -2,20 +2,20 @@
 against the same bodies stepped one iteration at a time (the plan switched off).
 
 Element-wise ops, reshapes and per-iteration fallbacks compute the same float operations
-on the same operands, and a cell run over the whole sequence in C computes what its C
-steps compute, so those TIs must agree bit for bit.  Two things round differently, and
-there the outputs agree within RTOL/ATOL (a few float32 ulp carried through the
-recurrence, the float runners' own tolerance in test_ir_float_rnn): a MatMul by an
-invariant matrix becomes one product over all iterations (BLAS may round it otherwise
-than the per-iteration products), and a cell with more weights than a C step pays for
-steps in numpy, its whole sequence in C."""
+on the same operands, and a cell run over the whole sequence computes what its steps
+compute (in C where the step is in C, with the numpy runner where the step is numpy), so
+the outputs must agree bit for bit.  Only a MatMul by an invariant matrix, which becomes
+one product over all iterations, may round otherwise (BLAS may pick other kernels for a
+matrix than for the per-iteration products): there the outputs agree within RTOL/ATOL
+(a few float32 ulp carried through the recurrence, the float runners' own tolerance in
+test_ir_float_rnn)."""
 import numpy as np
 import pytest
 
 from conftest import SHARED
 
 from mli.ir import lifted, read_model
-from mli.ir.ops import recurrent, subgraph
+from mli.ir.ops import subgraph
 
 RTOL, ATOL = 1e-5, 2e-6
 # float16 outputs (computed in float32): an ulp of float32 apart may round to
@@ -62,8 +62,7 @@ def test_planned_equals_stepped(path, case, monkeypatch):
     plans = []
     got = _run(path, case, True, monkeypatch, plans)
     ref = _run(path, case, False, monkeypatch)
-    batched = any(p and (any(s[4].type == "MatMul" for s in p.lift) or _big_cell(p))
-                  for p in plans)
+    batched = any(p and any(s[4].type == "MatMul" for s in p.lift) for p in plans)
     for k, v in ref.items():
         assert got[k].dtype == v.dtype and got[k].shape == v.shape, k
         if batched:
@@ -78,13 +77,6 @@ def _case(name):
     if not found:
         pytest.skip(f"{name} is not in the shared vectors")
     return found[0]
-
-
-def _big_cell(plan):
-    if plan.cell is None:
-        return False
-    layer = plan.cell[4]
-    return sum(np.prod(p.dims) for p in layer.inputs[-3:-1]) > recurrent._C_STEP_MAX_WEIGHTS
 
 
 def test_har_ti_runs_one_sequence(monkeypatch):

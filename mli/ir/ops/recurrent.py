@@ -165,7 +165,8 @@ def _lstm_cell(layer, a, graph):
             return _compiled_step(compiled, x, (h, c), w, r, b, hs)
         h_new, c_new = lstm_step(acts, clip, hs, x, h, c, w, r, b, p)
         return arr(h_new), arr(c_new)
-    return _with_sequence(fn, check, compiled, 2, hs)
+    runner = (lambda w, r, b: _lstm_runner(hs, clip, w, r, b)) if _default_acts(a, 3) else None
+    return _with_sequence(fn, check, compiled, 2, hs, runner)
 
 
 @register("GRUCell", {"opset3"}, **_cell_spec(["sigmoid", "tanh"],
@@ -184,7 +185,8 @@ def _gru_cell(layer, a, graph):
         if compiled is not None and _c_step_pays(x, w, r):
             return _compiled_step(compiled, x, (h,), w, r, b, hs)[0]
         return arr(gru_step(acts, clip, hs, lbr, x, h, w, r, b))
-    return _with_sequence(fn, check, compiled, 1, hs)
+    runner = (lambda w, r, b: _gru_runner(hs, clip, lbr, w, r, b)) if _default_acts(a, 2) else None
+    return _with_sequence(fn, check, compiled, 1, hs, runner)
 
 
 @register("RNNCell", {"opset1"}, **_cell_spec(["tanh"]))
@@ -201,30 +203,39 @@ def _rnn_cell(layer, a, graph):
         if compiled is not None and _c_step_pays(x, w, r):
             return _compiled_step(compiled, x, (h,), w, r, b, hs)[0]
         return arr(rnn_step(acts, clip, hs, x, h, w, r, b))
-    return _with_sequence(fn, check, compiled, 1, hs)
+    runner = (lambda w, r, b: _rnn_runner(hs, clip, acts[0], w, r, b)) \
+        if _default_acts(a, 1) else None
+    return _with_sequence(fn, check, compiled, 1, hs, runner)
 
 
-def _with_sequence(fn, check, compiled, n_states, hs):
+def _with_sequence(fn, check, compiled, n_states, hs, runner):
     """``fn`` (a cell step) with ``fn.run_sequence(xs, states, *weights, every=False)
     -> (stacks, finals)``: the cell over the steps ``xs [n, B, N]`` from ``states``
     (each [B, M]); ``stacks``: every step's h ``[n, B, M]`` (with ``every``, every
-    step's states), ``finals``: the states after the last step.  float32 with the C
-    runner's spec and only h wanted runs in one C call (the same sums and functions as
-    the C steps: it hoists the input products, which does not change them); otherwise
-    it steps ``fn``.  A TensorIterator / Loop body whose recurrence is only this cell
-    runs it so (mli.ir.lifted); mli.fixed_point's replacement steps have no such
-    attribute."""
+    step's states), ``finals``: the states after the last step.  It computes what
+    stepping ``fn`` computes, bit for bit: where ``fn`` steps in C, one C call for the
+    sequence (it hoists the input products, the same sums) or, for every state, one C
+    step call each; where ``fn`` steps in numpy with the default activations, the numpy
+    runner (the step's operations without its per-step calls); else ``fn`` itself.  A
+    TensorIterator / Loop body whose recurrence is only this cell runs it so
+    (mli.ir.lifted); mli.fixed_point's replacement steps have no such attribute.
+    ``runner(w, r, b)``: the numpy whole-sequence runner, None for other activations."""
     def run_sequence(xs, states, *weights, every=False):
         check(xs[0], *states, *weights)
-        if compiled is not None and len(weights) == 3 and xs.dtype == _F32 and not every:
+        in_c = compiled is not None and len(weights) == 3 and _c_step_pays(xs, *weights[:2])
+        if in_c and not every:
             x = np.ascontiguousarray(np.moveaxis(xs, 0, 1))          # [B, n, N]
             lengths = np.full(x.shape[0], x.shape[1], np.int64)
             w, r, b = weights
             y, *finals = _run_compiled(compiled, x, [s_[:, None] for s_ in states], lengths,
                                        w[None], r[None], b[None], hs)
             return [np.moveaxis(y[:, 0], 1, 0)], [f[:, 0] for f in finals]
-        if compiled is not None and len(weights) == 3 and _c_step_pays(xs, *weights[:2]):
+        if in_c:
             return _compiled_steps(compiled, xs, states, weights, hs)
+        if runner is not None and len(weights) == 3 and not every:
+            ys = np.empty(xs.shape[:2] + (hs,), states[0].dtype)
+            finals = runner(*weights)(np.ascontiguousarray(xs), *states, ys, None)
+            return [ys], list(finals) if n_states > 1 else [finals]
         steps = []
         for x in xs:
             new = fn(x, *states, *weights)
