@@ -118,6 +118,9 @@ class Loop(_SubGraphOp):
         arrays = self._as_arrays((trip_count, execution_condition) + inputs)
         trip = self._trip(arrays[0])
         cond = self._cond(arrays[1], "execution_condition input")
+        planned = getattr(self.body, "run_loop", None)    # an IR body's whole-sequence run
+        if planned is not None and (result := planned(self, arrays)) is not None:
+            return result
         body_in, plans = self._start(arrays)
         run = self.body.run
         concat = [p.internal for p in self._concat]

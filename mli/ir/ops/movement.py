@@ -68,7 +68,8 @@ def _unsqueeze(layer, a, graph):
         ax = [norm_axis(v, rank) for v in vals]
         if len(set(ax)) != len(ax):
             raise IRError(f"repeated Unsqueeze axes {vals}")
-        return np.expand_dims(x, tuple(ax))
+        dims = iter(x.shape)
+        return x.reshape([1 if i in ax else next(dims) for i in range(rank)])
     return fn
 
 
@@ -256,7 +257,8 @@ def _split(layer, a, graph):
         ax = _scalar_axis(axis, x, "Split")
         if x.shape[ax] % n:
             raise IRError(f"axis {ax} of length {x.shape[ax]} does not split into {n} parts")
-        return tuple(np.split(x, n, axis=ax))
+        size, pre = x.shape[ax] // n, (slice(None),) * ax     # the views np.split gives
+        return tuple(x[pre + (slice(k * size, (k + 1) * size),)] for k in range(n))
     return fn
 
 

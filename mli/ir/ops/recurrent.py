@@ -150,15 +150,23 @@ def _lstm_cell(layer, a, graph):
     if layer.version == "opset4" and len(layer.inputs) != 6:
         raise IRError("LSTMCell-4 has 6 inputs")
 
-    def fn(x, h, c, w, r, b, p=None):
+    compiled = _compiled_spec(a, 3, 4, clip, [False])
+
+    def check(x, h, c, w, r, b, p=None):
         _check_cell(hs, 4, x, h, w, r, b)
         if c.shape != h.shape or c.dtype != h.dtype:
             raise IRError(f"cell state {c.dtype}{list(c.shape)} does not match H")
         if p is not None and (p.shape != (3 * hs,) or p.dtype != x.dtype):
             raise IRError(f"peepholes P must be {x.dtype}[{3 * hs}], got {p.dtype}{list(p.shape)}")
+
+    def fn(x, h, c, w, r, b, p=None):
+        check(x, h, c, w, r, b, p)
+        if compiled is not None and p is None and _c_step_pays(x, w, r):
+            return _compiled_step(compiled, x, (h, c), w, r, b, hs)
         h_new, c_new = lstm_step(acts, clip, hs, x, h, c, w, r, b, p)
         return arr(h_new), arr(c_new)
-    return fn
+    runner = (lambda w, r, b: _lstm_runner(hs, clip, w, r, b)) if _default_acts(a, 3) else None
+    return _with_sequence(fn, check, compiled, 2, hs, runner)
 
 
 @register("GRUCell", {"opset3"}, **_cell_spec(["sigmoid", "tanh"],
@@ -167,21 +175,74 @@ def _lstm_cell(layer, a, graph):
 def _gru_cell(layer, a, graph):
     acts, clip, hs = _cell_setup(layer, a, 2)
     lbr = a["linear_before_reset"]
+    compiled = _compiled_spec(a, 2, 3, clip, [False])
+
+    def check(x, h, w, r, b):
+        _check_cell(hs, 3, x, h, w, r, b, 4 if lbr else 3)
 
     def fn(x, h, w, r, b):
-        _check_cell(hs, 3, x, h, w, r, b, 4 if lbr else 3)
+        check(x, h, w, r, b)
+        if compiled is not None and _c_step_pays(x, w, r):
+            return _compiled_step(compiled, x, (h,), w, r, b, hs)[0]
         return arr(gru_step(acts, clip, hs, lbr, x, h, w, r, b))
-    return fn
+    runner = (lambda w, r, b: _gru_runner(hs, clip, lbr, w, r, b)) if _default_acts(a, 2) else None
+    return _with_sequence(fn, check, compiled, 1, hs, runner)
 
 
 @register("RNNCell", {"opset1"}, **_cell_spec(["tanh"]))
 @ports(5)
 def _rnn_cell(layer, a, graph):
     acts, clip, hs = _cell_setup(layer, a, 1)
+    compiled = _compiled_spec(a, 1, 1, clip, [False])
+
+    def check(x, h, w, r, b):
+        _check_cell(hs, 1, x, h, w, r, b)
 
     def fn(x, h, w, r, b):
-        _check_cell(hs, 1, x, h, w, r, b)
+        check(x, h, w, r, b)
+        if compiled is not None and _c_step_pays(x, w, r):
+            return _compiled_step(compiled, x, (h,), w, r, b, hs)[0]
         return arr(rnn_step(acts, clip, hs, x, h, w, r, b))
+    runner = (lambda w, r, b: _rnn_runner(hs, clip, acts[0], w, r, b)) \
+        if _default_acts(a, 1) else None
+    return _with_sequence(fn, check, compiled, 1, hs, runner)
+
+
+def _with_sequence(fn, check, compiled, n_states, hs, runner):
+    """``fn`` (a cell step) with ``fn.run_sequence(xs, states, *weights, every=False)
+    -> (stacks, finals)``: the cell over the steps ``xs [n, B, N]`` from ``states``
+    (each [B, M]); ``stacks``: every step's h ``[n, B, M]`` (with ``every``, every
+    step's states), ``finals``: the states after the last step.  It computes what
+    stepping ``fn`` computes, bit for bit: where ``fn`` steps in C, one C call for the
+    sequence (it hoists the input products, the same sums) or, for every state, one C
+    step call each; where ``fn`` steps in numpy with the default activations, the numpy
+    runner (the step's operations without its per-step calls); else ``fn`` itself.  A
+    TensorIterator / Loop body whose recurrence is only this cell runs it so
+    (mli.ir.lifted); mli.fixed_point's replacement steps have no such attribute.
+    ``runner(w, r, b)``: the numpy whole-sequence runner, None for other activations."""
+    def run_sequence(xs, states, *weights, every=False):
+        check(xs[0], *states, *weights)
+        in_c = compiled is not None and len(weights) == 3 and _c_step_pays(xs, *weights[:2])
+        if in_c and not every:
+            x = np.ascontiguousarray(np.moveaxis(xs, 0, 1))          # [B, n, N]
+            lengths = np.full(x.shape[0], x.shape[1], np.int64)
+            w, r, b = weights
+            y, *finals = _run_compiled(compiled, x, [s_[:, None] for s_ in states], lengths,
+                                       w[None], r[None], b[None], hs)
+            return [np.moveaxis(y[:, 0], 1, 0)], [f[:, 0] for f in finals]
+        if in_c:
+            return _compiled_steps(compiled, xs, states, weights, hs)
+        if runner is not None and len(weights) == 3 and not every:
+            ys = np.empty(xs.shape[:2] + (hs,), states[0].dtype)
+            finals = runner(*weights)(np.ascontiguousarray(xs), *states, ys, None)
+            return [ys], list(finals) if n_states > 1 else [finals]
+        steps = []
+        for x in xs:
+            new = fn(x, *states, *weights)
+            states = new if n_states > 1 else (new,)
+            steps.append(states if every else states[:1])
+        return [np.stack(v) for v in zip(*steps)], list(states)
+    fn.run_sequence = run_sequence
     return fn
 
 
@@ -405,6 +466,23 @@ _C_CELL = {4: "lstm", 3: "gru", 1: "rnn"}     # by number of gates
 _C_ACTS = ("tanh", "sigmoid", "relu")
 
 
+def _default_acts(a, n_acts):
+    """Whether the layer's activations are the op's defaults (RNN: any one of them),
+    without alpha/beta: the whole-sequence runners compute only those."""
+    names = tuple(x.lower() for x in a["activations"][:n_acts])
+    plain = not a["activations_alpha"] and not a["activations_beta"]
+    return plain and (_DEFAULTS[n_acts] is None or names == _DEFAULTS[n_acts])
+
+
+def _compiled_spec(a, n_acts, gates, clip, dirs):
+    """The C runner's spec (float32 with the default activations; RNN: tanh, sigmoid or
+    relu), or None."""
+    act = a["activations"][0].lower() if n_acts == 1 else "tanh"
+    if not _default_acts(a, n_acts) or act not in _C_ACTS:
+        return None
+    return (_C_CELL[gates], act, bool(a.get("linear_before_reset", False)), float(clip), dirs)
+
+
 def _c_array(v, dtype=None):
     return np.ascontiguousarray(v, dtype)
 
@@ -425,6 +503,46 @@ def _run_compiled(spec, x, hstates, lengths, w, r, b, hs):
     return (y, *finals)
 
 
+#: a C step transposes W and R again at every call: beyond about this many weights
+#: that costs more than numpy's products save (measured: 8K weights 0.65x numpy's
+#: time, 20K 1.2x, 130K 3.4x)
+_C_STEP_MAX_WEIGHTS = 12288
+
+
+def _c_step_pays(x, w, r):
+    return x.dtype == _F32 and w.size + r.size <= _C_STEP_MAX_WEIGHTS
+
+
+def _compiled_step(spec, x, states, w, r, b, hs):
+    """One float32 cell step through the C sequence runner (a sequence of one step, so
+    the same arithmetic as the Sequence ops): the new states, each [B, M]."""
+    ones = np.ones(x.shape[0], np.int64)
+    out = _run_compiled(spec, x[:, None], [s[:, None] for s in states], ones, w[None],
+                        r[None], b[None], hs)
+    return tuple(f[:, 0] for f in out[1:])
+
+
+def _compiled_steps(spec, xs, states, weights, hs):
+    """Every step's states of the cell over ``xs [n, B, N]``, each step one C call as
+    :func:`_compiled_step` makes it (the same arithmetic), into preallocated stacks."""
+    cell, act, lbr, clip, dirs = spec
+    xs = np.ascontiguousarray(xs)
+    n, B = xs.shape[:2]
+    w, r, b = (np.ascontiguousarray(v[None]) for v in weights)
+    ones = np.ones(B, np.int64)
+    y = np.empty((B, 1, 1, hs), _F32)
+    out = [np.empty((n, B, 1, hs), _F32) for _ in states]
+    cur = [np.ascontiguousarray(s_[:, None]) for s_ in states]
+    lstm = cell == "lstm"
+    for k in range(n):
+        new = [o[k] for o in out]
+        _core.float_rnn_sequence(cell, act, lbr, clip, dirs, xs[k][:, None], cur[0],
+                                 cur[1] if lstm else None, ones, w, r, b, y, new[0],
+                                 new[1] if lstm else None)
+        cur = new
+    return [o[:, :, 0] for o in out], [o[n - 1, :, 0] for o in out]
+
+
 def _sequence(layer, a, n_acts, gates, n_states, make_step, nb=None, make_runner=None):
     """Builder of a Sequence op: inputs X, initial states, sequence_lengths, W, R, B;
     outputs Y [B, dirs, T, M] and the final states [B, dirs, M].
@@ -434,18 +552,8 @@ def _sequence(layer, a, n_acts, gates, n_states, make_step, nb=None, make_runner
     acts, clip, hs = _cell_setup(layer, a, n_acts)
     dirs = _directions(a)
     nd = len(dirs)
-    names = tuple(x.lower() for x in a["activations"][:n_acts])
-    plain = not a["activations_alpha"] and not a["activations_beta"]
-    if make_runner is not None and plain and (_DEFAULTS[n_acts] is None
-                                              or names == _DEFAULTS[n_acts]):
-        fast = make_runner
-    else:
-        fast = None
-    # float32 with the default activations (RNN: tanh, sigmoid or relu): the C runner
-    compiled = None
-    if fast is not None and (n_acts > 1 or names[0] in _C_ACTS):
-        compiled = (_C_CELL[gates], names[0] if n_acts == 1 else "tanh",
-                    bool(a.get("linear_before_reset", False)), float(clip), dirs)
+    fast = make_runner if make_runner is not None and _default_acts(a, n_acts) else None
+    compiled = _compiled_spec(a, n_acts, gates, clip, dirs) if fast is not None else None
 
     def fn(x, *rest):
         hstates, (lengths, w, r, b) = rest[:n_states], rest[n_states:]

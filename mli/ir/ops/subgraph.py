@@ -11,6 +11,7 @@ from ..errors import ELEMENT_TYPES, IRError, IRUnsupportedError
 from ..registry import (BROADCAST, REQUIRED, arr, choice, element_type, ints, parse_bool,
                         parse_floats, parse_ints, parse_strlist, ports, register)
 from ..registry import axis as norm_axis
+from ..lifted import plan_for
 from ...graph import (BackEdge, ConcatOutput, CurrentIteration, InvariantInput, IRBody,
                       LastIterationOutput, Loop, MergedInput, SlicedInput, TensorIterator)
 
@@ -24,6 +25,7 @@ class _LoopBody(IRBody):
         super().__init__(graph)
         self._invariant = [p.internal for p in inputs if isinstance(p, InvariantInput)]
         self._hoisted = None
+        self._lifted = None
         self._local = threading.local()
 
     def _stack(self):
@@ -35,6 +37,8 @@ class _LoopBody(IRBody):
     def start(self, arrays, inputs):
         """Evaluate the invariant steps for a call on external ``arrays``; False when
         there is nothing to hoist."""
+        if self._lifted:    # the whole-sequence plan runs the invariant steps itself
+            return False
         if self._hoisted is None:
             self._hoisted = self._program.hoisted(self._invariant)
         if not self._hoisted.pre:
@@ -48,6 +52,17 @@ class _LoopBody(IRBody):
 
     def stop(self):
         self._stack().pop()
+
+    def run_tensor_iterator(self, op, arrays):
+        """The TensorIterator's and Loop's driver hook: the op's outputs from the body's
+        whole-sequence plan (planned at the first call, see :mod:`mli.ir.lifted`), or
+        None to step."""
+        plan = self._lifted
+        if plan is None:
+            plan = self._lifted = plan_for(self._program, op) or False
+        return plan.run(arrays) if plan else None
+
+    run_loop = run_tensor_iterator
 
     def run(self, inputs):
         inputs = self.positional(inputs)
