@@ -97,7 +97,28 @@ def _run(argv) -> int:
                     help="MLI 1.1 kernels (mli1, default), MLI 2.0.2's (mli2) or both side by side")
     ap.add_argument("--sa8-per-tensor", action="store_true",
                     help="MLI 2.x sa8: quantize the weights per tensor instead of per gate")
+    ap.add_argument("--scope", choices=["recurrent", "model"], default="recurrent",
+                    help="recurrent (default): only the LSTM/RNN/GRU layers in fixed point; "
+                         "model: every layer on an MLI 1.1 kernel, with S/N per layer")
+    ap.add_argument("--plan", metavar="FILE", help="--scope model: the formats to use (a plan "
+                    "file written by --save-plan, possibly edited)")
+    ap.add_argument("--save-plan", metavar="FILE", help="--scope model: write the plan (formats "
+                    "per layer and tensor, JSON) to FILE (with --kind all: FILE per kind, "
+                    "the kind inserted before the suffix)")
+    ap.add_argument("--margin", type=int, default=0, metavar="BITS",
+                    help="--scope model: frac bits taken off every calibrated format (default 0)")
+    ap.add_argument("--float-ops", default="", metavar="OPS",
+                    help="--scope model: comma-separated op types or layer names to run in "
+                         "float instead of refusing them")
+    ap.add_argument("--json", action="store_true",
+                    help="--scope model: one JSON object on stdout: {\"outputs\": {name: "
+                         "{kind: S/N dB}}, \"layers\": [...]}")
     args = ap.parse_args(argv)
+    if args.scope == "model":
+        return _run_model(ap, args)
+    for opt in ("plan", "save_plan", "json"):
+        if getattr(args, opt):
+            ap.error(f"--{opt.replace('_', '-')} needs --scope model")
     libs = ["mli1", "mli2"] if args.library == "both" else [args.library]
     runs = []
     for lib in libs:
@@ -129,6 +150,71 @@ def _run(argv) -> int:
         print(f"  {'output':<{w}}  " + "  ".join(f"{h:>18}" for h in heads))
         for n in names:
             print(f"  {n:<{w}}  " + "  ".join(f"{table[r][n]:18.2f}" for r in runs))
+    return 0
+
+
+def _run_model(ap, args) -> int:
+    """``--scope model``: every layer on the MLI 1.1 kernels, S/N per output and layer."""
+    import json
+    import math
+
+    from ..fixed_point.errors import FixedPointError
+    from ..fixed_point.plan import Plan
+
+    if args.library != "mli1":
+        ap.error("--scope model runs on the MLI 1.1 kernels (--library mli1)")
+    if args.margin < 0:
+        ap.error("--margin: a non-negative number of frac bits")
+    kinds = _KINDS["mli1"] if args.kind == "all" else [args.kind]
+    if any(k not in _KINDS["mli1"] for k in kinds):
+        ap.error(f"--kind {args.kind} is not an MLI 1.1 kind ({', '.join(_KINDS['mli1'])})")
+    plan = Plan.load(args.plan) if args.plan else None
+    if plan is not None and args.kind == "all":
+        ap.error("--plan fixes the kinds: give no --kind all with it")
+    if plan is not None:
+        kinds = [plan.kind]
+    float_ops = tuple(o.strip() for o in args.float_ops.split(",") if o.strip())
+    model = read_model(args.xml)
+    inputs = _case_inputs(args.xml)
+    try:
+        models = {k: to_fixed_point(model, inputs, k, scope="model", margin=args.margin,
+                                    float_ops=float_ops, plan=plan) for k in kinds}
+    except FixedPointError as e:
+        raise _ToolError(str(e)) from None
+    reports = {k: wm.report(inputs) for k, wm in models.items()}
+    if args.save_plan:
+        for k, wm in models.items():
+            path = Path(args.save_plan)
+            if len(models) > 1:
+                path = path.with_name(f"{path.stem}.{k}{path.suffix}")
+            wm.plan.save(path)
+
+    def num(v):
+        return None if v is None or (isinstance(v, float) and math.isnan(v)) else (
+            "inf" if v == math.inf else round(v, 3) if isinstance(v, float) else v)
+    if args.json:
+        out = {"model": str(args.xml), "scope": "model", "kinds": kinds,
+               "outputs": {n: {k: num(reports[k]["outputs"][n]) for k in kinds}
+                           for n in model.output_names},
+               "layers": [dict(row, kind=k, sn_db=num(row["sn_db"]))
+                          for k in kinds for row in reports[k]["layers"]],
+               "float_ops": next(iter(models.values())).float_ops}
+        print(json.dumps(out))
+        return 0
+    print(f"{args.xml}: every layer on MLI 1.1 kernels, calibrated on its stored inputs "
+          f"{sorted(inputs)}")
+    for k, wm in models.items():
+        print(f"\n[{k}] layers (role = MLI kernel, kind, output format el/frac):")
+        print(wm.summary())
+        print(f"  {'tensor':<44} {'format':>9} {'S/N dB':>8} {'sat':>6} {'headroom':>8}")
+        for row in reports[k]["layers"]:
+            sn = row["sn_db"]
+            mark = "  (float op)" if row["float"] else ""
+            print(f"  {row['tensor']:<44} {row['el'] + '/' + str(row['frac']):>9} "
+                  f"{'-' if sn is None else f'{sn:8.2f}':>8} {row['saturated']:>6} "
+                  f"{'-' if row['headroom_bits'] is None else row['headroom_bits']:>8}{mark}")
+        for name, db in reports[k]["outputs"].items():
+            print(f"  S/N {name:<16} {db:7.2f} dB")
     return 0
 
 

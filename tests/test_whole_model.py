@@ -1,0 +1,276 @@
+"""to_fixed_point(..., scope="model"): every layer of an IR model on the MLI 1.1 kernels,
+the plan file, the per-layer report and goldens, and ``mli fixed-point --scope model``.
+
+Integers are checked exactly against MLI's own kernels called directly on the traced
+inputs (never against numbers this code produced before); S/N figures only against
+floors (they vary with the CPU's float paths)."""
+
+import json
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import mli
+from conftest import child_env, manifest_cases
+from mli.fixed_point import FixedPointError, FixedPointModel, to_fixed_point
+from mli.fixed_point.constants import resolve
+from mli.fixed_point.plan import Plan
+from mli.ir import read_model
+
+OV, CASES = manifest_cases("ov_real", "the OpenVINO real-converter cases (ov_real)")
+CRNN = "pt_kws_crnn__torch_onnx_fp16"          # Conv2d + ReLU + LSTM + Linear + softmax
+LOOP_RNN = "mo_onnx_loop_rnn__mo_newfe_fp32"    # Abs, ReduceMean, Less on data: no kernel
+
+
+def _case(name):
+    model = read_model(OV / f"{name}.xml")
+    z = np.load(OV / f"{name}.npz")
+    return model, {k[4:]: z[k] for k in z.files if k.startswith("in__")}
+
+
+@pytest.fixture(scope="module")
+def crnn():
+    model, inputs = _case(CRNN)
+    return model, inputs, to_fixed_point(model, inputs, "fx16", scope="model")
+
+
+def _weights(model, layer_name, index):
+    layer = next(l for l in model.graph.layers if l.name == layer_name)
+    return np.asarray(resolve(((model.graph,), ()), layer, index, "w"), np.float64)
+
+
+def _t(q, frac):
+    return mli.Tensor(np.ascontiguousarray(q), frac)
+
+
+def _fmt(wm, key):
+    t = wm.plan.tensors[key]
+    return t["el"], t["frac"]
+
+
+# --------------------------------------------------------------------------- layers = MLI's kernels
+def test_crnn_every_layer_is_the_mli_kernel_on_the_traced_inputs(crnn):
+    model, inputs, wm = crnn
+    out, tr = wm.run(inputs, trace=True)
+    static = wm.plan.layers
+    # conv2d_chw (+ its fused bias) on the input quantized by MLI's helper
+    el, fx = _fmt(wm, "input.1:0")
+    x = mli.Tensor.from_float(inputs["input.1"][0], el, fx, saturate=True)
+    (wel, fw) = static["/conv/Conv/WithoutBiases"]["static"]["1"]
+    (bel, fb) = static["/conv/Conv/WithoutBiases"]["static"]["-1"]
+    w = mli.Tensor.from_float(_weights(model, "/conv/Conv/WithoutBiases", 1), wel, fw, saturate=True)
+    b = mli.Tensor.from_float(_weights(model, "/conv/Conv", 1).reshape(-1), bel, fb, saturate=True)
+    cfg = mli.Conv2dConfig(stride_height=1, stride_width=2, padding_top=2, padding_bottom=2,
+                           padding_left=2, padding_right=2)
+    fo = _fmt(wm, "/conv/Conv:0")[1]
+    conv = mli.conv2d_chw_fx16(x, w, b, cfg, out_frac_bits=fo)
+    assert np.array_equal(conv.numpy(), tr["/conv/Conv:0"][0])
+    # relu, permute, view
+    relu = mli.relu_fx16(_t(tr["/conv/Conv:0"].reshape(-1), fo))
+    assert np.array_equal(relu.numpy().reshape(tr["/Relu:0"].shape), tr["/Relu:0"])
+    perm = mli.permute_fx16(_t(tr["/Relu:0"], fo), mli.PermuteConfig(perm_dim=(0, 2, 1, 3)))
+    assert np.array_equal(perm.numpy(), tr["/Transpose:0"])
+    assert np.array_equal(tr["/Reshape:0"], tr["/Transpose:0"].reshape(1, 49, 320))
+    # the last step of the LSTM's output (a sub-tensor), fully_connected + bias, softmax
+    assert np.array_equal(tr["/Gather:0"], tr["Squeeze_1248073:0"][:, -1])
+    fh = _fmt(wm, "/Gather:0")[1]
+    (wel, fw) = static["/fc/Gemm/WithoutBiases"]["static"]["1"]
+    (bel, fb) = static["/fc/Gemm/WithoutBiases"]["static"]["-1"]
+    w = mli.Tensor.from_float(_weights(model, "/fc/Gemm/WithoutBiases", 1), wel, fw, saturate=True)
+    b = mli.Tensor.from_float(_weights(model, "/fc/Gemm", 1).reshape(-1), bel, fb, saturate=True)
+    ff = _fmt(wm, "/fc/Gemm:0")[1]
+    fc = mli.fully_connected_fx16(_t(tr["/Gather:0"][0], fh), w, b, out_frac_bits=ff)
+    assert np.array_equal(fc.numpy(), tr["/fc/Gemm:0"][0])
+    sm = mli.softmax_fx16(_t(tr["/fc/Gemm:0"][0], ff))
+    assert np.array_equal(sm.numpy(), tr["119:0"][0])
+    # the model's output is the last kernel's integers, dequantized
+    assert np.array_equal(out["119"].astype(np.float64), tr["119:0"] * 2.0 ** -15)
+
+
+def test_crnn_quality_floors_per_kind(crnn):
+    model, inputs, wm = crnn
+    floors = {"fx16": 60.0, "fx8w16d": 50.0, "fx8": 25.0}       # dB; measured 72 / 63 / 31
+    for kind, floor in floors.items():
+        w = wm if kind == "fx16" else to_fixed_point(model, inputs, kind, scope="model")
+        rep = w.report(inputs)
+        assert rep["outputs"]["119"] > floor, (kind, rep["outputs"])
+        keys = [row["tensor"] for row in rep["layers"]]
+        assert keys[0] == "input.1:0" or "/conv/Conv:0" in keys
+        assert all(row["saturated"] == 0 for row in rep["layers"])
+        assert all(isinstance(row["headroom_bits"], int) for row in rep["layers"])
+
+
+def test_default_scope_is_recurrent_and_bad_arguments_are_named(crnn):
+    model, inputs, _ = crnn
+    assert isinstance(to_fixed_point(model, inputs, "fx16"), FixedPointModel)
+    with pytest.raises(ValueError, match="scope"):
+        to_fixed_point(model, inputs, scope="everything")
+    with pytest.raises(ValueError, match="margin"):
+        to_fixed_point(model, inputs, scope="model", margin=-1)
+    with pytest.raises(ValueError, match="kinds: no layer 'nope'"):
+        to_fixed_point(model, inputs, scope="model", kinds={"nope": "fx8"})
+    with pytest.raises(ValueError, match="kind"):
+        to_fixed_point(model, inputs, "fx32", scope="model")
+    with pytest.raises(ValueError, match="scope='model' only"):
+        to_fixed_point(model, inputs, margin=1)
+
+
+def test_mixed_kinds_per_layer(crnn):
+    """fx8 convolution, fx8w16d LSTM (MLI's KWS example's mix): the fx8 conv output
+    reaches the fx16 layers through mli_hlp_convert_tensor."""
+    model, inputs, _ = crnn
+    kinds = {"/conv/Conv/WithoutBiases": "fx8", "/conv/Conv": "fx8",
+             "LSTMSequence_1246149": "fx8w16d"}
+    wm = to_fixed_point(model, inputs, "fx16", scope="model", kinds=kinds)
+    assert wm.plan.tensors["/conv/Conv:0"]["el"] == "fx8"
+    assert wm.plan.layers["LSTMSequence_1246149"]["kind"] == "fx8w16d"
+    _, tr = wm.run(inputs, trace=True)
+    assert tr["/conv/Conv:0"].dtype == np.int8 and tr["/Relu:0"].dtype == np.int16
+    src = _fmt(wm, "/conv/Conv:0")
+    dst = _fmt(wm, "/Relu:0")
+    conv = mli.convert_tensor(_t(tr["/conv/Conv:0"].reshape(-1), src[1]), dst[0], dst[1])
+    relu = mli.relu_fx16(conv)
+    assert np.array_equal(relu.numpy().reshape(tr["/Relu:0"].shape), tr["/Relu:0"])
+    assert wm.report(inputs)["outputs"]["119"] > 25.0
+
+
+# --------------------------------------------------------------------------- refusal, float_ops
+def test_refusal_lists_every_op_without_a_kernel_and_float_ops_runs_them():
+    model, inputs = _case(LOOP_RNN)
+    with pytest.raises(FixedPointError) as e:
+        to_fixed_point(model, inputs, scope="model")
+    msg = str(e.value)
+    for op in ("Abs-opset1", "ReduceMean-opset1", "Less-opset1"):
+        assert op in msg
+    assert "\n" not in msg and "float_ops" in msg
+    wm = to_fixed_point(model, inputs, scope="model", float_ops=("Abs", "ReduceMean", "Less"))
+    assert sorted(wm.plan.layers[k]["op"] for k in wm.float_ops) == \
+        ["Abs-opset1", "Less-opset1", "ReduceMean-opset1"]
+    rep = wm.report(inputs)
+    marked = {row["op"] for row in rep["layers"] if row["float"]}
+    assert {"Abs-opset1", "ReduceMean-opset1"} <= marked
+    assert min(rep["outputs"].values()) > 40.0
+
+
+# --------------------------------------------------------------------------- the plan file
+def test_plan_round_trip_edit_and_refusals(crnn, tmp_path):
+    model, inputs, wm = crnn
+    path = tmp_path / "plan.json"
+    wm.plan.save(path)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["plan.json"]
+    d = json.loads(path.read_text())
+    assert d["format"] == "mli-fixed-point-plan" and d["kind"] == "fx16"
+    assert d["tensors"]["/fc/Gemm:0"]["shape"] == [1, 12]
+    again = to_fixed_point(model, inputs, scope="model", plan=path)
+    a, b = wm.run(inputs, trace=True)[1], again.run(inputs, trace=True)[1]
+    assert a.keys() == b.keys() and all(np.array_equal(a[k], b[k]) for k in a)
+    # an edited frac takes effect: the fully connected layer one frac bit lower
+    f = d["tensors"]["/fc/Gemm:0"]["frac"]
+    d["tensors"]["/fc/Gemm/WithoutBiases:0"]["frac"] = f - 1
+    d["tensors"]["/fc/Gemm:0"]["frac"] = f - 1
+    path.write_text(json.dumps(d))
+    edited = to_fixed_point(model, inputs, scope="model", plan=path)
+    assert edited.plan.tensors["/fc/Gemm:0"]["frac"] == f - 1
+    tr = edited.run(inputs, trace=True)[1]
+    sm = mli.softmax_fx16(_t(tr["/fc/Gemm:0"][0], f - 1))
+    assert np.array_equal(sm.numpy(), tr["119:0"][0])
+    # an edited kind
+    d["layers"]["/Relu"]["kind"] = "fx8"
+    d["tensors"]["/Relu:0"]["el"] = "fx8"
+    d["tensors"]["/Relu:0"]["frac"] = 6
+    for k in ("/Transpose:0", "/Reshape:0", "/lstm/Transpose:0", "Transpose_1246108:0"):
+        d["tensors"][k]["el"], d["tensors"][k]["frac"] = "fx8", 6
+    for k in ("/Transpose", "/lstm/Transpose", "Transpose_1246108"):
+        d["layers"][k]["kind"] = "fx8"
+    path.write_text(json.dumps(d))
+    assert to_fixed_point(model, inputs, scope="model", plan=path).run(
+        inputs, trace=True)[1]["/Relu:0"].dtype == np.int8
+    # plans that do not fit, refused naming the tensor / layer
+    bad = json.loads(json.dumps(d))
+    del bad["tensors"]["/Relu:0"]
+    path.write_text(json.dumps(bad))
+    with pytest.raises(FixedPointError, match="tensor '/Relu:0'.*missing"):
+        to_fixed_point(model, inputs, scope="model", plan=path)
+    bad = json.loads(json.dumps(d))
+    bad["tensors"]["/fc/Gemm:0"]["shape"] = [1, 13]
+    path.write_text(json.dumps(bad))
+    with pytest.raises(FixedPointError, match="tensor '/fc/Gemm:0' has shape"):
+        to_fixed_point(model, inputs, scope="model", plan=path)
+    bad = json.loads(json.dumps(d))
+    bad["layers"]["ghost"] = bad["layers"].pop("/Relu")
+    path.write_text(json.dumps(bad))
+    with pytest.raises(FixedPointError, match="layer 'ghost' is not in the model"):
+        to_fixed_point(model, inputs, scope="model", plan=path)
+    bad = json.loads(json.dumps(d))
+    bad["tensors"]["/Relu:0"]["frac"] = 99
+    path.write_text(json.dumps(bad))
+    with pytest.raises(ValueError, match="tensor '/Relu:0': frac"):
+        to_fixed_point(model, inputs, scope="model", plan=path)
+    path.write_text("{not json")
+    with pytest.raises(ValueError, match="not JSON"):
+        Plan.load(path)
+
+
+def test_margin_lowers_the_calibrated_formats(crnn):
+    model, inputs, wm = crnn
+    m2 = to_fixed_point(model, inputs, scope="model", margin=2)
+    assert m2.plan.tensors["/fc/Gemm:0"]["frac"] == wm.plan.tensors["/fc/Gemm:0"]["frac"] - 2
+    assert m2.plan.tensors["119:0"]["frac"] == 15          # softmax: MLI's fixed output
+
+
+# --------------------------------------------------------------------------- every ov_real case
+def test_every_ov_real_case_runs_or_is_refused_in_one_message():
+    """fx16 on every case (the kinds fx8w16d/fx8 on a sample): each runs with an S/N
+    per layer, or is refused naming ops MLI 1.1 has no kernel for."""
+    refused, ran = {}, {}
+    for case in CASES:
+        model, inputs = _case(case["name"])
+        try:
+            wm = to_fixed_point(model, inputs, "fx16", scope="model")
+        except FixedPointError as e:
+            refused[case["name"]] = str(e)
+            continue
+        ran[case["name"]] = min(wm.report(inputs)["outputs"].values())
+    assert set(refused) == {"mo_onnx_loop_early_exit__mo_legacy_fp32",
+                            "mo_onnx_loop_early_exit__mo_newfe_fp32",
+                            "mo_onnx_loop_rnn__mo_legacy_fp32", "mo_onnx_loop_rnn__mo_newfe_fp32"}
+    assert all("no MLI 1.1 kernel for" in m for m in refused.values())
+    assert min(ran.values()) > 50.0, sorted(ran.items(), key=lambda kv: kv[1])[:3]
+
+
+# --------------------------------------------------------------------------- the command
+def _cli(args, cwd):
+    return subprocess.run([sys.executable, "-m", "mli", "fixed-point"] + args, cwd=cwd,
+                          env=child_env(), capture_output=True, text=True, timeout=300)
+
+
+def test_cli_scope_model_json_and_save_plan(tmp_path):
+    plan = tmp_path / "p.json"
+    r = _cli([str(OV / f"{CRNN}.xml"), "--scope", "model", "--kind", "all", "--json",
+              "--save-plan", str(plan)], tmp_path)
+    assert r.returncode == 0, r.stderr
+    d = json.loads(r.stdout)
+    assert set(d["outputs"]) == {"119"} and set(d["outputs"]["119"]) == {"fx16", "fx8w16d", "fx8"}
+    assert d["outputs"]["119"]["fx16"] > 60.0
+    assert {row["kind"] for row in d["layers"]} == {"fx16", "fx8w16d", "fx8"}
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["p.fx16.json", "p.fx8.json",
+                                                          "p.fx8w16d.json"]
+    r = _cli([str(OV / f"{CRNN}.xml"), "--scope", "model", "--plan", str(tmp_path / "p.fx8.json"),
+              "--json"], tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert list(json.loads(r.stdout)["outputs"]["119"]) == ["fx8"]
+
+
+def test_cli_refusal_is_one_line_exit_2(tmp_path):
+    r = _cli([str(OV / f"{LOOP_RNN}.xml"), "--scope", "model"], tmp_path)
+    assert r.returncode == 2 and r.stdout == ""
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1 and "Abs-opset1" in lines[0] and "ReduceMean-opset1" in lines[0]
+    r = _cli([str(OV / f"{LOOP_RNN}.xml"), "--scope", "model", "--float-ops",
+              "Abs,ReduceMean,Less"], tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert "(float op)" in r.stdout
+    r = _cli([str(OV / f"{CRNN}.xml"), "--json"], tmp_path)
+    assert r.returncode == 2 and "--json needs --scope model" in r.stderr
