@@ -158,9 +158,14 @@ def _role(layer, graph, din, dout) -> Optional[str]:
             dil = [int(v) for v in str(_attr(layer, "dilations", "1")).split(",") if v.strip()]
             return "conv2d" if all(d == 1 for d in dil) else None
         return None
-    if t in ("MaxPool", "AvgPool"):
-        return ("maxpool" if t == "MaxPool" else "avepool") \
-            if len(layer.inputs[0].dims) == 4 and din[0] else None
+    if t in ("MaxPool", "AvgPool"):        # MLI's average excludes the padding
+        ok = len(layer.inputs[0].dims) == 4 and din[0] and len(layer.outputs) == 1 and (
+            t == "MaxPool" or _attr(layer, "exclude-pad", "false") == "true"
+            or _attr(layer, "pads_begin", "0,0").replace(" ", "") in ("0,0", "")
+            and _attr(layer, "pads_end", "0,0").replace(" ", "") in ("0,0", ""))
+        dil = str(_attr(layer, "dilations", "1,1")).replace(" ", "")
+        return ("maxpool" if t == "MaxPool" else "avepool") if ok and dil in ("1,1", "1") \
+            else None
     if t == "Pad":
         return "padding2d" if din[0] and _attr(layer, "pad_mode", "constant") == "constant" \
             and not any(din[1:]) else None

@@ -8,13 +8,16 @@ File format (``"format": "mli-fixed-point-plan"``, ``"version": 1``)::
     {"format": "mli-fixed-point-plan", "version": 1, "model": "...", "kind": "fx16",
      "margin": 0, "float_ops": [],
      "layers": {"<layer key>": {"op": "MatMul-opset1", "role": "fully_connected",
-                                "kind": "fx16", "static": {"1": ["fx16", 14]}}},
+                                "kind": "fx16", "static": {"1": ["fx16", 14]}},
+                "<lstm layer>": {..., "cells": [{"x": 12, "w": 15, "b": 14, "c": 11}]}},
      "tensors": {"<layer key>:<output>": {"el": "fx16", "frac": 12, "shape": [1, 12],
                                           "layout": "IR"}}}
 
 A layer key is the layer's name under its enclosing TensorIterator/Loop layers
 (``"outer/inner"``).  Editable: a layer's ``kind``, a tensor's ``frac`` (and ``el``, which
-must be its layer kind's data type), a static input's frac; a plan that does not fit the
+must be its layer kind's data type), a static input's frac (weights ``"1"``, a fused
+bias ``"-1"``), an LSTM / RNN layer's cell formats per direction (input ``x``, weights
+``w``, bias ``b``, cell state ``c``; the state ``h`` is MLI's frac 15 / 7); a plan that does not fit the
 model (a layer or tensor missing or unknown, another op, shape or element type) is
 refused naming the layer or tensor.
 """
@@ -49,6 +52,10 @@ class Plan:
             lp = wm.planner.layers[info.key]
             layers[info.key] = {"op": info.op, "role": info.role, "kind": lp.kind,
                                 "static": {str(i): list(f) for i, f in sorted(lp.static.items())}}
+            if info.role == "recurrent":
+                layers[info.key]["cells"] = [
+                    {k: int(v) for k, v in c.body.fracs.items() if k in ("x", "w", "b", "c")}
+                    for c in wm.cells[id(info.layer)]]
             for k, d in enumerate(info.data_out):
                 key = f"{info.key}:{k}"
                 f = wm.planner.fmt.get(key)
@@ -105,6 +112,12 @@ class Plan:
                                  f"{', '.join(KINDS)}, got {v.get('kind') if isinstance(v, dict) else v!r}")
             for i, f in (v.get("static") or {}).items():
                 _check_fmt(f"{where}: layer {k!r} static input {i}", f)
+            for j, c in enumerate(v.get("cells") or []):
+                if not isinstance(c, dict) or not all(
+                        isinstance(x, int) and not isinstance(x, bool) and 0 <= x <= 31
+                        for x in c.values()):
+                    raise ValueError(f"{where}: layer {k!r} cell {j}: frac bits must be ints "
+                                     f"in 0..31, got {c!r}")
         for k, v in tensors.items():
             if not isinstance(v, dict):
                 raise ValueError(f"{where}: tensor {k!r}: an object expected")
@@ -117,6 +130,11 @@ class Plan:
     # -------------------------------------------------------------- use
     def kinds(self) -> Dict[str, str]:
         return {k: v["kind"] for k, v in self.layers.items()}
+
+    def cell_fracs(self) -> Dict[str, list]:
+        """Per recurrent layer: its cells' frac bits (``x``, ``w``, ``b``, ``c``) per
+        direction."""
+        return {k: v["cells"] for k, v in self.layers.items() if v.get("cells")}
 
     def formats(self) -> Dict[str, tuple]:
         return {k: (v["el"], int(v["frac"])) for k, v in self.tensors.items()}

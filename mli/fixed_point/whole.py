@@ -283,6 +283,9 @@ class WholePlanner:
                             lp.static[i] = (el, frac_for(lo, hi, el))
                         elif out is not None:
                             lp.static[i] = out      # add, sub, max, min: the common format
+            elif info.role == "leaky_relu":
+                lo, hi = self.tap.range(f"{info.key}#1")
+                lp.static[1] = (el, frac_for(lo, hi, el))
             elif info.role == "concat":
                 out = self.fmt.get(tensor_key(info.path, info.layer, 0))
                 for i, d in enumerate(info.data_in):
@@ -535,6 +538,58 @@ class _Steps:
                         out = np.asarray(r.numpy())
                 return dequantize(out, of[1])
             return step_7
+        if role in ("maxpool", "avepool"):
+            dk = "fx16" if el == "fx16" else "fx8"
+            kern = getattr(mli, f"{role}_chw_{dk}")
+            need = self.m.planner._need(info, 0, el)
+            kh, kw = (int(v) for v in layer.attrs["kernel"].split(","))
+            sh, sw = (int(v) for v in layer.attrs.get("strides", "1,1").split(","))
+            dims = tuple(layer.outputs[0].dims)
+
+            def step_pool(x, *rest):
+                qx = self.q_in(info, 0, x, need)
+                b, e = _pads(layer, qx.shape[2:], (kh, kw), (sh, sw))
+                cfg = mli.PoolConfig(kernel_height=kh, kernel_width=kw, stride_height=sh,
+                                     stride_width=sw, padding_top=b[0], padding_bottom=e[0],
+                                     padding_left=b[1], padding_right=e[1])
+                out = np.stack([np.asarray(kern(_tensor(xn, need[1]), cfg).numpy())
+                                for xn in qx])
+                if None not in dims and out.shape != dims:
+                    raise FixedPointError(f"{info.key}: mli_krn_{role}_chw gives "
+                                          f"{list(out.shape)}, the IR declares {list(dims)} "
+                                          f"(rounding_type ceil)")
+                return dequantize(out, need[1])
+            return step_pool
+        if role == "padding2d":
+            dk = "fx16" if el == "fx16" else "fx8"
+            kern = getattr(mli, f"padding2d_chw_{dk}")
+            need = self.m.planner._need(info, 0, el)
+
+            def step_pad(x, pb, pe, *value):
+                qx = self.q_in(info, 0, x, need)
+                pb, pe = (np.asarray(v).reshape(-1).astype(int) for v in (pb, pe))
+                if qx.ndim != 4 or pb[:2].any() or pe[:2].any() or (pb < 0).any() \
+                        or (pe < 0).any() or (value and np.asarray(value[0]).any()):
+                    raise FixedPointError(f"{info.key}: mli_krn_padding2d_chw pads H and W of "
+                                          f"NCHW with zeros; pads {pb.tolist()} {pe.tolist()}")
+                cfg = mli.Padding2dConfig(padding_top=int(pb[2]), padding_bottom=int(pe[2]),
+                                          padding_left=int(pb[3]), padding_right=int(pe[3]))
+                out = np.stack([np.asarray(kern(_tensor(xn, need[1]), cfg).numpy())
+                                for xn in qx])
+                return dequantize(out, need[1])
+            return step_pad
+        if role == "leaky_relu":
+            dk = "fx16" if el == "fx16" else "fx8"
+            kern = getattr(mli, f"leaky_relu_{dk}")
+            need = self.m.planner._need(info, 0, el)
+            sf = lp.static[1]
+
+            def step_leaky(x, slope):
+                qx = self.q_in(info, 0, x, need)
+                qs = self.q_static(info, 1, np.asarray(slope, np.float32).reshape(()), sf)
+                r = kern(_tensor(qx.reshape(-1), need[1]), _tensor(qs.reshape(()), sf[1]))
+                return dequantize(np.asarray(r.numpy()).reshape(qx.shape), r.frac_bits)
+            return step_leaky
         if role == "bias":          # computed by the kernel it is fused into
             j = list(info.data_in).index(True)
 
@@ -549,6 +604,38 @@ class _Steps:
 
 
 # ---------------------------------------------------------------------------- the model
+def _refrac(info, conv, constants, cells, over, kind):
+    """The LSTM / RNN cells of a recurrent layer rebuilt at the frac bits a plan gives
+    (``over``: per direction ``{"x", "w", "b", "c"}``)."""
+    from ..graph.kernel_body import KernelBody
+    from ..tensor import Tensor
+    from .backends.mli1 import _mli_weights
+    from .converters.recurrent import SequenceConverter
+    if len(over) != len(cells):
+        raise FixedPointError(f"plan: layer {info.key!r} has {len(cells)} cell(s), the plan "
+                              f"gives formats for {len(over)}")
+    out = []
+    for d, (qc, fr) in enumerate(zip(cells, over)):
+        if not isinstance(qc.body, KernelBody):
+            raise FixedPointError(f"plan: layer {info.key!r}: only LSTM and RNN cells' formats "
+                                  f"can be set by a plan")
+        W, R, B = (v[d] for v in constants) if isinstance(conv, SequenceConverter) \
+            else constants
+        lstm = qc.body.cell == "lstm"
+        w, b = _mli_weights(lstm, info.layer, W, R, B)
+        wel = WEIGHT_EL[kind]
+        try:
+            body = KernelBody("lstm" if lstm else "rnn",
+                              Tensor.from_float(w, wel, int(fr["w"]), saturate=True),
+                              Tensor.from_float(b, wel, int(fr["b"]), saturate=True),
+                              in_frac=int(fr["x"]), cell_frac=int(fr["c"]) if lstm else None,
+                              kind=kind)
+        except (KeyError, ValueError, TypeError) as e:
+            raise FixedPointError(f"plan: layer {info.key!r} cell {d}: {e}") from None
+        out.append(dataclasses.replace(qc, body=body, notes=qc.notes + ["formats from the plan"]))
+    return out
+
+
 def convert_model(model, calibration_inputs, kind="fx16", *, kinds=None, margin=0,
                   float_ops=(), plan=None) -> "WholeModel":
     """The whole-model conversion (``to_fixed_point(..., scope="model")``)."""
@@ -621,8 +708,11 @@ class WholeModel:
             if info.role == "recurrent":
                 conv, constants, stats = rec[id(info.layer)]
                 k = kinds.get(info.key, self.kind)
-                self.cells[id(info.layer)] = conv.plan(info.layer, constants, stats,
-                                                       self.backends[k])
+                cells = conv.plan(info.layer, constants, stats, self.backends[k])
+                over = loaded.cell_fracs().get(info.key) if loaded is not None else None
+                if over:
+                    cells = _refrac(info, conv, constants, cells, over, k)
+                self.cells[id(info.layer)] = cells
         self.planner = WholePlanner(analysis, self.tap, kinds, margin, self.cells,
                                     loaded.formats() if loaded is not None else None,
                                     loaded.statics() if loaded is not None else None)
