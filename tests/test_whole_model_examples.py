@@ -39,3 +39,41 @@ def test_har_network_layer_by_layer_equals_mli_har(depth, tmp_path):
             assert wm.plan.tensors[key]["frac"] == want.frac_bits, layer
             assert trace[key].dtype == want.numpy().dtype, layer
             assert np.array_equal(trace[key].reshape(want.shape), want.numpy()), layer
+
+
+def test_model_case_crosschecks_firmware_dumps_of_any_layer(tmp_path):
+    """mli crosscheck on a case naming the model and plan: mli har's own layer outputs as
+    the 'firmware' dumps are bit-exact; one planted LSB is found at its layer."""
+    import json
+    import subprocess
+    import sys
+
+    from conftest import child_env
+    from mli.tools.crosscheck import crosscheck
+    from mli.tools.har import load_har, quantize_input, run_har
+    write_har_ir(tmp_path / "har.xml", 16, HAR)
+    model = read_model(tmp_path / "har.xml")
+    x = np.random.default_rng(5).uniform(-1, 1, (128, 9)).astype(np.float32)
+    xq = quantize_input(x, 16)
+    x_exact = (xq.numpy().astype(np.float32) * np.float32(2.0 ** -xq.frac_bits))[None]
+    np.savez(tmp_path / "inputs.npz", x=x_exact)
+    har_plan(to_fixed_point(model, {"x": x_exact}, scope="model"), 16, HAR).save(tmp_path / "plan.json")
+    ref = run_har(xq, 16, "library", model=load_har(HAR, 16))
+    (tmp_path / "fw").mkdir()
+    dumps = {}
+    for layer, key in HAR_LAYERS.items():
+        np.save(tmp_path / "fw" / f"{layer}.npy", ref[layer].numpy())
+        dumps[key] = f"fw/{layer}.npy"
+    case = {"model": "har.xml", "plan": "plan.json", "inputs": "inputs.npz", "dumps": dumps}
+    (tmp_path / "case.json").write_text(json.dumps(case))
+    res = crosscheck(str(tmp_path / "case.json"))
+    assert res.bit_exact and [r.name for r in res.layers] == list(HAR_LAYERS.values())
+    bad = ref["lstm2"].numpy().copy()
+    bad[70, 3] += 1
+    np.save(tmp_path / "fw" / "lstm2.npy", bad)
+    res = crosscheck(str(tmp_path / "case.json"))
+    assert [r.name for r in res.layers if not r.bit_exact] == ["lstm2:0"]
+    assert res.layers[2].report.n_diff == 1
+    r = subprocess.run([sys.executable, "-m", "mli", "crosscheck", str(tmp_path / "case.json")],
+                       cwd=tmp_path / "fw", env=child_env(), capture_output=True, text=True, timeout=300)
+    assert r.returncode == 1 and "lstm2:0" in r.stdout, r.stdout + r.stderr
