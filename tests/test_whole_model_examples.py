@@ -77,3 +77,61 @@ def test_model_case_crosschecks_firmware_dumps_of_any_layer(tmp_path):
     r = subprocess.run([sys.executable, "-m", "mli", "crosscheck", str(tmp_path / "case.json")],
                        cwd=tmp_path / "fw", env=child_env(), capture_output=True, text=True, timeout=300)
     assert r.returncode == 1 and "lstm2:0" in r.stdout, r.stdout + r.stderr
+
+
+KWS = SHARED / "data" / "kws"
+
+
+@pytest.mark.skipif(not (KWS / "model.json").is_file(),
+                    reason=f"KWS example data not found at {KWS} (set MLI_SHARED)")
+def test_kws_network_layer_by_layer_equals_mli_kws(tmp_path):
+    """The KWS example's network (fx8 convolutions, fx16 pooling, fx8w16d LSTM and fully
+    connected: the example's mix of kinds) with its formats as a plan: every layer equals
+    mli kws's network, and the softmax the example's x86 reference."""
+    from mli.fixed_point.examples import KWS_LAYERS, kws_plan, write_kws_ir
+    from mli.tools.kws import network
+    from mli.tools.kws.data import load_model
+    write_kws_ir(tmp_path / "kws.xml", KWS)
+    model = read_model(tmp_path / "kws.xml")
+    ref = np.load(KWS / "x86_reference.npz")
+    feats = ref["features_fx8"]
+
+    def window(n):
+        fx = feats[16 * n:16 * n + 65]
+        return fx, (fx.astype(np.float32) * np.float32(2.0 ** -3))[None, None]
+    calibrated = to_fixed_point(model, {"features": window(0)[1]}, "fx16", scope="model")
+    kws_plan(calibrated, KWS).save(tmp_path / "plan.json")
+    wm = to_fixed_point(model, {"features": window(0)[1]}, scope="model",
+                        plan=tmp_path / "plan.json")
+    assert wm.plan.layers["L1/conv"]["kind"] == "fx8"
+    assert wm.plan.layers["L5/lstm"]["kind"] == "fx8w16d"
+    km = load_model(KWS)
+    for n in (0, 7, 17):
+        fx, x = window(n)
+        want = network.run_network(fx, km)
+        _, trace = wm.run({"features": x}, trace=True)
+        for layer, key in KWS_LAYERS.items():
+            w = want[layer]
+            assert wm.plan.tensors[key]["frac"] == w.frac_bits, layer
+            assert trace[key].dtype == w.numpy().dtype, layer
+            assert np.array_equal(trace[key].reshape(w.shape), w.numpy()), (n, layer)
+        assert np.array_equal(trace["L6/softmax:0"][0], ref["softmax_q15"][n])
+
+
+def test_float_prelu_and_avgpool_ops():
+    """The two float IR ops the KWS model needs (PRelu-1, AvgPool-1) against numpy."""
+    import mli.ir.registry as reg
+    from mli.ir.graph import Layer, Port
+
+    def build(typ, attrs, n_in):
+        layer = Layer(0, "t", typ, "opset1", attrs, tuple(Port(i, "f32", ()) for i in range(n_in)),
+                      (Port(n_in, "f32", ()),))
+        return reg.build(layer, None)
+    x = np.random.default_rng(0).normal(size=(2, 3, 4, 5)).astype(np.float32)
+    prelu = build("PRelu", {}, 2)
+    assert np.array_equal(prelu(x, np.array([0.25], np.float32)), np.where(x < 0, x * np.float32(0.25), x))
+    pool = build("AvgPool", {"kernel": "2,2", "strides": "2,1", "pads_begin": "0,0",
+                             "pads_end": "0,0", "exclude-pad": "true"}, 1)
+    want = np.stack([np.stack([x[:, :, 2 * i:2 * i + 2, j:j + 2].mean(axis=(2, 3)) for j in range(4)], -1)
+                     for i in range(2)], -2)
+    assert np.allclose(pool(x), want, rtol=1e-6, atol=1e-7)

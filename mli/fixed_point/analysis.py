@@ -32,6 +32,7 @@ ROLES = {
     "fully_connected": "mli_krn_fully_connected",
     "bias": "fused into the preceding fully_connected / conv2d",
     "conv2d": "mli_krn_conv2d_chw",
+    "depthwise_conv2d": "mli_krn_depthwise_conv2d_chw",
     "eltwise_add": "mli_krn_eltwise_add", "eltwise_sub": "mli_krn_eltwise_sub",
     "eltwise_mul": "mli_krn_eltwise_mul", "eltwise_max": "mli_krn_eltwise_max",
     "eltwise_min": "mli_krn_eltwise_min",
@@ -154,9 +155,15 @@ def _role(layer, graph, din, dout) -> Optional[str]:
     if t == "Concat":
         return "concat"
     if t in ("Convolution", "GroupConvolution"):
-        if t == "Convolution" and din[0] and not din[1] and len(layer.inputs[0].dims) in (3, 4):
-            dil = [int(v) for v in str(_attr(layer, "dilations", "1")).split(",") if v.strip()]
-            return "conv2d" if all(d == 1 for d in dil) else None
+        dil = [int(v) for v in str(_attr(layer, "dilations", "1")).split(",") if v.strip()]
+        if not (din[0] and not din[1] and all(d == 1 for d in dil)):
+            return None
+        if t == "Convolution" and len(layer.inputs[0].dims) in (3, 4):
+            return "conv2d"
+        wd = layer.inputs[1].dims          # [G, Cout/G, Cin/G, KH, KW]: depthwise
+        if t == "GroupConvolution" and len(wd) == 5 and wd[1] == 1 and wd[2] == 1 \
+                and len(layer.inputs[0].dims) == 4 and layer.inputs[0].dims[1] == wd[0]:
+            return "depthwise_conv2d"
         return None
     if t in ("MaxPool", "AvgPool"):        # MLI's average excludes the padding
         ok = len(layer.inputs[0].dims) == 4 and din[0] and len(layer.outputs) == 1 and (
@@ -281,7 +288,7 @@ def _fuse_bias(infos, by_layer):
     """An Add of a static bias right after a fully_connected / conv2d (its only consumer)
     is fused into it (the kernels take a bias)."""
     for info in infos:
-        if info.role not in ("fully_connected", "conv2d"):
+        if info.role not in ("fully_connected", "conv2d", "depthwise_conv2d"):
             continue
         layer, g = info.layer, info.graph
         cons = g.consumers(layer.id, layer.outputs[0].id)
@@ -300,6 +307,6 @@ def _fuse_bias(infos, by_layer):
         size = int(np.prod([d for d in dims])) if None not in dims else -1
         if size != n_out:
             continue
-        if info.role == "conv2d" and len(dims) >= 2 and dims[1] != n_out:
+        if info.role != "fully_connected" and len(dims) >= 2 and dims[1] != n_out:
             continue
         add.role, add.fused_into, info.bias = "bias", info, add

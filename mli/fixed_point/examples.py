@@ -16,7 +16,7 @@ from typing import Any, Dict, List, Tuple
 
 import numpy as np
 
-__all__ = ["write_har_ir", "har_plan", "HAR_LAYERS", "har_kind"]
+__all__ = ["write_har_ir", "har_plan", "HAR_LAYERS", "har_kind", "write_kws_ir", "kws_plan", "KWS_LAYERS"]
 
 _OV_FROM_MLI = [2, 0, 1, 3]     # OpenVINO gate blocks f, i, c, o from MLI's i, g, f, o
 
@@ -171,3 +171,108 @@ def har_plan(wm, depth=16, data_dir=None):
         layers[name]["cells"] = cells
     d["kind"] = kind
     return Plan.from_dict(d, "HAR plan")
+
+
+#: mli kws's layer output -> the tensor of :func:`write_kws_ir`'s model that holds it
+KWS_LAYERS = {"L1_conv_lrelu": "L1/lrelu:0", "L2a_dw_lrelu": "L2a/lrelu:0",
+              "L2b_pw_lrelu": "L2b/lrelu:0", "L3a_dw_lrelu": "L3a/lrelu:0",
+              "L3b_pw_lrelu": "L3b/lrelu:0", "L4a_dw_lrelu": "L4a/lrelu:0",
+              "L4b_pw_lrelu": "L4b/lrelu:0", "avepool": "L5/avepool:0", "permute": "L5/permute:0",
+              "lstm_out": "L5/lstm:1", "fc_out": "L6/add:0", "softmax_out": "L6/softmax:0"}
+_KWS_CONV = (("L1", "L1_conv", 2), ("L2a", "L2a_conv_dw", 1), ("L2b", "L2b_conv_pw", 1),
+             ("L3a", "L3a_conv_dw", 1), ("L3b", "L3b_conv_pw", 1), ("L4a", "L4a_conv_dw", 1),
+             ("L4b", "L4b_conv_pw", 1))
+
+
+def write_kws_ir(xml_path, data_dir=None) -> Dict[str, Any]:
+    """Write the KWS example's network (``mli kws``: a conv, three depthwise + pointwise
+    pairs, each with a leaky ReLU; average pooling over the mel bins, permute, LSTM
+    (its last step), fully connected, softmax) as an IR: input ``features``
+    [1, 1, 65, 13] (NCHW), output ``scores`` [1, 12].  Weights: the example's integers
+    times ``2^-frac``.  Returns the example's frac bits and :data:`KWS_LAYERS`."""
+    from ..tools.kws.data import load_model
+    m = load_model(data_dir)
+    c = {k: v.numpy().astype(np.float64) * 2.0 ** -v.frac_bits for k, v in m.coef.items()}
+    slope = float(m.slope.numpy()) * 2.0 ** -m.slope.frac_bits
+    ir = _IR("kws")
+    src = _out(ir.layer("features", "Parameter", [], [(1, 1, 65, 13)],
+                        {"shape": "1,1,65,13", "element_type": "f32"}), 0, (1, 1, 65, 13))
+    shape = (1, 65, 13)
+    for name, prefix, stride in _KWS_CONV:
+        w = c[prefix + "_wt"]
+        dw = "_dw" in prefix
+        kh, kw = w.shape[2:]
+        ho, wo = -(-(shape[1] - kh + 1) // stride), shape[2] - kw + 1
+        out = (1, 64, ho, wo)
+        attrs = {"strides": f"{stride},1", "dilations": "1,1", "pads_begin": "0,0",
+                 "pads_end": "0,0", "auto_pad": "explicit"}
+        if dw:
+            conv = ir.layer(f"{name}/conv", "GroupConvolution",
+                            [src, ir.const(f"{name}/w", w.reshape(64, 1, 1, kh, kw))], [out], attrs)
+        else:
+            conv = ir.layer(f"{name}/conv", "Convolution", [src, ir.const(f"{name}/w", w)],
+                            [out], attrs)
+        add = ir.layer(f"{name}/add", "Add", [_out(conv, 2, out), ir.const(
+            f"{name}/b", c[prefix + "_bias"].reshape(1, 64, 1, 1))], [out])
+        lrelu = ir.layer(f"{name}/lrelu", "PRelu", [_out(add, 2, out), ir.const(
+            f"{name}/slope", np.array([slope], np.float32))], [out])
+        src, shape = _out(lrelu, 2, out), out[1:]
+    T = shape[1]
+    pool = ir.layer("L5/avepool", "AvgPool", [src], [(1, 64, T, 1)],
+                    {"kernel": "1,5", "strides": "1,1", "pads_begin": "0,0", "pads_end": "0,0",
+                     "exclude-pad": "true", "rounding_type": "floor", "auto_pad": "explicit"})
+    perm = ir.layer("L5/permute", "Transpose", [_out(pool, 1, (1, 64, T, 1)), ir.const(
+        "L5/perm", np.array([0, 2, 3, 1], np.int64))], [(1, T, 1, 64)])
+    seq = ir.layer("L5/seq", "Reshape", [_out(perm, 2, (1, T, 1, 64)), ir.const(
+        "L5/shape", np.array([1, T, 64], np.int64))], [(1, T, 64)], {"special_zero": "false"})
+    W, R, B = _lstm_weights(c["L5_lstm_wt"], c["L5_lstm_bias"], 64)
+    zeros = np.zeros((1, 1, 32), np.float32)
+    lstm = ir.layer("L5/lstm", "LSTMSequence", [
+        _out(seq, 2, (1, T, 64)), ir.const("L5/h0", zeros), ir.const("L5/c0", zeros),
+        ir.const("L5/len", np.array([T], np.int64)), ir.const("L5/W", W), ir.const("L5/R", R),
+        ir.const("L5/B", B)], [(1, 1, T, 32), (1, 1, 32), (1, 1, 32)],
+        {"hidden_size": 32, "direction": "forward", "activations": "sigmoid,tanh,tanh",
+         "activations_alpha": "", "activations_beta": "", "clip": "0"}, ver="opset5")
+    last = ir.layer("L5/last", "Reshape", [_out(lstm, 8, (1, 1, 32)), ir.const(
+        "L5/last_shape", np.array([1, 32], np.int64))], [(1, 32)], {"special_zero": "false"})
+    fc = ir.layer("L6/matmul", "MatMul", [_out(last, 2, (1, 32)), ir.const("L6/w", c["L6_fc_wt"])],
+                  [(1, 12)], {"transpose_a": "false", "transpose_b": "true"})
+    fcb = ir.layer("L6/add", "Add", [_out(fc, 2, (1, 12)), ir.const("L6/b", c["L6_fc_bias"])],
+                   [(1, 12)])
+    sm = ir.layer("L6/softmax", "SoftMax", [_out(fcb, 2, (1, 12))], [(1, 12)], {"axis": "1"})
+    ir.layer("scores", "Result", [_out(sm, 1, (1, 12))], [])
+    ir.write(xml_path)
+    return {"frac": dict(m.frac), "layers": dict(KWS_LAYERS)}
+
+
+def kws_plan(wm, data_dir=None):
+    """The plan of :func:`write_kws_ir`'s model with the KWS example's formats and kinds
+    (fx8 convolutions and leaky ReLUs, fx16 pooling / permute / softmax, fx8w16d LSTM and
+    fully connected): a copy of ``wm.plan`` with every format replaced."""
+    from ..tools.kws.data import load_model
+    from .plan import Plan
+    f = load_model(data_dir).frac
+    d = wm.plan.to_dict()
+    t, layers = d["tensors"], d["layers"]
+    t["features:0"].update(el="fx8", frac=f["input_features"])
+    for name, prefix, _ in _KWS_CONV:
+        for k in (f"{name}/conv", f"{name}/add", f"{name}/lrelu"):
+            layers[k]["kind"] = "fx8"
+            t[f"{k}:0"].update(el="fx8", frac=f[prefix + "_out"])
+        layers[f"{name}/conv"]["static"] = {"1": ["fx8", f[prefix + "_wt"]],
+                                            "-1": ["fx8", f[prefix + "_bias"]]}
+        layers[f"{name}/lrelu"]["static"] = {"1": ["fx8", f["leaky_relu_slope"]]}
+    for k in ("L5/avepool", "L5/permute", "L5/seq", "L6/softmax"):
+        layers[k]["kind"] = "fx16"
+        t[f"{k}:0"].update(el="fx16", frac=f["softmax_out"] if k == "L6/softmax"
+                           else f["fx16_after_convert"])
+    for k in ("L5/lstm", "L5/last", "L6/matmul", "L6/add"):
+        layers[k]["kind"] = "fx8w16d"
+    for k, v in (("L5/lstm:0", 15), ("L5/lstm:1", 15), ("L5/lstm:2", f["L5_lstm_cell"]),
+                 ("L5/last:0", 15), ("L6/matmul:0", f["L6_fc_out"]), ("L6/add:0", f["L6_fc_out"])):
+        t[k].update(el="fx16", frac=v)
+    layers["L5/lstm"]["cells"] = [{"x": f["fx16_after_convert"], "w": f["L5_lstm_wt"],
+                                   "b": f["L5_lstm_bias"], "c": f["L5_lstm_cell"]}]
+    layers["L6/matmul"]["static"] = {"1": ["fx8", f["L6_fc_wt"]], "-1": ["fx8", f["L6_fc_bias"]]}
+    d["kind"] = "fx8w16d"
+    return Plan.from_dict(d, "KWS plan")

@@ -63,7 +63,7 @@ class Plan:
                     tensors[key] = {"el": f[0], "frac": int(f[1]),
                                     "shape": list(wm.tap.shape.get(key, ())),
                                     "layout": "NCHW (CHW per batch item)"
-                                    if info.role == "conv2d" else "IR"}
+                                    if info.role in ("conv2d", "depthwise_conv2d") else "IR"}
         # model / body inputs quantized by their consumers
         for key, f in wm.planner.fmt.items():
             if key not in tensors:

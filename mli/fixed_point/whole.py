@@ -55,6 +55,8 @@ from .registry import converter_for
 __all__ = ["compile_all", "WholeModel", "convert_model"]
 
 Fmt = Tuple[str, int]       # (element type "fx8"/"fx16", frac bits)
+#: roles whose output keeps the format their input is converted to
+_SAME_FMT = ("relu", "leaky_relu", "permute", "maxpool", "avepool", "padding2d")
 
 
 def compile_all(graph, make_step, path=()):
@@ -194,7 +196,7 @@ class WholePlanner:
         kind = self._kind(info)
         el = DATA_EL[kind]
         role = info.role
-        if role in ("fully_connected", "conv2d"):
+        if role in ("fully_connected", "conv2d", "depthwise_conv2d"):
             return self._cal(tensor_key(info.bias.path, info.bias.layer, 0), el) \
                 if info.bias is not None else self._cal(key, el)
         if role == "bias" and info.fused_into is not None:
@@ -249,6 +251,9 @@ class WholePlanner:
             return None
         if f[0] == el:
             return f
+        own = tensor_key(info.path, info.layer, 0)
+        if i == 0 and own in self.fixed and self.fixed[own][0] == el and info.role in _SAME_FMT:
+            return self.fixed[own]          # the plan's format of this pass-through layer
         src, sport = info.graph.producer(info.layer.id, info.layer.inputs[i].id)
         k = [q.id for q in src.outputs].index(sport.id)
         lo, hi = self.tap.range(tensor_key(info.path, src, k))
@@ -262,7 +267,7 @@ class WholePlanner:
                 if d:
                     self.out_fmt(info.graph, info.path, info.layer, k)
             el, wel = DATA_EL[kind], WEIGHT_EL[kind]
-            if info.role in ("fully_connected", "conv2d"):
+            if info.role in ("fully_connected", "conv2d", "depthwise_conv2d"):
                 w = self.tap.static[f"{info.key}#1"]
                 fw = frac_for(w.min(), w.max(), wel)
                 lp.static[1] = (wel, fw)
@@ -400,8 +405,8 @@ class _Steps:
                        for r in rows]
                 return dequantize(_ints(res, qx.shape[:-1] + (M,)), of[1])
             return step_1
-        if role == "conv2d":
-            conv = getattr(mli, f"conv2d_chw_{kind}")
+        if role in ("conv2d", "depthwise_conv2d"):
+            conv = getattr(mli, f"{role}_chw_{kind}")
             need = self.m.planner._need(info, 0, el)
             bias_fmt = lp.static.get(-1)
             bias_val = None
@@ -412,6 +417,8 @@ class _Steps:
 
             def step_2(x, w):
                 w = np.asarray(w)
+                if role == "depthwise_conv2d":          # [C, 1, 1, KH, KW] -> [C, 1, KH, KW]
+                    w = w.reshape((w.shape[0], 1) + w.shape[3:])
                 one_d = w.ndim == 3
                 qw = self.q_static(info, 1, w, lp.static[1])
                 if one_d:
