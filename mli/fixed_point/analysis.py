@@ -170,8 +170,8 @@ def _role(layer, graph, din, dout) -> Optional[str]:
             t == "MaxPool" or _attr(layer, "exclude-pad", "false") == "true"
             or _attr(layer, "pads_begin", "0,0").replace(" ", "") in ("0,0", "")
             and _attr(layer, "pads_end", "0,0").replace(" ", "") in ("0,0", ""))
-        dil = str(_attr(layer, "dilations", "1,1")).replace(" ", "")
-        return ("maxpool" if t == "MaxPool" else "avepool") if ok and dil in ("1,1", "1") \
+        pdil = str(_attr(layer, "dilations", "1,1")).replace(" ", "")
+        return ("maxpool" if t == "MaxPool" else "avepool") if ok and pdil in ("1,1", "1") \
             else None
     if t == "Pad":
         return "padding2d" if din[0] and _attr(layer, "pad_mode", "constant") == "constant" \
