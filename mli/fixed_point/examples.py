@@ -138,7 +138,7 @@ def write_har_ir(xml_path, depth=16, data_dir=None) -> Dict[str, Any]:
     return {"frac": dict(m.frac), "layers": dict(HAR_LAYERS)}
 
 
-def har_plan(wm, depth=16, data_dir=None):
+def har_plan(wm, depth=16, data_dir=None) -> Any:
     """The plan of a whole-model conversion of :func:`write_har_ir`'s model with the HAR
     example's formats of ``depth`` (``model.json``): a copy of ``wm.plan`` (any
     calibration) with every format replaced by the example's."""
@@ -245,7 +245,7 @@ def write_kws_ir(xml_path, data_dir=None) -> Dict[str, Any]:
     return {"frac": dict(m.frac), "layers": dict(KWS_LAYERS)}
 
 
-def kws_plan(wm, data_dir=None):
+def kws_plan(wm, data_dir=None) -> Any:
     """The plan of :func:`write_kws_ir`'s model with the KWS example's formats and kinds
     (fx8 convolutions and leaky ReLUs, fx16 pooling / permute / softmax, fx8w16d LSTM and
     fully connected): a copy of ``wm.plan`` with every format replaced."""
