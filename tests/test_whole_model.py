@@ -274,3 +274,24 @@ def test_cli_refusal_is_one_line_exit_2(tmp_path):
     assert "(float op)" in r.stdout
     r = _cli([str(OV / f"{CRNN}.xml"), "--json"], tmp_path)
     assert r.returncode == 2 and "--json needs --scope model" in r.stderr
+
+
+def test_cli_dataset_labels_accuracy_confusion(tmp_path):
+    model, inputs = _case(CRNN)
+    x = inputs["input.1"]
+    xs = np.stack([x, x * 0.5, -x, x[:, :, ::-1].copy()])
+    labels = np.array([int(np.argmax(model({"input.1": s})["119"])) for s in xs])
+    np.savez(tmp_path / "data.npz", **{"input.1": xs, "labels": labels})
+    r = _cli([str(OV / f"{CRNN}.xml"), "--scope", "model", "--kind", "fx16", "--dataset",
+              str(tmp_path / "data.npz"), "--json"], tmp_path)
+    assert r.returncode == 0, r.stderr
+    d = json.loads(r.stdout)
+    assert d["samples"] == 4 and d["accuracy"]["fx16"]["float"] == 1.0      # labels = float classes
+    conf = np.array(d["confusion"]["fx16"])
+    assert conf.sum() == 4 and np.trace(conf) == round(4 * d["accuracy"]["fx16"]["fixed"])
+    assert d["agreement"]["fx16"] == d["accuracy"]["fx16"]["fixed"]
+    r = _cli([str(OV / f"{CRNN}.xml"), "--scope", "model", "--labels", "labels"], tmp_path)
+    assert r.returncode == 2 and "--labels, --output and --jobs need --dataset" in r.stderr
+    r = _cli([str(OV / f"{CRNN}.xml"), "--scope", "model", "--dataset", str(tmp_path / "data.npz"),
+              "--labels", "nope"], tmp_path)
+    assert r.returncode == 2 and "--labels" in r.stderr and "'nope'" in r.stderr

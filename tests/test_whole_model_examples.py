@@ -135,3 +135,35 @@ def test_float_prelu_and_avgpool_ops():
     want = np.stack([np.stack([x[:, :, 2 * i:2 * i + 2, j:j + 2].mean(axis=(2, 3)) for j in range(4)], -1)
                      for i in range(2)], -2)
     assert np.allclose(pool(x), want, rtol=1e-6, atol=1e-7)
+
+
+def test_har_data_set_accuracy_and_confusion_equal_mli_har(tmp_path, monkeypatch):
+    """report(dataset, labels=...) on the HAR test set through the example's formats: the
+    fixed-point accuracy is mli har's (library layer 3), the confusion matrix holds every
+    sample; --jobs on worker processes gives the same report."""
+    from mli.io import read_idx
+    from mli.tools.har import accuracy, load_har, quantize_input
+    write_har_ir(tmp_path / "har.xml", 16, HAR)
+    model = read_model(tmp_path / "har.xml")
+    tests = read_idx(HAR / "small_test_base" / "tests.idx")
+    labels = read_idx(HAR / "small_test_base" / "labels.idx").astype(np.int64)
+    xs = np.stack([quantize_input(t, 16).numpy() for t in tests]).astype(np.float32) * np.float32(2.0 ** -13)
+    x0 = {"x": xs[:1]}
+    wm = to_fixed_point(model, x0, scope="model",
+                        plan=har_plan(to_fixed_point(model, x0, scope="model"), 16, HAR))
+    rep = wm.report({"x": xs}, labels=labels)
+    correct, total, _ = accuracy(load_har(HAR, 16), "library", HAR)
+    assert rep["samples"] == total == len(labels)
+    assert rep["accuracy"]["fixed"] == correct / total
+    conf = np.array(rep["confusion"])
+    assert conf.sum() == total and np.trace(conf) == correct
+    assert 0.0 <= rep["accuracy"]["float"] <= 1.0 and 0.0 <= rep["agreement"] <= 1.0
+    assert [row["tensor"] for row in rep["layers"]][-1] == "fc4/add:0"
+    monkeypatch.setenv("MLI_JOBS_PROCESSES", "1")
+    rep2 = wm.report({"x": xs}, labels=labels, jobs=2)
+    assert rep2["confusion"] == rep["confusion"] and rep2["accuracy"] == rep["accuracy"]
+    assert [r["saturated"] for r in rep2["layers"]] == [r["saturated"] for r in rep["layers"]]
+    with pytest.raises(ValueError, match="labels: 3 labels for 30 samples"):
+        wm.report({"x": xs}, labels=labels[:3])
+    with pytest.raises(ValueError, match="dataset: 'y' is not a model input"):
+        wm.report({"y": xs}, labels=labels)

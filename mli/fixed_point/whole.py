@@ -820,11 +820,32 @@ class WholeModel:
                 if "#" not in k}
         return out, vals
 
-    def report(self, inputs=None, /, **named) -> dict:
-        """Quality against the float model on one input set: ``{"outputs": {name: S/N dB},
-        "layers": [per data tensor in graph order: key, op, role, kind, format, S/N dB,
-        saturated elements, headroom bits, float]}``.  Both models start from their
-        initial ReadValue/Assign state (a stateful model's state is reset)."""
+    def report(self, inputs=None, /, *, labels=None, output=None, jobs=1, progress=None,
+               **named) -> dict:
+        """Quality against the float model.
+
+        On one input set (a dict, or keyword arrays): ``{"outputs": {name: S/N dB},
+        "layers": [per data tensor in graph order: tensor, op, role, kind, el, frac,
+        sn_db, saturated (elements whose float value is beyond the format), elements,
+        headroom_bits (whole bits between the largest |float value| and the format's
+        largest value), float (a float op)]}``.
+
+        On a data set (a list of input dicts, or ``labels=`` given: a dict of arrays
+        whose first axis indexes the samples): the same summed over the samples
+        (S/N of the summed powers, saturated elements summed, headroom of the largest
+        value), plus ``"samples"`` and, with ``labels`` (one class index per sample),
+        ``"accuracy": {"float", "fixed"}`` (argmax of ``output``, default the first
+        output), ``"agreement"`` (float and fixed point choose the same class) and
+        ``"confusion"`` (rows: label, columns: fixed-point class).  ``jobs`` > 1 runs
+        the samples on worker processes (each rebuilds the model from its file and this
+        plan; the same results); ``progress``: a bar on stderr (default: when it is a
+        terminal).
+
+        Both models start every sample from their initial ReadValue/Assign state."""
+        if labels is not None or isinstance(inputs, (list, tuple)) and inputs and \
+                isinstance(inputs[0], dict):
+            from .report import dataset_report
+            return dataset_report(self, inputs, labels, output, jobs, progress)
         from .report import layer_report
         self._float.reset_state()       # both from their initial ReadValue/Assign state
         self._fixed.reset_state()

@@ -13,6 +13,7 @@ from ..fixed_point import to_fixed_point
 from ..io.limits import limit_text, max_array_bytes
 from ..io.npz import npz_keys, read_npz
 from ..ir import read_model
+from .jobs import jobs_arg
 
 __all__ = ["main"]
 
@@ -110,13 +111,23 @@ def _run(argv) -> int:
     ap.add_argument("--float-ops", default="", metavar="OPS",
                     help="--scope model: comma-separated op types or layer names to run in "
                          "float instead of refusing them")
+    ap.add_argument("--dataset", metavar="DATA.npz",
+                    help="--scope model: a data set (one array per model input, first axis = "
+                         "samples) to report on instead of the case's stored inputs")
+    ap.add_argument("--labels", metavar="KEY|FILE.npy",
+                    help="--dataset: the class of each sample (an array of DATA.npz, default "
+                         "'labels' when it has one, or a .npy file): adds accuracy and confusion")
+    ap.add_argument("--output", metavar="NAME", help="--labels: the model output holding the "
+                    "class scores (default: the first)")
+    ap.add_argument("--jobs", type=jobs_arg, default=1, metavar="N",
+                    help="--dataset: N worker processes (0: every core)")
     ap.add_argument("--json", action="store_true",
                     help="--scope model: one JSON object on stdout: {\"outputs\": {name: "
                          "{kind: S/N dB}}, \"layers\": [...]}")
     args = ap.parse_args(argv)
     if args.scope == "model":
         return _run_model(ap, args)
-    for opt in ("plan", "save_plan", "json"):
+    for opt in ("plan", "save_plan", "json", "dataset", "labels", "output"):
         if getattr(args, opt):
             ap.error(f"--{opt.replace('_', '-')} needs --scope model")
     libs = ["mli1", "mli2"] if args.library == "both" else [args.library]
@@ -181,7 +192,15 @@ def _run_model(ap, args) -> int:
                                     float_ops=float_ops, plan=plan) for k in kinds}
     except FixedPointError as e:
         raise _ToolError(str(e)) from None
-    reports = {k: wm.report(inputs) for k, wm in models.items()}
+    data, labels = _dataset(args) if args.dataset else (None, None)
+    if data is None:
+        if args.labels or args.output or args.jobs != 1:
+            ap.error("--labels, --output and --jobs need --dataset")
+        reports = {k: wm.report(inputs) for k, wm in models.items()}
+    else:
+        reports = {k: wm.report(data, labels=labels, output=args.output, jobs=args.jobs,
+                                progress=None if not args.json else False)
+                   for k, wm in models.items()}
     if args.save_plan:
         for k, wm in models.items():
             path = Path(args.save_plan)
@@ -199,6 +218,12 @@ def _run_model(ap, args) -> int:
                "layers": [dict(row, kind=k, sn_db=num(row["sn_db"]))
                           for k in kinds for row in reports[k]["layers"]],
                "float_ops": next(iter(models.values())).float_ops}
+        if labels is not None:
+            out["accuracy"] = {k: reports[k]["accuracy"] for k in kinds}
+            out["agreement"] = {k: reports[k]["agreement"] for k in kinds}
+            out["confusion"] = {k: reports[k]["confusion"] for k in kinds}
+        if data is not None:
+            out["samples"] = reports[kinds[0]]["samples"]
         print(json.dumps(out))
         return 0
     print(f"{args.xml}: every layer on MLI 1.1 kernels, calibrated on its stored inputs "
@@ -215,7 +240,42 @@ def _run_model(ap, args) -> int:
                   f"{'-' if row['headroom_bits'] is None else row['headroom_bits']:>8}{mark}")
         for name, db in reports[k]["outputs"].items():
             print(f"  S/N {name:<16} {db:7.2f} dB")
+        if labels is not None:
+            r = reports[k]
+            print(f"  accuracy on {r['samples']} samples: float {r['accuracy']['float']:.4f}, "
+                  f"fixed point {r['accuracy']['fixed']:.4f} (same class {r['agreement']:.4f})")
+            print("  confusion (rows: label, columns: fixed-point class):")
+            for i, row in enumerate(r["confusion"]):
+                print(f"    {i:>3}: " + " ".join(f"{v:>5}" for v in row))
     return 0
+
+
+def _dataset(args):
+    """(samples dict, labels or None) of --dataset / --labels."""
+    keys = npz_keys(args.dataset)
+    data, left = {}, max_array_bytes()
+    label_key = None
+    if args.labels and not args.labels.endswith(".npy"):
+        label_key = args.labels
+        if label_key not in keys:
+            raise _ToolError(f"--labels: {args.dataset} has no array {label_key!r}")
+    elif args.labels is None and "labels" in keys:
+        label_key = "labels"
+    for k in keys:
+        a = read_npz(args.dataset, k)
+        left -= a.nbytes
+        if left < 0:
+            raise _ToolError(f"{args.dataset}: its arrays together exceed {limit_text()}")
+        if k != label_key:
+            data[k] = a
+    labels = None
+    if label_key is not None:
+        labels = read_npz(args.dataset, label_key)
+    elif args.labels:
+        labels = np.load(args.labels, allow_pickle=False)
+    if labels is not None and labels.dtype.kind not in "iu":
+        raise _ToolError(f"--labels: class indices must be integers, got {labels.dtype}")
+    return data, labels
 
 
 if __name__ == "__main__":
