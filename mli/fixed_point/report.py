@@ -177,21 +177,6 @@ class _Bar:
             self.out.flush()
 
 
-_WORKER: dict = {}
-
-
-def _worker_init(xml, plan, calib):
-    from ..ir import read_model
-    from .model import to_fixed_point
-    from .plan import Plan
-    _WORKER["wm"] = to_fixed_point(read_model(xml), calib, scope="model",
-                                   plan=Plan.from_dict(plan))
-
-
-def _worker_chunk(output, chunk):
-    return [sample_stats(_WORKER["wm"], s, output) for s in chunk]
-
-
 def dataset_report(wm, dataset, labels=None, output=None, jobs=1, progress=None) -> dict:
     """See :meth:`mli.fixed_point.whole.WholeModel.report` (a data set)."""
     from ..tools.jobs import process_map
@@ -215,8 +200,9 @@ def dataset_report(wm, dataset, labels=None, output=None, jobs=1, progress=None)
             size = max(1, -(-len(samples) // (4 * jobs)))
             chunks = [samples[i:i + size] for i in range(0, len(samples), size)]
             import functools
-            for part in process_map(functools.partial(_worker_chunk, output), chunks, jobs,
-                                    seconds=len(samples) * 0.05, init=_worker_init,
+            init, work = wm.workers()
+            for part in process_map(functools.partial(work, output), chunks, jobs,
+                                    seconds=len(samples) * 0.05, init=init,
                                     init_args=(str(wm.float_model.path), wm.plan.to_dict(),
                                                samples[0])):
                 stats += part

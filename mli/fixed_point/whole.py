@@ -851,6 +851,11 @@ class WholeModel:
         self._fixed.reset_state()
         return layer_report(self, inputs if inputs is not None or named else None, named)
 
+    @staticmethod
+    def workers():
+        """(init, work) of a data set's worker processes (module functions: picklable)."""
+        return _worker_init, _worker_chunk
+
     def summary(self) -> str:
         """One line per layer: role (the MLI kernel), kind and output format."""
         return self.plan.describe()
@@ -858,3 +863,16 @@ class WholeModel:
     def __repr__(self):
         return (f"<WholeModel {self.kind}: {len(self.analysis.infos)} layers on MLI 1.1 "
                 f"kernels, inputs {self.input_names}, outputs {self.output_names}>")
+
+
+_WORKER: Dict[str, Any] = {}      # a data-set worker process's model
+
+
+def _worker_init(xml, plan, calib):
+    from .plan import Plan
+    _WORKER["wm"] = convert_model(ir.read_model(xml), calib, plan=Plan.from_dict(plan))
+
+
+def _worker_chunk(output, chunk):
+    from .report import sample_stats
+    return [sample_stats(_WORKER["wm"], s, output) for s in chunk]
