@@ -295,3 +295,40 @@ def test_cli_dataset_labels_accuracy_confusion(tmp_path):
     r = _cli([str(OV / f"{CRNN}.xml"), "--scope", "model", "--dataset", str(tmp_path / "data.npz"),
               "--labels", "nope"], tmp_path)
     assert r.returncode == 2 and "--labels" in r.stderr and "'nope'" in r.stderr
+
+
+# --------------------------------------------------------------------------- more kernels
+def test_maxpool_concat_max_on_mli_kernels(tmp_path):
+    """A small NCHW model through MaxPool (padded), a 10-input Concat and Maximum with a
+    constant: each layer's integers are MLI's kernel on the traced inputs."""
+    from mli.fixed_point.examples import _IR, _out
+    ir = _IR("small")
+    x = ir.layer("x", "Parameter", [], [(1, 2, 6, 8)], {"shape": "1,2,6,8", "element_type": "f32"})
+    pool = ir.layer("pool", "MaxPool", [_out(x, 0, (1, 2, 6, 8))], [(1, 2, 4, 4)],
+                    {"kernel": "2,2", "strides": "2,2", "pads_begin": "1,0", "pads_end": "1,1",
+                     "rounding_type": "floor", "auto_pad": "explicit"})
+    cat = ir.layer("cat", "Concat", [_out(pool, 1, (1, 2, 4, 4))] * 10, [(1, 20, 4, 4)],
+                   {"axis": "1"})
+    mx = ir.layer("max", "Maximum", [_out(cat, 10, (1, 20, 4, 4)),
+                                     ir.const("floor", np.full((1, 20, 4, 4), -0.25, np.float32))],
+                  [(1, 20, 4, 4)])
+    ir.layer("y", "Result", [_out(mx, 2, (1, 20, 4, 4))], [])
+    ir.write(tmp_path / "small.xml")
+    model = read_model(tmp_path / "small.xml")
+    xs = {"x": np.random.default_rng(3).uniform(-1.5, 1.5, (1, 2, 6, 8)).astype(np.float32)}
+    wm = to_fixed_point(model, xs, "fx16", scope="model")
+    assert [wm.plan.layers[k]["role"] for k in ("pool", "cat", "max")] == \
+        ["maxpool", "concat", "eltwise_max"]
+    _, tr = wm.run(xs, trace=True)
+    el, fx = _fmt(wm, "x:0")
+    xq = mli.Tensor.from_float(xs["x"][0], el, fx, saturate=True)
+    pooled = mli.maxpool_chw_fx16(xq, mli.PoolConfig(
+        kernel_width=2, kernel_height=2, stride_width=2, stride_height=2, padding_top=1,
+        padding_bottom=1, padding_left=0, padding_right=1))
+    assert np.array_equal(pooled.numpy(), tr["pool:0"][0])
+    assert np.array_equal(tr["cat:0"], np.concatenate([tr["pool:0"]] * 10, axis=1))
+    f = _fmt(wm, "max:0")[1]
+    floor = mli.Tensor.from_float(np.full(320, -0.25, np.float32), "fx16", f, saturate=True)
+    got = mli.eltwise_max_fx16(_t(tr["cat:0"].reshape(-1), f), floor)
+    assert np.array_equal(got.numpy().reshape(tr["max:0"].shape), tr["max:0"])
+    assert wm.report(xs)["outputs"]["y"] > 60.0
