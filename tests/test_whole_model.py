@@ -115,6 +115,12 @@ def test_default_scope_is_recurrent_and_bad_arguments_are_named(crnn):
         to_fixed_point(model, inputs, "fx32", scope="model")
     with pytest.raises(ValueError, match="scope='model' only"):
         to_fixed_point(model, inputs, margin=1)
+    with pytest.raises(TypeError, match="float_ops"):
+        to_fixed_point(model, inputs, scope="model", float_ops="Tanh")
+    with pytest.raises(ValueError, match="float_ops: 'Tanhh' names no op"):
+        to_fixed_point(model, inputs, scope="model", float_ops=("Tanhh",))
+    with pytest.raises(TypeError, match="kinds"):
+        to_fixed_point(model, inputs, scope="model", kinds=["fx8"])
 
 
 def test_mixed_kinds_per_layer(crnn):

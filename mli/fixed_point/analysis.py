@@ -194,7 +194,11 @@ def analyse(graph, float_ops=()) -> Analysis:
     """The data flags and roles of every layer of ``graph`` (a top-level mli.ir.Graph).
     Raises FixedPointError naming every layer that touches data and has no MLI 1.1 kernel
     (and is not in ``float_ops``: op types or layer names)."""
+    if isinstance(float_ops, (str, bytes)) or not all(
+            isinstance(o, str) for o in (float_ops or ())):
+        raise TypeError(f"float_ops: a sequence of op types or layer names, got {float_ops!r}")
     float_ops = set(float_ops or ())
+    matched: set = set()
     infos: List[LayerInfo] = []
     by_layer: Dict[int, LayerInfo] = {}
     data: Dict[int, Tuple[bool, ...]] = {}
@@ -228,7 +232,9 @@ def analyse(graph, float_ops=()) -> Analysis:
                 continue
             key = layer_key(path, layer)
             role = _role(layer, g, din, dout)
-            if layer.type in float_ops or layer.name in float_ops or key in float_ops:
+            named = {layer.type, layer.name, key} & float_ops
+            if named:
+                matched.update(named)
                 if role not in ("loop", "output"):
                     role = "float"
             info = LayerInfo(layer, path, g, key, role or "", din, dout)
@@ -275,6 +281,10 @@ def analyse(graph, float_ops=()) -> Analysis:
         return tuple(dout)
 
     run_graph(graph, (), {id(p) for p in graph.parameters}, True)
+    unused = sorted(float_ops - matched)
+    if unused:
+        raise ValueError(f"float_ops: {unused[0]!r} names no op type or layer of the model "
+                         f"that touches data")
     if bad:
         raise FixedPointError(
             "no MLI 1.1 kernel for " + "; ".join(

@@ -658,6 +658,8 @@ def convert_model(model, calibration_inputs, kind="fx16", *, kinds=None, margin=
             float_ops = tuple(loaded.float_ops)
         margin = loaded.margin if margin == 0 else margin
     analysis = analyse(model.graph, float_ops)
+    if kinds is not None and not isinstance(kinds, dict):
+        raise TypeError(f"kinds: a dict of layer key -> kind, got {type(kinds).__name__}")
     kinds = dict(kinds or {})
     for k, v in kinds.items():
         if v not in KINDS:
