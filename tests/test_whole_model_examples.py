@@ -167,3 +167,34 @@ def test_har_data_set_accuracy_and_confusion_equal_mli_har(tmp_path, monkeypatch
         wm.report({"x": xs}, labels=labels[:3])
     with pytest.raises(ValueError, match="dataset: 'y' is not a model input"):
         wm.report({"y": xs}, labels=labels)
+
+
+def test_lstm_goldens_hold_every_steps_h_and_c(tmp_path):
+    """HAR's LSTM layer 2, the example's formats: the traced c at every step, re-run one
+    step at a time, continues into the next step's h as mli's lstm_cell one-to-one does,
+    and its h per step are the layer's batch-to-batch output (mli har's lstm2)."""
+    import mli
+    from mli.tools.har import load_har, quantize_input, run_har
+    write_har_ir(tmp_path / "har.xml", 16, HAR)
+    model = read_model(tmp_path / "har.xml")
+    x = np.random.default_rng(9).uniform(-1, 1, (128, 9)).astype(np.float32)
+    xq = quantize_input(x, 16)
+    xe = (xq.numpy().astype(np.float32) * np.float32(2.0 ** -13))[None]
+    wm = to_fixed_point(model, {"x": xe}, scope="model",
+                        plan=har_plan(to_fixed_point(model, {"x": xe}, scope="model"), 16, HAR))
+    _, tr = wm.run({"x": xe}, trace=True)
+    hm = load_har(HAR, 16)
+    ref = run_har(xq, 16, "library", model=hm)
+    c_steps = tr["lstm2:c_steps"]
+    assert c_steps.shape == (1, 1, 128, 32) and c_steps.dtype == np.int16
+    f = hm.frac
+    cfg = mli.RnnCellConfig(mode=mli.RnnMode.ONE_TO_ONE, act=mli.RnnActivation.TANH)
+    for t in (0, 1, 64, 127):
+        prev_c = c_steps[0, 0, t - 1] if t else np.zeros(32, np.int16)
+        prev_h = ref["lstm2"].numpy()[t - 1] if t else np.zeros(32, np.int16)
+        c = mli.Tensor(prev_c.copy(), f["LSTM2_CELL"])
+        h = mli.Tensor(prev_h.copy(), 15)
+        y, c_out = mli.lstm_cell(mli.Tensor(ref["relu1"].numpy()[t].copy(), f["FC1_OUT"]), h,
+                                 hm.coef["L2_lstm_wt"], hm.coef["L2_lstm_bias"], cfg, c)
+        assert np.array_equal(y.numpy(), ref["lstm2"].numpy()[t])
+        assert np.array_equal(np.asarray(c_out.numpy()), c_steps[0, 0, t])

@@ -779,6 +779,7 @@ class WholeModel:
             core = steps.build(info, fn)
             keys = [(tensor_key(path, layer, k), self.planner.fmt.get(tensor_key(path, layer, k)))
                     if d else None for k, d in enumerate(info.data_out)]
+            c_steps = layer.type == "LSTMSequence" and info.role == "recurrent"
 
             def step(*args):
                 out = core(*args)
@@ -786,9 +787,36 @@ class WholeModel:
                     for kf, v in zip(keys, _outs(layer, out)):
                         if kf is not None and kf[1] is not None:
                             self._trace.setdefault(kf[0], []).append(quantize(v, *kf[1]))
+                    if c_steps:
+                        self._trace.setdefault(f"{info.key}:c_steps", []).append(
+                            self._cell_steps(info, args))
                 return out
             return step
         return make
+
+    def _cell_steps(self, info, args):
+        """An LSTMSequence's cell state at every step (traces only): each direction's cell
+        re-run one step at a time on the same integers, [B, D, T, M] (0 past a row's
+        length; each direction at its own cell frac)."""
+        x, h0, c0, lens = args[0], args[1], args[2], np.asarray(args[3]).reshape(-1)
+        cells = self.cells[id(info.layer)]
+        conv = converter_for(info.layer.type)
+        B, T = x.shape[:2]
+        M = h0.shape[-1]
+        out = None
+        for d, (qc, reverse) in enumerate(zip(cells, conv.directions(info.layer))):
+            body = qc.body
+            xq, hq, cq = (body.quantize(np.asarray(v), w) for v, w in
+                          ((x, "x"), (h0[:, d], "h"), (c0[:, d], "c")))
+            if out is None:
+                out = np.zeros((B, len(cells), T, M), xq.dtype)
+            for b in range(B):
+                h, c = hq[b:b + 1], cq[b:b + 1]
+                n = int(lens[b])
+                for t in (range(n - 1, -1, -1) if reverse else range(n)):
+                    _, h, c = body.run([xq[b:b + 1, t], h, c])
+                    out[b, d, t] = c[0]
+        return out
 
     def __call__(self, inputs=None, /, **named):
         """Run the fixed-point model: ``{output name: array}`` (the IR's dtypes)."""
@@ -798,7 +826,10 @@ class WholeModel:
         """Run the model; with ``trace=True`` return ``(outputs, trace)`` where ``trace``
         maps every data tensor (``"<layer key>:<output>"``, graph order) to its integers
         (int8/int16; a layer in a TensorIterator/Loop body: stacked over the iterations,
-        first axis), the recurrent layers' outputs holding every time step's h."""
+        first axis), the recurrent layers' outputs holding every time step's h (a cell in
+        a body: its h and c per iteration); an LSTMSequence also gets
+        ``"<layer key>:c_steps"``: its cell state at every step, [B, D, T, M], at the
+        cell's frac (the plan's ``cells[d]["c"]``)."""
         if not trace:
             return self(inputs, **named)
         self._trace = {}
@@ -807,7 +838,8 @@ class WholeModel:
             tr = self._trace
         finally:
             self._trace = None
-        order = [k for k in self.plan.tensors if k in tr]
+        order = [k for k in self.plan.tensors if k in tr] + [k for k in tr
+                                                             if k not in self.plan.tensors]
         return out, {k: (tr[k][0] if len(tr[k]) == 1 else np.stack(tr[k])) for k in order}
 
     def float_values(self, inputs=None, /, **named):

@@ -11,7 +11,8 @@ Case file (JSON or TOML)::
 ``mli fixed-point --scope model --save-plan``, edited or not); ``inputs``: an .npz with
 one array per model input (named as the model's inputs, ``in__<name>`` accepted), the
 float values the firmware quantized (calibration uses them too, but a plan fixes every
-format); ``dumps``: tensor keys of the plan (``"<layer key>:<output>"``) -> array specs
+format); ``dumps``: tensor keys of the plan (``"<layer key>:<output>"``, or an
+LSTMSequence's ``"<layer key>:c_steps"``: its cell state at every step) -> array specs
 of :func:`mli.io.load.load_array` (relative to the case file).  A dump is compared
 after reshaping to the golden's shape (same element count required); a layer in a
 TensorIterator/Loop body holds every iteration, stacked first.
@@ -76,7 +77,8 @@ def crosscheck_model(case, base_dir, *, rounding=None, check_other_rounding=True
         wm = to_fixed_point(model, inputs, scope="model", plan=path("plan"))
     except (FixedPointError, ValueError, OSError) as e:
         raise CaseError(f"plan: {_msg(e)}") from None
-    unknown = [k for k in case["dumps"] if k not in wm.plan.tensors]
+    unknown = [k for k in case["dumps"] if k not in wm.plan.tensors and not (
+        k.endswith(":c_steps") and k[:-len(":c_steps")] in wm.plan.layers)]
     if unknown:
         raise CaseError(f"dumps: {unknown[0]!r} is not a tensor of the plan")
     alt_mode = _other(mode) if check_other_rounding else None
@@ -91,7 +93,7 @@ def crosscheck_model(case, base_dir, *, rounding=None, check_other_rounding=True
     except (ValueError, FixedPointError) as e:
         raise CaseError(f"inputs: {_msg(e)}") from None
     results = []
-    for key in wm.plan.tensors:
+    for key in list(pkg):
         if key not in case["dumps"]:
             continue
         spec = case["dumps"][key]
