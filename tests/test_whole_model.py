@@ -254,16 +254,22 @@ def _cli(args, cwd):
 
 def test_cli_scope_model_json_and_save_plan(tmp_path):
     plan = tmp_path / "p.json"
-    r = _cli([str(OV / f"{CRNN}.xml"), "--scope", "model", "--kind", "all", "--json",
-              "--save-plan", str(plan)], tmp_path)
+    r = _cli([str(OV / f"{CRNN}.xml"), "--scope", "model", "--kind", "all", "--json"], tmp_path)
     assert r.returncode == 0, r.stderr
     d = json.loads(r.stdout)
     assert set(d["outputs"]) == {"119"} and set(d["outputs"]["119"]) == {"fx16", "fx8w16d", "fx8"}
     assert d["outputs"]["119"]["fx16"] > 60.0
     assert {row["kind"] for row in d["layers"]} == {"fx16", "fx8w16d", "fx8"}
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["p.fx16.json", "p.fx8.json",
-                                                          "p.fx8w16d.json"]
-    r = _cli([str(OV / f"{CRNN}.xml"), "--scope", "model", "--plan", str(tmp_path / "p.fx8.json"),
+    assert list(tmp_path.iterdir()) == []
+    r = _cli([str(OV / f"{CRNN}.xml"), "--scope", "model", "--kind", "all", "--save-plan",
+              str(plan)], tmp_path)
+    assert r.returncode == 2 and "--save-plan writes one plan" in r.stderr
+    assert list(tmp_path.iterdir()) == []
+    r = _cli([str(OV / f"{CRNN}.xml"), "--scope", "model", "--kind", "fx8", "--save-plan",
+              str(plan)], tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["p.json"]
+    r = _cli([str(OV / f"{CRNN}.xml"), "--scope", "model", "--plan", str(plan),
               "--json"], tmp_path)
     assert r.returncode == 0, r.stderr
     assert list(json.loads(r.stdout)["outputs"]["119"]) == ["fx8"]

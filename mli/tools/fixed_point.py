@@ -2,7 +2,15 @@
 ``python -m mli.fixed_point``): convert an OpenVINO IR model's LSTM/RNN/GRU
 layers to MLI fixed point (the MLI 1.1 kernels, MLI 2.0.2's, or both side by side),
 calibrated on the inputs stored beside the case, and print the S/N of every
-output against the float model.  The library is :mod:`mli.fixed_point`."""
+output against the float model.  The library is :mod:`mli.fixed_point`.
+
+``--scope model`` runs every layer on the MLI 1.1 kernels (``to_fixed_point(...,
+scope="model")``) and prints the plan and every layer's S/N, saturated elements and
+headroom; ``--plan`` / ``--save-plan`` read / write the formats (only the named file is
+written), ``--dataset DATA.npz [--labels ...] [--jobs N]`` reports over a data set with
+accuracy and confusion matrix, ``--json`` prints one JSON object
+(``{"outputs": {name: {kind: dB}}, "layers": [...]}``).  A model with ops MLI 1.1 has no
+kernel for exits 2 with one line naming them all."""
 import argparse
 from pathlib import Path
 
@@ -104,8 +112,7 @@ def _run(argv) -> int:
     ap.add_argument("--plan", metavar="FILE", help="--scope model: the formats to use (a plan "
                     "file written by --save-plan, possibly edited)")
     ap.add_argument("--save-plan", metavar="FILE", help="--scope model: write the plan (formats "
-                    "per layer and tensor, JSON) to FILE (with --kind all: FILE per kind, "
-                    "the kind inserted before the suffix)")
+                    "per layer and tensor, JSON) to FILE (one --kind; FILE only)")
     ap.add_argument("--margin", type=int, default=0, metavar="BITS",
                     help="--scope model: frac bits taken off every calibrated format (default 0)")
     ap.add_argument("--float-ops", default="", metavar="OPS",
@@ -184,6 +191,8 @@ def _run_model(ap, args) -> int:
         ap.error("--plan fixes the kinds: give no --kind all with it")
     if plan is not None:
         kinds = [plan.kind]
+    if args.save_plan and len(kinds) > 1:
+        ap.error("--save-plan writes one plan: give one --kind, not all")
     float_ops = tuple(o.strip() for o in args.float_ops.split(",") if o.strip())
     model = read_model(args.xml)
     inputs = _case_inputs(args.xml)
@@ -202,11 +211,7 @@ def _run_model(ap, args) -> int:
                                 progress=None if not args.json else False)
                    for k, wm in models.items()}
     if args.save_plan:
-        for k, wm in models.items():
-            path = Path(args.save_plan)
-            if len(models) > 1:
-                path = path.with_name(f"{path.stem}.{k}{path.suffix}")
-            wm.plan.save(path)
+        next(iter(models.values())).plan.save(args.save_plan)
 
     def num(v):
         return None if v is None or (isinstance(v, float) and math.isnan(v)) else (
