@@ -344,3 +344,40 @@ def test_maxpool_concat_max_on_mli_kernels(tmp_path):
     got = mli.eltwise_max_fx16(_t(tr["cat:0"].reshape(-1), f), floor)
     assert np.array_equal(got.numpy().reshape(tr["max:0"].shape), tr["max:0"])
     assert wm.report(xs)["outputs"]["y"] > 60.0
+
+
+def test_clamps_activations_and_eltwise_on_mli_kernels(tmp_path):
+    """Clamp(0, 6) -> relu RELU_6, Clamp(-1, 1) -> RELU_1, Sigmoid, Tanh, Multiply and
+    Subtract: each layer's integers are MLI's kernel on the traced inputs."""
+    from mli.fixed_point.examples import _IR, _out
+    ir = _IR("acts")
+    d = (2, 3, 5)
+    x = ir.layer("x", "Parameter", [], [d], {"shape": "2,3,5", "element_type": "f32"})
+    r6 = ir.layer("r6", "Clamp", [_out(x, 0, d)], [d], {"min": "0", "max": "6"})
+    r1 = ir.layer("r1", "Clamp", [_out(x, 0, d)], [d], {"min": "-1", "max": "1"})
+    sg = ir.layer("sg", "Sigmoid", [_out(r6, 1, d)], [d])
+    th = ir.layer("th", "Tanh", [_out(r1, 1, d)], [d])
+    mul = ir.layer("mul", "Multiply", [_out(sg, 1, d), _out(th, 1, d)], [d])
+    sub = ir.layer("sub", "Subtract", [_out(mul, 2, d), _out(x, 0, d)], [d])
+    ir.layer("y", "Result", [_out(sub, 2, d)], [])
+    ir.write(tmp_path / "acts.xml")
+    model = read_model(tmp_path / "acts.xml")
+    xs = {"x": np.random.default_rng(4).uniform(-8, 8, d).astype(np.float32)}
+    wm = to_fixed_point(model, xs, "fx16", scope="model")
+    _, tr = wm.run(xs, trace=True)
+    fx = _fmt(wm, "x:0")
+    xq = mli.Tensor.from_float(xs["x"].reshape(-1), fx[0], fx[1], saturate=True)
+    assert np.array_equal(mli.relu_fx16(xq, mli.ReluType.RELU_6).numpy(), tr["r6:0"].reshape(-1))
+    assert np.array_equal(mli.relu_fx16(xq, mli.ReluType.RELU_1).numpy(), tr["r1:0"].reshape(-1))
+    sg_ = mli.sigm_fx16(_t(tr["r6:0"].reshape(-1), fx[1]))
+    th_ = mli.tanh_fx16(_t(tr["r1:0"].reshape(-1), fx[1]))
+    assert np.array_equal(sg_.numpy(), tr["sg:0"].reshape(-1))
+    assert np.array_equal(th_.numpy(), tr["th:0"].reshape(-1))
+    fm = _fmt(wm, "mul:0")[1]
+    mul_ = mli.eltwise_mul_fx16(sg_, th_, out_frac_bits=fm)
+    assert np.array_equal(mul_.numpy(), tr["mul:0"].reshape(-1))
+    fs = _fmt(wm, "sub:0")[1]          # MLI: both inputs and the output at one frac
+    a = mli.convert_tensor(mul_, "fx16", fs)
+    b = mli.convert_tensor(xq, "fx16", fs)
+    assert np.array_equal(mli.eltwise_sub_fx16(a, b).numpy(), tr["sub:0"].reshape(-1))
+    assert wm.report(xs)["outputs"]["y"] > 50.0

@@ -144,7 +144,8 @@ def _role(layer, graph, din, dout) -> Optional[str]:
         return _UNARY[t]
     if t == "Clamp":
         lo, hi = _float_attr(layer, "min"), _float_attr(layer, "max")
-        return "relu" if lo == 0.0 and (hi is None or hi in (6.0,) or hi > 3e38) else None
+        return "relu" if (lo == 0.0 and (hi == 6.0 or hi is None or hi > 3e38)) \
+            or (lo == -1.0 and hi == 1.0) else None      # MLI's RELU_GEN, RELU_6, RELU_1
     if t == "SoftMax":
         return "softmax"
     if t == "PRelu":

@@ -476,9 +476,9 @@ class _Steps:
             dk = "fx16" if el == "fx16" else "fx8"
             need = self.m.planner._need(info, 0, el)
             if role == "relu":
-                hi = layer.attrs.get("max")
-                rt = mli.ReluType.RELU_6 if layer.type == "Clamp" and hi is not None and \
-                    float(hi) == 6.0 else mli.ReluType.GEN
+                hi = float(layer.attrs.get("max", "inf")) if layer.type == "Clamp" else None
+                rt = mli.ReluType.RELU_6 if hi == 6.0 else mli.ReluType.RELU_1 if hi == 1.0 \
+                    else mli.ReluType.GEN
                 kern = getattr(mli, f"relu_{dk}")
 
                 def call(t):
