@@ -381,3 +381,16 @@ def test_clamps_activations_and_eltwise_on_mli_kernels(tmp_path):
     b = mli.convert_tensor(xq, "fx16", fs)
     assert np.array_equal(mli.eltwise_sub_fx16(a, b).numpy(), tr["sub:0"].reshape(-1))
     assert wm.report(xs)["outputs"]["y"] > 50.0
+
+
+@pytest.mark.parametrize("name", ["onnx_gru_fwd__onnx_ti_fp16", "pt_rnn_bi_l1_bf__torch_fp16",
+                                  "keras_lstm_state__keras_savedmodel_fp16"])
+def test_plan_round_trip_gives_the_same_integers(name, tmp_path):
+    """GRU in a TensorIterator, a bidirectional RNN sequence, a Keras Loop: a saved plan fed
+    back gives the same integers in every layer."""
+    model, inputs = _case(name)
+    wm = to_fixed_point(model, inputs, "fx8w16d", scope="model")
+    wm.plan.save(tmp_path / "plan.json")
+    again = to_fixed_point(model, inputs, scope="model", plan=tmp_path / "plan.json")
+    a, b = wm.run(inputs, trace=True)[1], again.run(inputs, trace=True)[1]
+    assert a.keys() == b.keys() and all(np.array_equal(a[k], b[k]) for k in a)

@@ -52,7 +52,8 @@ class Plan:
             lp = wm.planner.layers[info.key]
             layers[info.key] = {"op": info.op, "role": info.role, "kind": lp.kind,
                                 "static": {str(i): list(f) for i, f in sorted(lp.static.items())}}
-            if info.role == "recurrent":
+            if info.role == "recurrent" and all(
+                    type(c.body).__name__ == "KernelBody" for c in wm.cells[id(info.layer)]):
                 layers[info.key]["cells"] = [
                     {k: int(v) for k, v in c.body.fracs.items() if k in ("x", "w", "b", "c")}
                     for c in wm.cells[id(info.layer)]]

@@ -259,7 +259,10 @@ class WholePlanner:
         lo, hi = self.tap.range(tensor_key(info.path, src, k))
         return el, min(frac_for(lo, hi, el, self.margin), f[1] + (8 if el == "fx16" else 0))
 
-    def plan_layers(self):
+    def plan_layers(self, graph):
+        for path, layer in graph.walk():       # every data Parameter (model and bodies)
+            if layer.type == "Parameter" and self.a.data.get(id(layer), (False,))[0]:
+                self.out_fmt(path[-1].body if path else graph, path, layer, 0)
         for info in self.a.infos:
             kind = self._kind(info)
             lp = LayerPlan(info.key, info.op, info.role, kind)
@@ -606,7 +609,28 @@ class _Steps:
         if role == "recurrent":
             conv = converter_for(layer.type)
             backend = self.m.backends[kind]
-            return conv.step(layer, self.m.cells[id(layer)], backend)
+            cells = self.m.cells[id(layer)]
+            core = conv.step(layer, cells, backend)
+            # X, H (and C) reach the cells at the smallest frac a direction takes, converted
+            # by mli_hlp_convert_tensor where the producer's format is finer or of another
+            # type (then the cells' own quantization of them is exact)
+            whats = [("x", 0), ("h", 1)] + ([("c", 2)] if "c" in cells[0].body.fracs else [])
+            conversions = []
+            for what, i in whats:
+                src = self.m.planner.in_fmt(info, i) if info.data_in[i] else None
+                dst = (el, min(c.body.fracs[what] for c in cells))
+                if src is not None and (src[0] != dst[0] or src[1] > dst[1]):
+                    conversions.append((i, src, dst))
+            if not conversions:
+                return core
+
+            def step_rec(*args):
+                args = list(args)
+                for i, src, dst in conversions:
+                    q = _convert(quantize(args[i], *src), src, dst)
+                    args[i] = dequantize(q, dst[1]).astype(np.asarray(args[i]).dtype)
+                return core(*args)
+            return step_rec
         return fn          # views, copies, loops, outputs, float ops: as they are
 
 
@@ -725,7 +749,7 @@ class WholeModel:
         self.planner = WholePlanner(analysis, self.tap, kinds, margin, self.cells,
                                     loaded.formats() if loaded is not None else None,
                                     loaded.statics() if loaded is not None else None)
-        self.planner.plan_layers()
+        self.planner.plan_layers(model.graph)
         from .plan import Plan
         self.plan = Plan.of(self)
         if loaded is not None:
