@@ -48,6 +48,12 @@ class Plan:
     @classmethod
     def of(cls, wm) -> "Plan":
         layers, tensors = {}, {}
+        for p in wm.float_model.graph.parameters:        # the model's inputs first
+            key = f"{p.name}:0"
+            f = wm.planner.fmt.get(key)
+            if f is not None:
+                tensors[key] = {"el": f[0], "frac": int(f[1]),
+                                "shape": list(wm.tap.shape.get(key, ())), "layout": "IR"}
         for info in wm.analysis.infos:
             lp = wm.planner.layers[info.key]
             layers[info.key] = {"op": info.op, "role": info.role, "kind": lp.kind,

@@ -862,9 +862,20 @@ class WholeModel:
             tr = self._trace
         finally:
             self._trace = None
+        for key, x in self._input_values(inputs, named).items():    # the inputs, quantized
+            f = self.planner.fmt.get(key)
+            if f is not None:
+                tr[key] = [quantize(x, *f)]
         order = [k for k in self.plan.tensors if k in tr] + [k for k in tr
                                                              if k not in self.plan.tensors]
         return out, {k: (tr[k][0] if len(tr[k]) == 1 else np.stack(tr[k])) for k in order}
+
+    def _input_values(self, inputs, named):
+        if inputs is None or named:
+            inputs = {**(inputs or {}), **named}
+        arrays = self.float_model._arrays(inputs)
+        return {tensor_key((), p, 0): np.asarray(a, np.float32)
+                for p, a in zip(self.float_model.graph.parameters, arrays)}
 
     def float_values(self, inputs=None, /, **named):
         """Every data tensor's float value in the float model (as :meth:`run` keys them)."""
@@ -874,8 +885,9 @@ class WholeModel:
             cap = self.tap.capture
         finally:
             self.tap.capture = None
-        vals = {k: (v[0] if len(v) == 1 else np.stack(v)) for k, v in cap.items()
-                if "#" not in k}
+        vals = self._input_values(inputs, named)
+        vals.update({k: (v[0] if len(v) == 1 else np.stack(v)) for k, v in cap.items()
+                     if "#" not in k})
         return out, vals
 
     def report(self, inputs=None, /, *, labels=None, output=None, jobs=1, progress=None,
