@@ -290,7 +290,8 @@ def analyse(graph, float_ops=()) -> Analysis:
         raise FixedPointError(
             "no MLI 1.1 kernel for " + "; ".join(
                 f"{op} ({', '.join(repr(k) for k in keys)})" for op, keys in bad.items())
-            + " -- name them in float_ops to run them in float between dequantize and quantize")
+            + " -- name them in float_ops (mli fixed-point --float-ops) to run them in float "
+            "between dequantize and quantize")
     _fuse_bias(infos, by_layer)
     return Analysis(infos, by_layer, data)
 
