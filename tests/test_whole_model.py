@@ -214,6 +214,11 @@ def test_plan_round_trip_edit_and_refusals(crnn, tmp_path):
     path.write_text(json.dumps(bad))
     with pytest.raises(ValueError, match="tensor '/Relu:0': frac"):
         to_fixed_point(model, inputs, scope="model", plan=path)
+    bad = json.loads(json.dumps(d))
+    bad["tensors"]["/Reshape:0"]["frac"] = 5
+    path.write_text(json.dumps(bad))
+    with pytest.raises(FixedPointError, match="tensor '/Reshape:0' holds the integers of its input"):
+        to_fixed_point(model, inputs, scope="model", plan=path)
     path.write_text("{not json")
     with pytest.raises(ValueError, match="not JSON"):
         Plan.load(path)

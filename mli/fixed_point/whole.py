@@ -249,11 +249,11 @@ class WholePlanner:
         f = self.in_fmt(info, i)
         if f is None:
             return None
+        own = tensor_key(info.path, info.layer, 0)
+        if i == 0 and info.role in _SAME_FMT and own in self.fixed and self.fixed[own][0] == el:
+            return self.fixed[own]          # the plan's format of this pass-through layer
         if f[0] == el:
             return f
-        own = tensor_key(info.path, info.layer, 0)
-        if i == 0 and own in self.fixed and self.fixed[own][0] == el and info.role in _SAME_FMT:
-            return self.fixed[own]          # the plan's format of this pass-through layer
         src, sport = info.graph.producer(info.layer.id, info.layer.inputs[i].id)
         k = [q.id for q in src.outputs].index(sport.id)
         lo, hi = self.tap.range(tensor_key(info.path, src, k))
@@ -300,6 +300,16 @@ class WholePlanner:
                     if not d and out is not None:
                         lp.static[i] = out
             lp.static.update(self.fixed_static.get(info.key, {}))
+            if info.role in ("view", "slice", "bias") and info.data_out and info.data_out[0]:
+                own = tensor_key(info.path, info.layer, 0)
+                src = self.in_fmt(info, list(info.data_in).index(True)) \
+                    if info.role != "bias" else self.out_fmt(
+                        info.graph, info.path, info.fused_into.layer, 0)
+                if own in self.fixed and src is not None and self.fixed[own] != src:
+                    raise FixedPointError(
+                        f"plan: tensor {own!r} holds the integers of its input ({info.role}): "
+                        f"its format must be the input's {list(src)}, the plan gives "
+                        f"{list(self.fixed[own])}")
             self.layers[info.key] = lp
 
 
