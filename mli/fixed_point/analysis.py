@@ -186,8 +186,9 @@ def _role(layer, graph, din, dout) -> Optional[str]:
         return "select"
     if t == "Select":
         return "select" if not din[0] else None
-    if t == "Convert":
-        return "view" if all(_is_float(p) for p in layer.inputs + layer.outputs) else None
+    if t == "Convert":              # a widening float conversion keeps the integers' values
+        return "view" if all(_is_float(p) for p in layer.inputs + layer.outputs) and \
+            layer.outputs[0].dtype.itemsize >= layer.inputs[0].dtype.itemsize else None
     return None
 
 
