@@ -134,9 +134,12 @@ def _run(argv) -> int:
     args = ap.parse_args(argv)
     if args.scope == "model":
         return _run_model(ap, args)
-    for opt in ("plan", "save_plan", "json", "dataset", "labels", "output"):
+    for opt in ("plan", "save_plan", "json", "dataset", "labels", "output", "margin",
+                "float_ops"):
         if getattr(args, opt):
             ap.error(f"--{opt.replace('_', '-')} needs --scope model")
+    if args.jobs != 1:
+        ap.error("--jobs needs --scope model and --dataset")
     libs = ["mli1", "mli2"] if args.library == "both" else [args.library]
     runs = []
     for lib in libs:
