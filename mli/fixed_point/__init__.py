@@ -108,9 +108,18 @@ Layout
 * :mod:`.gru`: the GRU composed from MLI 1.1 kernels (:class:`.gru.GruCell`);
 * :mod:`.errors`: :class:`FixedPointError`.
 
+Whole models (``scope="model"``)
+--------------------------------
+``to_fixed_point(model, calib, kind, scope="model")`` runs every layer on an MLI 1.1
+kernel and returns a :class:`WholeModel` (:mod:`.whole`: how it runs and how formats are
+chosen; :mod:`.analysis`: which op becomes which kernel, and the one refusal naming every
+op without one; :mod:`.plan`: the formats as an editable JSON plan; :mod:`.report`: S/N,
+saturation and headroom per layer, data sets with accuracy and confusion;
+:mod:`.examples`: MLI's HAR and KWS networks as IR models with their formats as plans).
+
 Command line::
 
-    python -m mli.fixed_point case.xml [--kind fx16|fx8w16d|fx8|all]
+    python -m mli.fixed_point case.xml [--kind fx16|fx8w16d|fx8|all] [--scope model ...]
 
 calibrates on the ``in__*`` arrays of ``case.npz`` beside the xml and prints
 the chosen frac bits and the S/N (dB) of every output against the float run (the
@@ -122,5 +131,8 @@ from __future__ import annotations
 from .backends import QuantizedCell
 from .errors import FixedPointError
 from .model import FixedPointModel, to_fixed_point
+from .plan import Plan
+from .whole import WholeModel
 
-__all__ = ["to_fixed_point", "FixedPointModel", "QuantizedCell", "FixedPointError"]
+__all__ = ["to_fixed_point", "FixedPointModel", "WholeModel", "Plan", "QuantizedCell",
+           "FixedPointError"]

@@ -18,9 +18,11 @@ __all__ = ["to_fixed_point", "FixedPointModel"]
 
 
 def to_fixed_point(model, calibration_inputs, kind="fx16", library="mli1",
-                   per_axis=True) -> "FixedPointModel":
+                   per_axis=True, *, scope="recurrent", kinds=None, margin=0, float_ops=(),
+                   plan=None) -> Any:
     """Convert the recurrent layers (LSTM/RNN/GRU cells and sequences) of ``model`` to
-    MLI fixed point.
+    MLI fixed point -- or, with ``scope="model"``, every layer (see
+    :mod:`mli.fixed_point.whole`).
 
     Parameters
     ----------
@@ -42,18 +44,47 @@ def to_fixed_point(model, calibration_inputs, kind="fx16", library="mli1",
     per_axis : bool
         ``library="mli2"``, kind ``sa8``: weights quantized per gate (default)
         or per tensor (RNN weights are always per tensor).
+    scope : {"recurrent", "model"}
+        ``"recurrent"`` (default): only the recurrent layers run on the kernels, the rest
+        stays float.  ``"model"``: every layer runs on an MLI 1.1 kernel (``library``
+        must be ``"mli1"``); returns a :class:`mli.fixed_point.whole.WholeModel`.  The
+        keywords below apply to this scope only.
+    kinds : dict, optional
+        ``{layer key: kind}``: a kernel kind per layer (the others take ``kind``), e.g.
+        fx8 convolutions and an fx8w16d LSTM.
+    margin : int
+        Frac bits taken off every calibrated format (headroom beyond the calibration).
+    float_ops : sequence of str
+        Op types, layer names or layer keys to run in float (between dequantize and
+        quantize) instead of refusing them for want of an MLI 1.1 kernel.
+    plan : str, os.PathLike or mli.fixed_point.plan.Plan, optional
+        Formats to use (a file written by ``WholeModel.plan.save``, possibly edited);
+        refused, naming the layer or tensor, when it does not fit the model.
 
     Returns
     -------
-    FixedPointModel
+    FixedPointModel (scope "recurrent") or WholeModel (scope "model")
 
     Raises
     ------
     FixedPointError
         (an :class:`mli.ir.IRUnsupportedError`) a cell MLI cannot run: non-default
         activations, clip (LSTM/RNN), activations_alpha/beta, non-Const weights,
-        values that do not fit the element type; or no recurrent op at all.
+        values that do not fit the element type; or no recurrent op at all
+        (scope "recurrent"); every layer no MLI 1.1 kernel computes, in one message
+        (scope "model").
     """
+    if scope == "model":
+        if library != "mli1":
+            raise ValueError(f"library: scope='model' runs on the MLI 1.1 kernels (mli1), "
+                             f"got {library!r}")
+        from .whole import convert_model
+        return convert_model(model, calibration_inputs, kind, kinds=kinds, margin=margin,
+                             float_ops=float_ops, plan=plan)
+    if scope != "recurrent":
+        raise ValueError(f"scope must be 'recurrent' or 'model', got {scope!r}")
+    if kinds or margin or float_ops or plan is not None:
+        raise ValueError("kinds, margin, float_ops and plan apply to scope='model' only")
     backend = get_backend(library)(kind, per_axis=per_axis)
     found = [(l, ((model.graph,) + tuple(p.body for p in path), path), converter_for(l.type))
              for path, l in model.graph.walk() if converter_for(l.type) is not None]

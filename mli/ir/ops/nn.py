@@ -134,6 +134,23 @@ def _group_convolution(layer, a, graph):
     return fn
 
 
+@register("PRelu", {"opset1"})
+@ports(2)
+def _prelu(layer, a, graph):
+    """PRelu-1: ``x`` where positive, else ``slope * x``; the slope broadcasts as one
+    value, per channel (axis 1) or numpy-style."""
+    def fn(x, slope):
+        if x.dtype != slope.dtype or x.dtype.kind != "f":
+            raise IRError(f"PRelu inputs must share one floating-point type, got {x.dtype} "
+                          f"and {slope.dtype}")
+        s = slope
+        if s.ndim == 1 and s.size not in (1, x.shape[-1] if x.ndim else 1) and x.ndim >= 2 \
+                and s.size == x.shape[1]:
+            s = s.reshape((1, -1) + (1,) * (x.ndim - 2))
+        return arr(np.where(x < 0, x * s, x).astype(x.dtype, copy=False))
+    return fn
+
+
 @register("MaxPool", {"opset1"}, kernel=(parse_ints, REQUIRED),
           rounding_type=(choice("floor", "ceil"), "floor"), **_PAD_SPEC)
 @ports(1)
@@ -154,6 +171,34 @@ def _max_pool(layer, a, graph):
         for _, sl in offsets:
             out = xp[sl] if out is None else np.maximum(out, xp[sl])
         return np.ascontiguousarray(out)
+    return fn
+
+
+@register("AvgPool", {"opset1"}, kernel=(parse_ints, REQUIRED),
+          **{"exclude-pad": (parse_bool, False)}, rounding_type=(choice("floor", "ceil"), "floor"), **_PAD_SPEC)
+@ports(1)
+def _avg_pool(layer, a, graph):
+    """AvgPool-1: window mean; ``exclude-pad`` divides by the window's elements inside
+    the input (else by the kernel size, the padding counting as zeros)."""
+    excl = a["exclude-pad"]
+
+    def fn(x):
+        k = a["kernel"]
+        if x.ndim != len(k) + 2 or x.dtype.kind != "f":
+            raise IRError(f"data {x.dtype}{list(x.shape)} does not fit kernel {k}")
+        dil = [1] * len(k)
+        pb, pe = _pads(a["auto_pad"], x.shape[2:], k, a["strides"], dil, a["pads_begin"],
+                       a["pads_end"])
+        ceil = a["rounding_type"] == "ceil"
+        xp, out_sp, offsets = _windows(x, k, a["strides"], dil, pb, pe, 0, ceil=ceil)
+        ones = np.ones((1, 1) + x.shape[2:], x.dtype)
+        cp = _windows(ones, k, a["strides"], dil, pb, pe, 0, ceil=ceil)[0]
+        total = count = None
+        for _, sl in offsets:
+            total = xp[sl] if total is None else total + xp[sl]
+            count = cp[sl] if count is None else count + cp[sl]
+        n = count if excl else np.asarray(math.prod(k), x.dtype)
+        return np.ascontiguousarray((total / n).astype(x.dtype, copy=False))
     return fn
 
 

@@ -21,6 +21,11 @@ Three ways to describe what to run:
   through its ``plan.json`` and compared tensor by tensor with its goldens
   (:func:`crosscheck_deploy`).
 
+A **model case** (``{"model": "m.xml", "plan": "plan.json", "inputs": "x.npz",
+"dumps": {"<tensor>": "fw.npy"}}``) compares a firmware's dumps of any layers of an IR
+model run whole in MLI 1.1 fixed point with the package's goldens
+(:mod:`mli.tools.crosscheck.model_case`).
+
 MLI 2.0.2 kernels (:mod:`mli.v2`): a case with ``"mli": 2``, ``--mli 2``,
 or a kernel only MLI 2.x has (``gru_cell_*``, ``rnn_dense_*``, a
 ``fx16_fx8_fx8`` / ``sa8_sa8_sa32`` / ``sa8`` suffix) runs on the 2.x

@@ -380,6 +380,9 @@ def run_case(case, *, base_dir=None, rounding="convergent"):
     """The package's outputs of a case (dict or case-file path) for its
     first vector: ``{layer: Tensor}`` (and ``"LAYER.cell"`` for LSTM cells).
     Handy to produce expected dumps."""
+    from .model_case import is_model_case
+    if is_model_case(case if isinstance(case, dict) else load_case(case)):
+        raise CaseError("run_case: a model case's goldens come from WholeModel.run(trace=True)")
     v2 = _v2_case(case, base_dir)
     if v2 is not None:
         from .v2 import run_case2
@@ -490,6 +493,18 @@ def crosscheck(case, *, base_dir=None, rounding=None, check_other_rounding=True,
         Bad case, option, file or kernel configuration; the message names
         the argument.
     """
+    from .model_case import crosscheck_model, is_model_case
+    if not isinstance(case, dict):
+        loaded = load_case(case)
+        if is_model_case(loaded) and (isolate or vectors):
+            raise CaseError("--isolate / --vectors: do not apply to a model case")
+        if is_model_case(loaded):
+            return crosscheck_model(loaded, base_dir if base_dir is not None
+                                    else os.path.dirname(os.path.abspath(os.fspath(case))),
+                                    rounding=rounding, check_other_rounding=check_other_rounding)
+    elif is_model_case(case):
+        return crosscheck_model(case, base_dir, rounding=rounding,
+                                check_other_rounding=check_other_rounding)
     v2 = _v2_case(case, base_dir)
     if v2 is not None:
         from .v2 import crosscheck2
