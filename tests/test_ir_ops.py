@@ -185,6 +185,37 @@ def test_transpose(tmp_path):
         run(tmp_path, "Transpose", "opset1", [("x", x), i64(0, 0, 1)], [x])
 
 
+def test_pad_modes_as_the_opset_spec_shows_them(tmp_path):
+    """Pad-1/12 on the example of OpenVINO's Pad specification (DATA 1..12 in
+    3 x 4, pads_begin [0, 1], pads_end [2, 3]), each mode's documented
+    output; Pad-12's negative pads remove elements; bad pads are refused."""
+    x = np.arange(1, 13, dtype=np.float32).reshape(3, 4)
+    want = {
+        "constant": [[0, 1, 2, 3, 4, 0, 0, 0], [0, 5, 6, 7, 8, 0, 0, 0], [0, 9, 10, 11, 12, 0, 0, 0],
+                     [0] * 8, [0] * 8],
+        "edge": [[1, 1, 2, 3, 4, 4, 4, 4], [5, 5, 6, 7, 8, 8, 8, 8], [9, 9, 10, 11, 12, 12, 12, 12],
+                 [9, 9, 10, 11, 12, 12, 12, 12], [9, 9, 10, 11, 12, 12, 12, 12]],
+        "reflect": [[2, 1, 2, 3, 4, 3, 2, 1], [6, 5, 6, 7, 8, 7, 6, 5], [10, 9, 10, 11, 12, 11, 10, 9],
+                    [6, 5, 6, 7, 8, 7, 6, 5], [2, 1, 2, 3, 4, 3, 2, 1]],
+        "symmetric": [[1, 1, 2, 3, 4, 4, 3, 2], [5, 5, 6, 7, 8, 8, 7, 6], [9, 9, 10, 11, 12, 12, 11, 10],
+                      [9, 9, 10, 11, 12, 12, 11, 10], [5, 5, 6, 7, 8, 8, 7, 6]]}
+    for ver in ("opset1", "opset12"):
+        for mode, out in want.items():
+            check(tmp_path, "Pad", ver, [("x", x), i64(0, 1), i64(2, 3)], np.array(out, np.float32),
+                  {"pad_mode": mode})
+    check(tmp_path, "Pad", "opset1", [("x", x), i64(1, 0), i64(0, 1), np.float32(7)],
+          np.pad(x, [(1, 0), (0, 1)], constant_values=7), {"pad_mode": "constant"})
+    check(tmp_path, "Pad", "opset12", [("x", x), i64(-1, 1), i64(0, -2)],
+          np.pad(x[1:, :2], [(0, 0), (1, 0)]), {"pad_mode": "constant"})
+    with pytest.raises(IRError, match="negative pads"):
+        run(tmp_path, "Pad", "opset1", [("x", x), i64(-1, 0), i64(0, 0)], [x[1:]], {"pad_mode": "constant"})
+    with pytest.raises(IRError, match="reach beyond"):
+        run(tmp_path, "Pad", "opset1", [("x", x), i64(0, 4), i64(0, 0)], [np.zeros((3, 8), np.float32)],
+            {"pad_mode": "reflect"})
+    with pytest.raises(IRError, match="rank"):
+        run(tmp_path, "Pad", "opset1", [("x", x), i64(0), i64(0)], [x], {"pad_mode": "constant"})
+
+
 def test_split_and_variadic_split(tmp_path):
     x = f32(2, 6)
     check(tmp_path, "Split", "opset1", [("x", x), i64(-1)], list(np.split(x, 3, axis=1)),

@@ -399,3 +399,29 @@ def test_plan_round_trip_gives_the_same_integers(name, tmp_path):
     again = to_fixed_point(model, inputs, scope="model", plan=tmp_path / "plan.json")
     a, b = wm.run(inputs, trace=True)[1], again.run(inputs, trace=True)[1]
     assert a.keys() == b.keys() and all(np.array_equal(a[k], b[k]) for k in a)
+
+
+def test_pad_on_padding2d(tmp_path):
+    """Pad-1 (constant 0, H and W of NCHW) -> padding2d_chw: the layer's
+    integers are MLI's kernel on the traced input; the float Pad the IR
+    runs agrees with the documented modes."""
+    from mli.fixed_point.examples import _IR, _out
+    ir = _IR("pad")
+    d, o = (1, 3, 4, 5), (1, 3, 6, 8)
+    x = ir.layer("x", "Parameter", [], [d], {"shape": "1,3,4,5", "element_type": "f32"})
+    pad = ir.layer("pad", "Pad", [_out(x, 0, d), ir.const("pb", np.array([0, 0, 1, 2], np.int64)),
+                                  ir.const("pe", np.array([0, 0, 1, 1], np.int64))], [o],
+                   {"pad_mode": "constant"})
+    ir.layer("y", "Result", [_out(pad, 3, o)], [])
+    ir.write(tmp_path / "pad.xml")
+    model = read_model(tmp_path / "pad.xml")
+    xs = {"x": np.random.default_rng(5).uniform(-2, 2, d).astype(np.float32)}
+    np.testing.assert_array_equal(model(xs)["y"], np.pad(xs["x"], [(0, 0), (0, 0), (1, 1), (2, 1)]))
+    wm = to_fixed_point(model, xs, "fx16", scope="model")
+    assert wm.plan.layers["pad"]["role"] == "padding2d"
+    _, tr = wm.run(xs, trace=True)
+    el, fx = _fmt(wm, "x:0")
+    xq = mli.Tensor.from_float(xs["x"][0], el, fx, saturate=True)
+    want = mli.padding2d_chw_fx16(xq, mli.Padding2dConfig(padding_top=1, padding_bottom=1, padding_left=2,
+                                                          padding_right=1))
+    assert np.array_equal(want.numpy(), tr["pad:0"][0])

@@ -6,6 +6,7 @@ import math
 
 import numpy as np
 
+from ...io.limits import check_size
 from ..errors import ELEMENT_TYPES, IRError, IRUnsupportedError
 from ..registry import (BROADCAST, REQUIRED, arr, choice, element_type, ints, parse_bool,
                         parse_floats, parse_ints, parse_strlist, ports, register)
@@ -219,6 +220,48 @@ def _broadcast(layer, a, graph):
                 shape[v] = d
             out = np.broadcast_to(x.reshape(shape), target)
         return np.array(out)
+    return fn
+
+
+_PAD_MODES = {"constant": "constant", "edge": "edge", "reflect": "reflect", "symmetric": "symmetric"}
+
+
+@register("Pad", {"opset1", "opset12"}, pad_mode=(choice(*_PAD_MODES), REQUIRED))
+@ports((3, 4))
+def _pad(layer, a, graph):
+    """Pad-1/12: pads_begin[i] / pads_end[i] elements before / after axis i,
+    filled with pad_value (constant, default 0), the nearest element (edge),
+    the mirror without the edge (reflect) or with it (symmetric); Pad-12
+    also takes negative pads, which remove elements."""
+    mode, negative_ok = a["pad_mode"], layer.version == "opset12"
+
+    def fn(x, pads_begin, pads_end, pad_value=None):
+        pb, pe = ints(pads_begin, "Pad pads_begin"), ints(pads_end, "Pad pads_end")
+        if len(pb) != x.ndim or len(pe) != x.ndim:
+            raise IRError(f"Pad: pads_begin {pb} / pads_end {pe} for an input of rank {x.ndim}")
+        if not negative_ok and min(pb + pe, default=0) < 0:
+            raise IRError(f"Pad-1: negative pads {pb} / {pe} (Pad-12 takes them)")
+        out_shape = [d + b + e for d, b, e in zip(x.shape, pb, pe)]
+        if any(d < 0 for d in out_shape):
+            raise IRError(f"Pad: pads {pb} / {pe} remove more than {list(x.shape)} holds")
+        check_size(math.prod(out_shape) * x.dtype.itemsize, f"Pad output {out_shape}")
+        # negative pads first crop, the positive ones then pad
+        crop = tuple(slice(max(-b, 0), d - max(-e, 0)) for d, b, e in zip(x.shape, pb, pe))
+        y = x[crop]
+        widths = [(max(b, 0), max(e, 0)) for b, e in zip(pb, pe)]
+        if mode == "constant":
+            v = 0 if pad_value is None else np.asarray(pad_value).reshape(-1)
+            if pad_value is not None and np.asarray(pad_value).size != 1:
+                raise IRError("Pad: pad_value must be a scalar")
+            return np.pad(y, widths, mode="constant", constant_values=np.asarray(v, x.dtype).item())
+        if mode in ("reflect", "symmetric"):
+            edge = 1 if mode == "reflect" else 0
+            for d, (b, e) in zip(y.shape, widths):
+                if max(b, e) > d - edge:
+                    raise IRError(f"Pad: {mode} pads {pb} / {pe} reach beyond the input {list(x.shape)}")
+        elif y.size == 0 and any(b or e for b, e in widths):
+            raise IRError("Pad: edge padding of an empty tensor")
+        return np.pad(y, widths, mode=_PAD_MODES[mode])
     return fn
 
 
