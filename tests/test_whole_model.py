@@ -425,3 +425,31 @@ def test_pad_on_padding2d(tmp_path):
     want = mli.padding2d_chw_fx16(xq, mli.Padding2dConfig(padding_top=1, padding_bottom=1, padding_left=2,
                                                           padding_right=1))
     assert np.array_equal(want.numpy(), tr["pad:0"][0])
+
+
+def test_plan_sets_a_gru_cells_formats(tmp_path):
+    """A GRU cell's formats (input, each weight and bias part) are in the plan and
+    a user's edit of them is what the converted cell uses; a cell entry with other
+    keys is refused naming the layer."""
+    import json
+    from mli.fixed_point.gru import GruCell
+    model, inputs = _case("onnx_gru_fwd__onnx_ti_fp16")
+    wm = to_fixed_point(model, inputs, "fx16", scope="model")
+    gru = [k for k, v in wm.plan.layers.items() if v.get("cells") and "w_zr" in v["cells"][0]]
+    assert gru, "the GRU layer's cells are in the plan"
+    path = tmp_path / "plan.json"
+    wm.plan.save(path)
+    d = json.loads(path.read_text())
+    cell = d["layers"][gru[0]]["cells"][0]
+    cell["x"] -= 1
+    cell["w_zr"] -= 1
+    cell["b_zr"] = min(cell["b_zr"], cell["x"] + cell["w_zr"])
+    path.write_text(json.dumps(d))
+    edited = to_fixed_point(model, inputs, scope="model", plan=path)
+    bodies = [c.body for cells in edited.cells.values() for c in cells if isinstance(c.body, GruCell)]
+    assert bodies and bodies[0].fracs["x"] == cell["x"] and bodies[0].fracs["w_zr"] == cell["w_zr"]
+    assert bodies[0].fracs["b_zr"] == cell["b_zr"]
+    del cell["w_zr"]
+    path.write_text(json.dumps(d))
+    with pytest.raises(FixedPointError, match=f"{gru[0]}.*GRU cell's formats"):
+        to_fixed_point(model, inputs, scope="model", plan=path)

@@ -17,7 +17,9 @@ A layer key is the layer's name under its enclosing TensorIterator/Loop layers
 (``"outer/inner"``).  Editable: a layer's ``kind``, a tensor's ``frac`` (and ``el``, which
 must be its layer kind's data type), a static input's frac (weights ``"1"``, a fused
 bias ``"-1"``), an LSTM / RNN layer's cell formats per direction (input ``x``, weights
-``w``, bias ``b``, cell state ``c``; the state ``h`` is MLI's frac 15 / 7); a plan that does not fit the
+``w``, bias ``b``, cell state ``c``; the state ``h`` is MLI's frac 15 / 7), a GRU layer's
+(input ``x``, each weight and bias part ``w_zr``, ``b_zr``, ``w_n``/``b_n`` or
+``w_xn``, ``w_hn``, ..., and with linear_before_reset ``n``); a plan that does not fit the
 model (a layer or tensor missing or unknown, another op, shape or element type) is
 refused naming the layer or tensor.
 """
@@ -34,6 +36,21 @@ from .formats import BITS, DATA_EL, KINDS, MAX_FRAC
 __all__ = ["Plan"]
 
 _FORMAT = "mli-fixed-point-plan"
+
+
+def _cell_fracs(body):
+    """The editable frac bits of one cell: an MLI LSTM / RNN cell's ``x w b c``;
+    a GRU's ``x``, ``w_<part>`` / ``b_<part>`` of its weights and biases and
+    (linear_before_reset) ``n`` (its state and gates are MLI's fixed Q15 / Q12,
+    Q7 / Q4); None for another cell."""
+    name = type(body).__name__
+    if name == "KernelBody":
+        keep = lambda k: k in ("x", "w", "b", "c")          # noqa: E731
+    elif name == "GruCell":
+        keep = lambda k: k in ("x", "n") or k[:2] in ("w_", "b_")   # noqa: E731
+    else:
+        return None
+    return {k: int(v) for k, v in body.fracs.items() if keep(k)}
 
 
 class Plan:
@@ -58,11 +75,10 @@ class Plan:
             lp = wm.planner.layers[info.key]
             layers[info.key] = {"op": info.op, "role": info.role, "kind": lp.kind,
                                 "static": {str(i): list(f) for i, f in sorted(lp.static.items())}}
-            if info.role == "recurrent" and all(
-                    type(c.body).__name__ == "KernelBody" for c in wm.cells[id(info.layer)]):
-                layers[info.key]["cells"] = [
-                    {k: int(v) for k, v in c.body.fracs.items() if k in ("x", "w", "b", "c")}
-                    for c in wm.cells[id(info.layer)]]
+            if info.role == "recurrent":
+                cells = [_cell_fracs(c.body) for c in wm.cells[id(info.layer)]]
+                if all(c is not None for c in cells):
+                    layers[info.key]["cells"] = cells
             for k, d in enumerate(info.data_out):
                 key = f"{info.key}:{k}"
                 f = wm.planner.fmt.get(key)
@@ -139,8 +155,8 @@ class Plan:
         return {k: v["kind"] for k, v in self.layers.items()}
 
     def cell_fracs(self) -> Dict[str, list]:
-        """Per recurrent layer: its cells' frac bits (``x``, ``w``, ``b``, ``c``) per
-        direction."""
+        """Per recurrent layer: its cells' frac bits per direction (LSTM / RNN:
+        ``x``, ``w``, ``b``, ``c``; GRU: ``x``, ``w_<part>``, ``b_<part>``, ``n``)."""
         return {k: v["cells"] for k, v in self.layers.items() if v.get("cells")}
 
     def formats(self) -> Dict[str, tuple]:

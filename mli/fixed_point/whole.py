@@ -47,6 +47,7 @@ from .analysis import Analysis, LayerInfo, analyse, layer_key, tensor_key
 from .backends import get_backend
 from .calibration import Stats, samples
 from .errors import FixedPointError
+from .gru import GruCell
 from .formats import (DATA_EL, KINDS, WEIGHT_EL, dequantize, frac_for, int_range,
                       quantize)
 from .program import with_program
@@ -657,11 +658,15 @@ def _refrac(info, conv, constants, cells, over, kind):
                               f"gives formats for {len(over)}")
     out = []
     for d, (qc, fr) in enumerate(zip(cells, over)):
-        if not isinstance(qc.body, KernelBody):
-            raise FixedPointError(f"plan: layer {info.key!r}: only LSTM and RNN cells' formats "
-                                  f"can be set by a plan")
         W, R, B = (v[d] for v in constants) if isinstance(conv, SequenceConverter) \
             else constants
+        if isinstance(qc.body, GruCell):
+            out.append(dataclasses.replace(qc, body=_gru_refrac(info, d, qc.body, W, R, B, fr, kind),
+                                           notes=qc.notes + ["formats from the plan"]))
+            continue
+        if not isinstance(qc.body, KernelBody):
+            raise FixedPointError(f"plan: layer {info.key!r}: only LSTM, RNN and GRU cells' "
+                                  f"formats can be set by a plan")
         lstm = qc.body.cell == "lstm"
         w, b = _mli_weights(lstm, info.layer, W, R, B)
         wel = WEIGHT_EL[kind]
@@ -675,6 +680,21 @@ def _refrac(info, conv, constants, cells, over, kind):
             raise FixedPointError(f"plan: layer {info.key!r} cell {d}: {e}") from None
         out.append(dataclasses.replace(qc, body=body, notes=qc.notes + ["formats from the plan"]))
     return out
+
+
+def _gru_refrac(info, d, cell, W, R, B, fr, kind):
+    """A GRU direction rebuilt at the frac bits a plan gives (``x``, ``w_<part>``,
+    ``b_<part>``, ``n``; the parts those of `cell`)."""
+    want = {"x"} | {f"{p}_{k}" for k in cell.weights for p in "wb"} | ({"n"} if cell.linear_before_reset else set())
+    if set(fr) != want:
+        raise FixedPointError(f"plan: layer {info.key!r} cell {d}: a GRU cell's formats are "
+                              f"{sorted(want)}, the plan gives {sorted(fr)}")
+    try:
+        return GruCell(W, R, B, linear_before_reset=cell.linear_before_reset, kind=kind, in_frac=fr["x"],
+                       clip=cell.clip, w_fracs={k: fr["w_" + k] for k in cell.weights},
+                       b_fracs={k: fr["b_" + k] for k in cell.weights}, n_frac=fr.get("n"))
+    except (ValueError, TypeError) as e:
+        raise FixedPointError(f"plan: layer {info.key!r} cell {d}: {e}") from None
 
 
 def convert_model(model, calibration_inputs, kind="fx16", *, kinds=None, margin=0,
