@@ -250,3 +250,39 @@ def test_har_make_check(folder, tmp_path):
     if ORACLE.is_file():
         assert "bit-exact (2 samples, 132 steps" in _make(d, f"MLI_INC={mli.get_include()}", f"MLI_LIB={ORACLE}",
                                                           f"BUILD={tmp_path / 'build_oracle'}")
+
+
+def test_crosscheck_deploy_refuses_hostile_plans(folder, tmp_path):
+    """A plan.json that is not mli deploy's, or whose tensors do not fit the
+    arena or their shapes, is refused naming the file; nothing is read past
+    the arena image."""
+    import json
+    from mli.tools.crosscheck import CaseError, crosscheck_deploy
+    d, info = folder
+    dst = tmp_path / "kws"
+    shutil.copytree(d, dst, ignore=shutil.ignore_patterns("build*", "check_*"))
+    img = tmp_path / "arena.bin"
+    img.write_bytes(bytes(info["arena_bytes"]))
+    plan = json.loads((d / "plan.json").read_text())
+
+    def refused(p, match):
+        (dst / "plan.json").write_text(p if isinstance(p, str) else json.dumps(p))
+        with pytest.raises(CaseError, match=match):
+            crosscheck_deploy(dst, img)
+
+    refused("[1, 2]", "not a plan written by mli deploy")
+    refused("{", "plan.json")
+    refused(dict(plan, generator="someone"), "not a plan written by mli deploy")
+    refused(dict(plan, arena_bytes=-1), "arena_bytes")
+    bad = json.loads(json.dumps(plan))
+    bad["tensors"][0]["offset"] = info["arena_bytes"] - 1
+    refused(bad, "does not fit its shape or the arena")
+    bad = json.loads(json.dumps(plan))
+    bad["tensors"][0]["shape"] = [1 << 40]
+    refused(bad, "does not fit its shape or the arena")
+    bad = json.loads(json.dumps(plan))
+    bad["goldens"][0]["array"] = "g0_s0; system"
+    refused(bad, "golden entry is malformed")
+    bad = json.loads(json.dumps(plan))
+    bad["goldens"][0]["to_step"] = 10 ** 9
+    refused(bad, "to_step")
