@@ -70,6 +70,13 @@ def float_rnn_sequence(str cell, str act, bint lbr, double clip, directions,
     cdef const float *wp = &w[0, 0, 0] if N else NULL
     if kind == 2 and c0p == NULL:
         raise ValueError("c0, c_out: required for an LSTM")
+    # the C runner loads floats and int64s: their addresses must be aligned
+    for name, p, size in (("x", <size_t>xp, 4), ("h0", <size_t>&h0[0, 0, 0], 4), ("c0", <size_t>c0p, 4),
+                          ("lengths", <size_t>&lengths[0], 8), ("w", <size_t>wp, 4), ("r", <size_t>&r[0, 0, 0], 4),
+                          ("b", <size_t>&b[0, 0], 4), ("y", <size_t>yp, 4), ("h_out", <size_t>&h_out[0, 0, 0], 4),
+                          ("c_out", <size_t>cop, 4)):
+        if p % size:
+            raise ValueError(f"{name}: not aligned to {size} bytes (np.require(..., requirements='CA'))")
     with nogil:
         st = mlipy_float_rnn_sequence(kind, a, lbr, <float>clip, <int>B, <int>T, <int>N, <int>M,
                                       <int>nd, rev, xp, &h0[0, 0, 0], c0p, &lengths[0], wp,

@@ -484,7 +484,9 @@ def _compiled_spec(a, n_acts, gates, clip, dirs):
 
 
 def _c_array(v, dtype=None):
-    return np.ascontiguousarray(v, dtype)
+    """`v` as the C runner reads it: C-contiguous and aligned (an IR's weights can
+    sit at any byte offset of its .bin; a misaligned float load is undefined in C)."""
+    return np.require(v, dtype, requirements=["C", "A"])
 
 
 def _run_compiled(spec, x, hstates, lengths, w, r, b, hs):
@@ -526,13 +528,13 @@ def _compiled_steps(spec, xs, states, weights, hs):
     """Every step's states of the cell over ``xs [n, B, N]``, each step one C call as
     :func:`_compiled_step` makes it (the same arithmetic), into preallocated stacks."""
     cell, act, lbr, clip, dirs = spec
-    xs = np.ascontiguousarray(xs)
+    xs = _c_array(xs)
     n, B = xs.shape[:2]
-    w, r, b = (np.ascontiguousarray(v[None]) for v in weights)
+    w, r, b = (_c_array(v[None]) for v in weights)
     ones = np.ones(B, np.int64)
     y = np.empty((B, 1, 1, hs), _F32)
     out = [np.empty((n, B, 1, hs), _F32) for _ in states]
-    cur = [np.ascontiguousarray(s_[:, None]) for s_ in states]
+    cur = [_c_array(s_[:, None]) for s_ in states]
     lstm = cell == "lstm"
     for k in range(n):
         new = [o[k] for o in out]
