@@ -38,9 +38,12 @@
 
 typedef struct {
     int M, kw, wv, flat;  /* pairs, kernel width, packed row width, the stride-1 unpadded case */
+    int T;                /* taps: M * kw (pair m at column t is tap m * kw + t) */
     int R;                /* output rows per tile */
+    int vec_out;          /* the read-out on int32 lanes (conv_avx2_rnd_shr cannot overflow) */
     int64_t xs, ss;       /* entries per packed pair row; stage elements per output channel */
-    int32_t *wp;          /* per output channel, M * kw weight pairs */
+    int64_t *off;         /* per tap, its first entry in the packed tile: m * xs + t */
+    int32_t *wp;          /* T weight pairs per output channel (CONV_FN(avx2_pack_weights)) */
     int32_t *init;        /* per output channel, the start value */
     int32_t *xp;          /* the packed tile */
     void *stage;          /* the tile's outputs of one block of output channels, wv per row */
@@ -51,37 +54,65 @@ static inline int32_t conv_avx2_pair(int lo, int hi) {
     return (int32_t)((uint32_t)(uint16_t)lo | ((uint32_t)(uint16_t)hi << 16));
 }
 
-/* acc[o * PV + v] = init[o] + the pair sums over m < M and t < kw of
- * x[m * xs + 8v + t ...] with w[o * ws + m * kw + t], for OCB output channels
- * and PV vectors of 8 positions.  OCB and PV are constants at each call, so
- * the accumulators stay in registers. */
-CONV_AVX2_INLINE void conv_avx2_sums(__m256i *acc, const int32_t *x, int64_t xs, const int32_t *w, int64_t ws,
-                                     int M, int kw, const int32_t *init, const int OCB, const int PV) {
+/* acc[o * PV + v] = init[o] + the pair sums over the taps i < T of
+ * x[off[i] + 8v ...] with w[i * OCB + o], for OCB output channels and PV
+ * vectors of 8 positions.  OCB and PV are constants at each call, so the
+ * accumulators stay in registers. */
+CONV_AVX2_INLINE void conv_avx2_sums(__m256i *acc, const int32_t *x, const int64_t *off, const int32_t *w, int T,
+                                     const int32_t *init, const int OCB, const int PV) {
+    __m256i a[CONV_AVX2_ACC_MAX]; /* local: not written back to acc at every tap */
     for (int o = 0; o < OCB; o++)
-        for (int v = 0; v < PV; v++) acc[o * PV + v] = _mm256_set1_epi32(init[o]);
-    for (int m = 0; m < M; m++, x += xs, w += kw)
-        for (int t = 0; t < kw; t++) {
-            __m256i xv[CONV_AVX2_ACC_MAX];
-            for (int v = 0; v < PV; v++) xv[v] = _mm256_loadu_si256((const __m256i *)(x + t + 8 * v));
-            for (int o = 0; o < OCB; o++) {
-                const __m256i k = _mm256_set1_epi32(w[o * ws + t]);
-                for (int v = 0; v < PV; v++)
-                    acc[o * PV + v] = _mm256_add_epi32(acc[o * PV + v], _mm256_madd_epi16(xv[v], k));
-            }
+        for (int v = 0; v < PV; v++) a[o * PV + v] = _mm256_set1_epi32(init[o]);
+    for (int i = 0; i < T; i++) {
+        const int32_t *xi = x + off[i];
+        __m256i xv[CONV_AVX2_ACC_MAX];
+        for (int v = 0; v < PV; v++) xv[v] = _mm256_loadu_si256((const __m256i *)(const void *)(xi + 8 * v));
+        for (int o = 0; o < OCB; o++) {
+            const __m256i k = _mm256_set1_epi32(w[i * OCB + o]);
+            for (int v = 0; v < PV; v++) a[o * PV + v] = _mm256_add_epi32(a[o * PV + v], _mm256_madd_epi16(xv[v], k));
         }
+    }
+    for (int j = 0; j < OCB * PV; j++) acc[j] = a[j];
 }
 
-/* x / 2^n rounded to nearest, ties up (`up`) or to even, on int32 lanes,
- * 0 < n < 32: mli_math_rnd_shr. */
-CONV_AVX2_INLINE __m256i conv_avx2_rnd_shr(__m256i x, int n, int up) {
-    const __m256i q = _mm256_sra_epi32(x, _mm_cvtsi32_si128(n));
-    const __m256i rem = _mm256_and_si256(x, _mm256_set1_epi32((int32_t)((1u << n) - 1u)));
-    const __m256i half = _mm256_set1_epi32((int32_t)(1u << (n - 1)));
+/* The two block shapes, each alone in its function so that the compiler
+ * keeps every accumulator of the tap loop in a register (inlined next to
+ * the read-out, it spilled them); the sums go out through acc. */
+__attribute__((noinline)) CONV_AVX2 static void conv_avx2_sums_4x2(__m256i *acc, const int32_t *x, const int64_t *off,
+                                                                   const int32_t *w, int T, const int32_t *init) {
+    conv_avx2_sums(acc, x, off, w, T, init, 4, 2);
+}
+__attribute__((noinline)) CONV_AVX2 static void conv_avx2_sums_1x4(__m256i *acc, const int32_t *x, const int64_t *off,
+                                                                   const int32_t *w, int T, const int32_t *init) {
+    conv_avx2_sums(acc, x, off, w, T, init, 1, 4);
+}
+
+/* The read-out's constants, for conv_avx2_rnd_shr and the ReLU clip. */
+typedef struct {
+    __m128i n;          /* the shift, 0 < n < 32 */
+    __m256i half1, lo, hi; /* 2^(n-1) - 1; the ReLU limits */
+    int up;             /* ties up (else to even) */
+} conv_avx2_out;
+
+static inline conv_avx2_out conv_avx2_out_of(int n, int lo, int hi, int up) CONV_AVX2;
+static inline conv_avx2_out conv_avx2_out_of(int n, int lo, int hi, int up) {
+    conv_avx2_out r;
+    r.n = _mm_cvtsi32_si128(n);
+    r.half1 = _mm256_set1_epi32((int32_t)((1u << (n - 1)) - 1u));
+    r.lo = _mm256_set1_epi32(lo);
+    r.hi = _mm256_set1_epi32(hi);
+    r.up = up;
+    return r;
+}
+
+/* x / 2^n rounded to nearest, ties up or to even, on int32 lanes, as
+ * mli_math_rnd_shr: (x + 2^(n-1) - 1 + u) >> n with u = 1 (ties up) or bit
+ * n of x (a tie then goes up from an odd quotient only).  The caller has
+ * checked that x + 2^(n-1) cannot overflow. */
+CONV_AVX2_INLINE __m256i conv_avx2_rnd_shr(__m256i x, const conv_avx2_out *k) {
     const __m256i one = _mm256_set1_epi32(1);
-    const __m256i odd = up ? _mm256_set1_epi32(-1) : _mm256_cmpeq_epi32(_mm256_and_si256(q, one), one);
-    const __m256i inc = _mm256_or_si256(_mm256_cmpgt_epi32(rem, half),
-                                        _mm256_and_si256(_mm256_cmpeq_epi32(rem, half), odd));
-    return _mm256_sub_epi32(q, inc); /* inc is -1 where rounding up */
+    const __m256i u = k->up ? one : _mm256_and_si256(_mm256_sra_epi32(x, k->n), one);
+    return _mm256_sra_epi32(_mm256_add_epi32(x, _mm256_add_epi32(u, k->half1)), k->n);
 }
 
 /* Bytes [0, nb) from s to d, nb small: 8-byte moves, the last overlapping. */
@@ -90,7 +121,7 @@ static inline void conv_avx2_copy_small(char *d, const char *s, size_t nb) {
         memcpy(d, s, nb);
         return;
     }
-    for (size_t i = 0; i + 8 < nb; i += 8) memcpy(d + i, s + i, 8);
+    for (size_t i = 8; i < nb; i += 8) memcpy(d + i - 8, s + i - 8, 8);
     memcpy(d + nb - 8, s + nb - 8, 8);
 }
 
@@ -107,24 +138,29 @@ static inline void conv_avx2_copy_rows(void *out, const void *stage, int rows, i
 }
 
 /* The tile geometry and buffers for geometry g with `icn` channels summed
- * per output (stride width 1, checked by the caller); 0 when out of memory. */
-static inline int conv_avx2_plan_init(conv_avx2_plan *p, const mli_conv_geom *g, int icn, size_t io_size) {
+ * per output (stride width 1, checked by the caller), sums bounded by
+ * `bound`; 0 when out of memory. */
+static inline int conv_avx2_plan_init(conv_avx2_plan *p, const mli_conv_geom *g, int icn, int out_shift,
+                                      int64_t bound, size_t io_size) {
     p->M = (icn * g->kh + 1) / 2;
     p->kw = g->kw;
+    p->T = p->M * p->kw;
     p->wv = g->out_w + g->kw - 1;
     p->flat = g->sh == 1 && g->pt == 0 && g->pb == 0 && g->pl == 0 && g->pr == 0 && p->wv == g->in_w;
-    const int64_t row_bytes = (int64_t)p->M * p->wv * 4;
-    int64_t R = CONV_AVX2_TILE / row_bytes;
+    p->vec_out = out_shift > 0 && out_shift < 32 && bound + ((int64_t)1 << (out_shift - 1)) <= INT32_MAX;
+    const int64_t R = CONV_AVX2_TILE / ((int64_t)p->M * p->wv * 4);
     p->R = R < 1 ? 1 : (R > g->out_h ? g->out_h : (int)R);
     p->ss = ((int64_t)p->R * p->wv + CONV_AVX2_ROUND - 1) / CONV_AVX2_ROUND * CONV_AVX2_ROUND;
     p->xs = p->ss + p->kw + 7;
-    const size_t nw = (size_t)g->out_ch * (size_t)p->M * (size_t)p->kw, nx = (size_t)p->M * (size_t)p->xs;
+    const size_t nw = (size_t)g->out_ch * (size_t)p->T, nx = (size_t)p->M * (size_t)p->xs;
     const size_t ns = (size_t)4 * (size_t)p->ss * io_size; /* up to 4 output channels */
-    p->wp = (int32_t *)calloc(nw + (size_t)g->out_ch + nx + (ns + 3) / 4, 4);
-    if (!p->wp) return 0;
+    p->off = (int64_t *)malloc((size_t)p->T * sizeof(int64_t) + (nw + (size_t)g->out_ch + nx + (ns + 3) / 4) * 4);
+    if (!p->off) return 0;
+    p->wp = (int32_t *)(void *)(p->off + p->T);
     p->init = p->wp + nw;
     p->xp = p->init + g->out_ch;
     p->stage = p->xp + nx;
+    for (int i = 0; i < p->T; i++) p->off[i] = (int64_t)(i / p->kw) * p->xs + i % p->kw;
     return 1;
 }
 

@@ -241,54 +241,62 @@ static inline const CONV_IO_T *CONV_FN(avx2_tap_row)(const CONV_CTX *c, int icn,
     return c->in + ((int64_t)icb + j / g->kh) * g->in_w * g->in_h + (int64_t)row * g->in_w;
 }
 
-/* Pack output rows [h0, h0 + rows) of the channels from icb into p->xp. */
+/* Pack output rows [h0, h0 + rows) of the channels from icb into p->xp;
+ * the entries after them that the blocks read are zeros. */
 CONV_AVX2 static void CONV_FN(avx2_pack)(const CONV_CTX *c, const conv_avx2_plan *p, int icn, int icb, int h0,
                                          int rows) {
     const mli_conv_geom *g = c->g;
-    const int cols = g->in_w < p->wv - g->pl ? g->in_w : p->wv - g->pl;
+    const int wv = p->wv, pl = g->pl, cols = g->in_w < wv - pl ? g->in_w : wv - pl;
+    const int64_t n = (int64_t)rows * wv;
     for (int m = 0; m < p->M; m++) {
         int32_t *d = p->xp + m * p->xs;
-        if (p->flat) { /* the tile's input rows are contiguous */
+        if (p->flat) /* the tile's input rows are contiguous */
             CONV_FN(avx2_pairs)(d, CONV_FN(avx2_tap_row)(c, icn, icb, 2 * m, h0),
-                                CONV_FN(avx2_tap_row)(c, icn, icb, 2 * m + 1, h0), (int64_t)rows * p->wv);
-            continue;
-        }
-        for (int hh = 0; hh < rows; hh++, d += p->wv) {
-            const int row = (h0 + hh) * g->sh;
-            memset(d, 0, (size_t)p->wv * 4);
-            CONV_FN(avx2_pairs)(d + g->pl, CONV_FN(avx2_tap_row)(c, icn, icb, 2 * m, row),
-                                CONV_FN(avx2_tap_row)(c, icn, icb, 2 * m + 1, row), cols);
-        }
+                                CONV_FN(avx2_tap_row)(c, icn, icb, 2 * m + 1, h0), n);
+        else
+            for (int hh = 0; hh < rows; hh++) {
+                const int row = (h0 + hh) * g->sh;
+                int32_t *e = d + (int64_t)hh * wv;
+                for (int col = 0; col < pl; col++) e[col] = 0;
+                CONV_FN(avx2_pairs)(e + pl, CONV_FN(avx2_tap_row)(c, icn, icb, 2 * m, row),
+                                    CONV_FN(avx2_tap_row)(c, icn, icb, 2 * m + 1, row), cols);
+                for (int col = pl + cols; col < wv; col++) e[col] = 0;
+            }
+        for (int64_t i = n; i < p->xs; i++) d[i] = 0;
     }
 }
 
-/* The weight pairs and start values of every output channel. */
+/* The weight pairs and start values of every output channel: tap i of
+ * output channel oc at oc * T + i, except in the blocks of 4 output channels
+ * (not depthwise), where the 4 channels' pairs of a tap are adjacent. */
 static void CONV_FN(avx2_pack_weights)(const CONV_CTX *c, const conv_avx2_plan *p, int icn) {
     const mli_conv_geom *g = c->g;
-    const int J = icn * g->kh;
-    for (int oc = 0; oc < g->out_ch; oc++) {
-        const CONV_W_T *w = c->w + (int64_t)oc * icn * g->kh * g->kw; /* tap row j starts at j * kw */
-        int32_t *d = p->wp + (int64_t)oc * p->M * p->kw;
-        for (int m = 0; m < p->M; m++)
-            for (int t = 0; t < p->kw; t++)
-                d[m * p->kw + t] = conv_avx2_pair(w[2 * m * g->kw + t], 2 * m + 1 < J ? w[(2 * m + 1) * g->kw + t] : 0);
+    const int J = icn * g->kh, kw = g->kw, T = p->T, oc_n = g->out_ch;
+    const int blocked = g->depthwise ? 0 : oc_n - oc_n % 4;
+    for (int oc = 0; oc < oc_n; oc++) {
+        const CONV_W_T *w = c->w + (int64_t)oc * J * kw; /* tap row j starts at j * kw */
+        const int in_block = oc < blocked;
+        int32_t *d = p->wp + (in_block ? (int64_t)(oc - oc % 4) * T + oc % 4 : (int64_t)oc * T);
+        const int step = in_block ? 4 : 1;
+        for (int i = 0, j = 0; j < J; j += 2, w += 2 * kw)
+            for (int t = 0; t < kw; t++, i++) d[i * step] = conv_avx2_pair(w[t], j + 1 < J ? w[kw + t] : 0);
         p->init[oc] = (int32_t)CONV_FN(init)(c, oc);
     }
 }
 
-/* 8 outputs of sums `a` to o: CONV_FN(store) on int32 lanes where the
- * output shift is a plain rounding right shift (0 < n < 32). */
-CONV_AVX2_INLINE void CONV_FN(avx2_store8)(const CONV_CTX *c, __m256i a, int up, CONV_IO_T *o) {
-    const int n = c->fmt.out_shift;
-    if (n <= 0 || n >= 32) {
+/* 8 outputs of sums `a` to o: CONV_FN(store), on int32 lanes where the
+ * plan allows (p->vec_out, constants k). */
+CONV_AVX2_INLINE void CONV_FN(avx2_store8)(const CONV_CTX *c, int vec_out, const conv_avx2_out *k, __m256i a,
+                                           CONV_IO_T *o) {
+    if (!vec_out) {
         int32_t s[8];
         _mm256_storeu_si256((__m256i *)(void *)s, a);
         for (int i = 0; i < 8; i++) o[i] = CONV_FN(store)(c, s[i]);
         return;
     }
-    __m256i y = conv_avx2_rnd_shr(a, n, up);
+    __m256i y = conv_avx2_rnd_shr(a, k);
     if (CONV_ACC40) y = _mm256_max_epi32(_mm256_min_epi32(y, _mm256_set1_epi32(INT16_MAX)), _mm256_set1_epi32(INT16_MIN));
-    y = _mm256_max_epi32(_mm256_min_epi32(y, _mm256_set1_epi32(c->fmt.hi)), _mm256_set1_epi32(c->fmt.lo));
+    y = _mm256_max_epi32(_mm256_min_epi32(y, k->hi), k->lo);
     /* in int16 range now: the packs are exact; then the low byte (trunc8) */
     __m128i h = _mm_packs_epi32(_mm256_castsi256_si128(y), _mm256_extracti128_si256(y, 1));
     if (sizeof(CONV_IO_T) == 2) {
@@ -300,21 +308,30 @@ CONV_AVX2_INLINE void CONV_FN(avx2_store8)(const CONV_CTX *c, __m256i a, int up,
 }
 
 /* Output channels [oc, oc + OCB) over the packed tile's npos positions
- * into the stage, PV vectors at a time. */
+ * into the stage, PV vectors at a time (OCB x PV: 4 x 3 or 1 x 4). */
 CONV_AVX2_INLINE void CONV_FN(avx2_block)(const CONV_CTX *c, const conv_avx2_plan *p, int oc, int64_t npos,
                                           const int OCB, const int PV) {
-    const int up = mlipy_rounding_up;
-    const int64_t ws = (int64_t)p->M * p->kw;
+    const int vec_out = p->vec_out, T = p->T;
+    const conv_avx2_out k = conv_avx2_out_of(vec_out ? c->fmt.out_shift : 1, c->fmt.lo, c->fmt.hi, mlipy_rounding_up);
+    const int32_t *xp = p->xp, *wp = p->wp + (int64_t)oc * T, *init = p->init + oc;
+    const int64_t *off = p->off, ss = p->ss;
     CONV_IO_T *stage = (CONV_IO_T *)p->stage;
     __m256i acc[CONV_AVX2_ACC_MAX];
     for (int64_t q = 0; q < npos; q += 8 * PV) {
-        conv_avx2_sums(acc, p->xp + q, p->xs, p->wp + oc * ws, ws, p->M, p->kw, p->init + oc, OCB, PV);
-        for (int o = 0; o < OCB; o++)
-            for (int v = 0; v < PV; v++) CONV_FN(avx2_store8)(c, acc[o * PV + v], up, stage + o * p->ss + q + 8 * v);
+        if (OCB == 4)
+            conv_avx2_sums_4x2(acc, xp + q, off, wp, T, init);
+        else
+            conv_avx2_sums_1x4(acc, xp + q, off, wp, T, init);
+        if (vec_out) /* the branch outside the stores, so that each is straight code */
+            for (int o = 0; o < OCB; o++)
+                for (int v = 0; v < PV; v++) CONV_FN(avx2_store8)(c, 1, &k, acc[o * PV + v], stage + o * ss + q + 8 * v);
+        else
+            for (int o = 0; o < OCB; o++)
+                for (int v = 0; v < PV; v++) CONV_FN(avx2_store8)(c, 0, &k, acc[o * PV + v], stage + o * ss + q + 8 * v);
     }
 }
 CONV_AVX2 static void CONV_FN(avx2_block4)(const CONV_CTX *c, const conv_avx2_plan *p, int oc, int64_t npos) {
-    CONV_FN(avx2_block)(c, p, oc, npos, 4, 3);
+    CONV_FN(avx2_block)(c, p, oc, npos, 4, 2);
 }
 CONV_AVX2 static void CONV_FN(avx2_block1)(const CONV_CTX *c, const conv_avx2_plan *p, int oc, int64_t npos) {
     CONV_FN(avx2_block)(c, p, oc, npos, 1, 4);
@@ -323,11 +340,13 @@ CONV_AVX2 static void CONV_FN(avx2_block1)(const CONV_CTX *c, const conv_avx2_pl
 /* conv_planes with stride width 1 (0: not taken, or out of memory).  Per
  * tile of output rows: depthwise, each channel packed and computed alone;
  * otherwise the tile packed once for all output channels, 4 at a time. */
-CONV_AVX2 static int CONV_FN(avx2_planes)(const CONV_CTX *c) {
+CONV_AVX2 static int CONV_FN(avx2_planes)(const CONV_CTX *c, int64_t bound) {
     const mli_conv_geom *g = c->g;
     const int icn = g->depthwise ? 1 : g->in_ch;
     conv_avx2_plan p;
-    if (g->sw != 1 || g->out_w < 1 || g->out_h < 1 || !conv_avx2_plan_init(&p, g, icn, sizeof(CONV_IO_T))) return 0;
+    if (g->sw != 1 || g->out_w < 1 || g->out_h < 1 ||
+        !conv_avx2_plan_init(&p, g, icn, c->fmt.out_shift, bound, sizeof(CONV_IO_T)))
+        return 0;
     CONV_FN(avx2_pack_weights)(c, &p, icn);
     const int64_t oplane = (int64_t)g->out_w * g->out_h;
     for (int h0 = 0; h0 < g->out_h; h0 += p.R) {
@@ -346,7 +365,7 @@ CONV_AVX2 static int CONV_FN(avx2_planes)(const CONV_CTX *c) {
             oc += nb;
         }
     }
-    free(p.wp);
+    free(p.off);
     return 1;
 }
 #endif
@@ -490,7 +509,7 @@ void MLI_CAT(mli_prv_conv_chw_, CONV_SFX)(mli_conv_core core, const mli_conv_geo
                         g->pr < g->kw;
     if (regular && bound >= 0 && bound < INT32_MAX) {
 #ifdef MLIPY_X86_TARGETS
-        if (mlipy_get_isa() != MLIPY_ISA_SCALAR && CONV_FN(avx2_planes)(&c)) return;
+        if (mlipy_get_isa() != MLIPY_ISA_SCALAR && CONV_FN(avx2_planes)(&c, bound)) return;
 #endif
         CONV_FN(planes)(&c);
         return;
