@@ -12,7 +12,12 @@
  * value plus, over the pairs m and the columns t, vpmaddwd of entry
  * hh * wv + w + t with the weights (k[2m][t], k[2m+1][t]): a run of entries
  * over consecutive positions hh * wv + w, whose columns w >= out_w are
- * computed and dropped.
+ * computed and dropped.  Except where output channels share the packed
+ * input (not depthwise) and the kernel is wider than one column: there
+ * each tap (m, t) has its own packed row, entry hh * out_w + w holding the
+ * pair at column w + t, so that no column is computed to be dropped and
+ * the outputs of a tile are contiguous ("expanded"; kw times the packing,
+ * paid once for all output channels).
  *
  * Exact: a lane's products and every sum of them and the start value are
  * partial sums of the call, which the caller has bounded below 2^31 (and a
@@ -38,6 +43,7 @@
 
 typedef struct {
     int M, kw, wv, flat;  /* pairs, kernel width, packed row width, the stride-1 unpadded case */
+    int expand;           /* one packed row per tap (else per pair) */
     int T;                /* taps: M * kw (pair m at column t is tap m * kw + t) */
     int R;                /* output rows per tile */
     int vec_out;          /* the read-out on int32 lanes (conv_avx2_rnd_shr cannot overflow) */
@@ -145,14 +151,16 @@ static inline int conv_avx2_plan_init(conv_avx2_plan *p, const mli_conv_geom *g,
     p->M = (icn * g->kh + 1) / 2;
     p->kw = g->kw;
     p->T = p->M * p->kw;
-    p->wv = g->out_w + g->kw - 1;
-    p->flat = g->sh == 1 && g->pt == 0 && g->pb == 0 && g->pl == 0 && g->pr == 0 && p->wv == g->in_w;
+    p->expand = !g->depthwise && g->kw > 1;
+    p->wv = p->expand ? g->out_w : g->out_w + g->kw - 1;
+    p->flat = !p->expand && g->sh == 1 && g->pt == 0 && g->pb == 0 && g->pl == 0 && g->pr == 0 && p->wv == g->in_w;
     p->vec_out = out_shift > 0 && out_shift < 32 && bound + ((int64_t)1 << (out_shift - 1)) <= INT32_MAX;
-    const int64_t R = CONV_AVX2_TILE / ((int64_t)p->M * p->wv * 4);
+    const int packed_rows = p->expand ? p->T : p->M;
+    const int64_t R = CONV_AVX2_TILE / ((int64_t)packed_rows * p->wv * 4);
     p->R = R < 1 ? 1 : (R > g->out_h ? g->out_h : (int)R);
     p->ss = ((int64_t)p->R * p->wv + CONV_AVX2_ROUND - 1) / CONV_AVX2_ROUND * CONV_AVX2_ROUND;
     p->xs = p->ss + p->kw + 7;
-    const size_t nw = (size_t)g->out_ch * (size_t)p->T, nx = (size_t)p->M * (size_t)p->xs;
+    const size_t nw = (size_t)g->out_ch * (size_t)p->T, nx = (size_t)packed_rows * (size_t)p->xs;
     const size_t ns = (size_t)4 * (size_t)p->ss * io_size; /* up to 4 output channels */
     p->off = (int64_t *)malloc((size_t)p->T * sizeof(int64_t) + (nw + (size_t)g->out_ch + nx + (ns + 3) / 4) * 4);
     if (!p->off) return 0;
@@ -160,7 +168,7 @@ static inline int conv_avx2_plan_init(conv_avx2_plan *p, const mli_conv_geom *g,
     p->init = p->wp + nw;
     p->xp = p->init + g->out_ch;
     p->stage = p->xp + nx;
-    for (int i = 0; i < p->T; i++) p->off[i] = (int64_t)(i / p->kw) * p->xs + i % p->kw;
+    for (int i = 0; i < p->T; i++) p->off[i] = p->expand ? i * p->xs : (int64_t)(i / p->kw) * p->xs + i % p->kw;
     return 1;
 }
 

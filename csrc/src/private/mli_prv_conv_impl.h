@@ -218,6 +218,12 @@ CONV_AVX2_INLINE __m256i CONV_FN(avx2_load16)(const CONV_IO_T *p) {
     return _mm256_loadu_si256((const __m256i *)(const void *)p);
 }
 
+/* 8 elements from p widened to int16. */
+CONV_AVX2_INLINE __m128i CONV_FN(avx2_load8)(const CONV_IO_T *p) {
+    if (sizeof(CONV_IO_T) == 1) return _mm_cvtepi8_epi16(_mm_loadl_epi64((const __m128i *)(const void *)p));
+    return _mm_loadu_si128((const __m128i *)(const void *)p);
+}
+
 /* d[i] = the pair (a[i], b[i]), i < n; a NULL row is zeros. */
 CONV_AVX2 static void CONV_FN(avx2_pairs)(int32_t *d, const CONV_IO_T *a, const CONV_IO_T *b, int64_t n) {
     int64_t i = 0;
@@ -227,6 +233,13 @@ CONV_AVX2 static void CONV_FN(avx2_pairs)(int32_t *d, const CONV_IO_T *a, const 
         const __m256i vb = b ? _mm256_permute4x64_epi64(CONV_FN(avx2_load16)(b + i), 0xD8) : _mm256_setzero_si256();
         _mm256_storeu_si256((__m256i *)(void *)(d + i), _mm256_unpacklo_epi16(va, vb));
         _mm256_storeu_si256((__m256i *)(void *)(d + i + 8), _mm256_unpackhi_epi16(va, vb));
+    }
+    if (i + 8 <= n) { /* 8 more (narrow rows) */
+        const __m128i va = a ? CONV_FN(avx2_load8)(a + i) : _mm_setzero_si128();
+        const __m128i vb = b ? CONV_FN(avx2_load8)(b + i) : _mm_setzero_si128();
+        _mm_storeu_si128((__m128i *)(void *)(d + i), _mm_unpacklo_epi16(va, vb));
+        _mm_storeu_si128((__m128i *)(void *)(d + i + 4), _mm_unpackhi_epi16(va, vb));
+        i += 8;
     }
     for (; i < n; i++) d[i] = conv_avx2_pair(a ? a[i] : 0, b ? b[i] : 0);
 }
@@ -241,28 +254,37 @@ static inline const CONV_IO_T *CONV_FN(avx2_tap_row)(const CONV_CTX *c, int icn,
     return c->in + ((int64_t)icb + j / g->kh) * g->in_w * g->in_h + (int64_t)row * g->in_w;
 }
 
+/* Packed row d of output rows [h0, h0 + rows): for each, the pairs of tap
+ * rows j, j + 1 at padded columns [c0, c0 + wv), zero outside the input. */
+CONV_AVX2 static void CONV_FN(avx2_pack_rows)(const CONV_CTX *c, const conv_avx2_plan *p, int32_t *d, int icn,
+                                              int icb, int j, int h0, int rows, int c0) {
+    const mli_conv_geom *g = c->g;
+    const int wv = p->wv, lo = g->pl - c0 > 0 ? g->pl - c0 : 0; /* the first column inside the input */
+    const int hi = g->in_w + g->pl - c0 < wv ? g->in_w + g->pl - c0 : wv;
+    for (int hh = 0; hh < rows; hh++, d += wv) {
+        const int row = (h0 + hh) * g->sh;
+        const CONV_IO_T *a = CONV_FN(avx2_tap_row)(c, icn, icb, j, row), *b = CONV_FN(avx2_tap_row)(c, icn, icb, j + 1, row);
+        const int off = c0 + lo - g->pl; /* the input column of packed column lo */
+        for (int col = 0; col < lo; col++) d[col] = 0;
+        CONV_FN(avx2_pairs)(d + lo, a ? a + off : NULL, b ? b + off : NULL, hi - lo);
+        for (int col = hi > lo ? hi : lo; col < wv; col++) d[col] = 0;
+    }
+}
+
 /* Pack output rows [h0, h0 + rows) of the channels from icb into p->xp;
  * the entries after them that the blocks read are zeros. */
 CONV_AVX2 static void CONV_FN(avx2_pack)(const CONV_CTX *c, const conv_avx2_plan *p, int icn, int icb, int h0,
                                          int rows) {
-    const mli_conv_geom *g = c->g;
-    const int wv = p->wv, pl = g->pl, cols = g->in_w < wv - pl ? g->in_w : wv - pl;
-    const int64_t n = (int64_t)rows * wv;
-    for (int m = 0; m < p->M; m++) {
-        int32_t *d = p->xp + m * p->xs;
+    const int64_t n = (int64_t)rows * p->wv;
+    for (int i = 0; i < (p->expand ? p->T : p->M); i++) {
+        const int m = p->expand ? i / p->kw : i;
+        int32_t *d = p->xp + i * p->xs;
         if (p->flat) /* the tile's input rows are contiguous */
             CONV_FN(avx2_pairs)(d, CONV_FN(avx2_tap_row)(c, icn, icb, 2 * m, h0),
                                 CONV_FN(avx2_tap_row)(c, icn, icb, 2 * m + 1, h0), n);
         else
-            for (int hh = 0; hh < rows; hh++) {
-                const int row = (h0 + hh) * g->sh;
-                int32_t *e = d + (int64_t)hh * wv;
-                for (int col = 0; col < pl; col++) e[col] = 0;
-                CONV_FN(avx2_pairs)(e + pl, CONV_FN(avx2_tap_row)(c, icn, icb, 2 * m, row),
-                                    CONV_FN(avx2_tap_row)(c, icn, icb, 2 * m + 1, row), cols);
-                for (int col = pl + cols; col < wv; col++) e[col] = 0;
-            }
-        for (int64_t i = n; i < p->xs; i++) d[i] = 0;
+            CONV_FN(avx2_pack_rows)(c, p, d, icn, icb, 2 * m, h0, rows, p->expand ? i % p->kw : 0);
+        for (int64_t e = n; e < p->xs; e++) d[e] = 0;
     }
 }
 
@@ -278,8 +300,8 @@ static void CONV_FN(avx2_pack_weights)(const CONV_CTX *c, const conv_avx2_plan *
         const int in_block = oc < blocked;
         int32_t *d = p->wp + (in_block ? (int64_t)(oc - oc % 4) * T + oc % 4 : (int64_t)oc * T);
         const int step = in_block ? 4 : 1;
-        for (int i = 0, j = 0; j < J; j += 2, w += 2 * kw)
-            for (int t = 0; t < kw; t++, i++) d[i * step] = conv_avx2_pair(w[t], j + 1 < J ? w[kw + t] : 0);
+        for (int j = 0; j < J; j += 2, w += 2 * kw, d += kw * step)
+            for (int t = 0; t < kw; t++) d[t * step] = conv_avx2_pair(w[t], j + 1 < J ? w[kw + t] : 0);
         p->init[oc] = (int32_t)CONV_FN(init)(c, oc);
     }
 }
