@@ -81,6 +81,43 @@ CONV_AVX2_INLINE void conv_avx2_sums(__m256i *acc, const int32_t *x, const int64
     for (int j = 0; j < OCB * PV; j++) acc[j] = a[j];
 }
 
+/* 16 elements of `size` bytes (1 or 2) from p widened to int16; 8 of them. */
+CONV_AVX2_INLINE __m256i conv_avx2_load16(const void *p, size_t size) {
+    if (size == 1) return _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)p));
+    return _mm256_loadu_si256((const __m256i *)p);
+}
+CONV_AVX2_INLINE __m128i conv_avx2_load8(const void *p, size_t size) {
+    if (size == 1) return _mm_cvtepi8_epi16(_mm_loadl_epi64((const __m128i *)p));
+    return _mm_loadu_si128((const __m128i *)p);
+}
+
+/* The weight pairs of 4 output channels (rows J elements of `size` bytes
+ * apart, from w) with one-column taps, 8 pairs at a time: a row's widened
+ * elements already are its pairs, transposed so that the 4 channels' pairs
+ * of a tap are adjacent (d[4m + o]).  Written when `write`; returns the pairs
+ * done either way. */
+CONV_AVX2 static inline int conv_avx2_pairs_4x8(const void *w, int J, int32_t *d, size_t size, int write) {
+    const char *r = (const char *)w;
+    int m = 0;
+    for (; 2 * m + 16 <= J; m += 8) {
+        if (!write) continue;
+        const size_t at = (size_t)(2 * m) * size, row = (size_t)J * size;
+        const __m256i a0 = conv_avx2_load16(r + at, size), a1 = conv_avx2_load16(r + row + at, size);
+        const __m256i a2 = conv_avx2_load16(r + 2 * row + at, size), a3 = conv_avx2_load16(r + 3 * row + at, size);
+        const __m256i t0 = _mm256_unpacklo_epi32(a0, a1), t1 = _mm256_unpacklo_epi32(a2, a3);
+        const __m256i t2 = _mm256_unpackhi_epi32(a0, a1), t3 = _mm256_unpackhi_epi32(a2, a3);
+        /* per 128-bit lane, pairs k and k + 4: u0 k = 0, u1 1, u2 2, u3 3 */
+        const __m256i u0 = _mm256_unpacklo_epi64(t0, t1), u1 = _mm256_unpackhi_epi64(t0, t1);
+        const __m256i u2 = _mm256_unpacklo_epi64(t2, t3), u3 = _mm256_unpackhi_epi64(t2, t3);
+        __m256i *o = (__m256i *)(void *)(d + 4 * m);
+        _mm256_storeu_si256(o, _mm256_permute2x128_si256(u0, u1, 0x20));
+        _mm256_storeu_si256(o + 1, _mm256_permute2x128_si256(u2, u3, 0x20));
+        _mm256_storeu_si256(o + 2, _mm256_permute2x128_si256(u0, u1, 0x31));
+        _mm256_storeu_si256(o + 3, _mm256_permute2x128_si256(u2, u3, 0x31));
+    }
+    return m;
+}
+
 /* The two block shapes, each alone in its function so that the compiler
  * keeps every accumulator of the tap loop in a register (inlined next to
  * the read-out, it spilled them); the sums go out through acc. */

@@ -212,31 +212,19 @@ MLIPY_MULTIVERSION_VOID(CONV_FN(planes), (const CONV_CTX *c), (c))
 /* conv_planes on AVX2 (mli_prv_conv_avx2.h): packing of this type's input
  * and weights into int16 pairs, and the read-out of 8 int32 sums. */
 
-/* 16 elements from p widened to int16. */
-CONV_AVX2_INLINE __m256i CONV_FN(avx2_load16)(const CONV_IO_T *p) {
-    if (sizeof(CONV_IO_T) == 1) return _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)(const void *)p));
-    return _mm256_loadu_si256((const __m256i *)(const void *)p);
-}
-
-/* 8 elements from p widened to int16. */
-CONV_AVX2_INLINE __m128i CONV_FN(avx2_load8)(const CONV_IO_T *p) {
-    if (sizeof(CONV_IO_T) == 1) return _mm_cvtepi8_epi16(_mm_loadl_epi64((const __m128i *)(const void *)p));
-    return _mm_loadu_si128((const __m128i *)(const void *)p);
-}
-
 /* d[i] = the pair (a[i], b[i]), i < n; a NULL row is zeros. */
 CONV_AVX2 static void CONV_FN(avx2_pairs)(int32_t *d, const CONV_IO_T *a, const CONV_IO_T *b, int64_t n) {
     int64_t i = 0;
     for (; i + 16 <= n; i += 16) {
         /* 64-bit quarters 0, 2, 1, 3, so that the in-lane unpacks give positions in order */
-        const __m256i va = a ? _mm256_permute4x64_epi64(CONV_FN(avx2_load16)(a + i), 0xD8) : _mm256_setzero_si256();
-        const __m256i vb = b ? _mm256_permute4x64_epi64(CONV_FN(avx2_load16)(b + i), 0xD8) : _mm256_setzero_si256();
+        const __m256i va = a ? _mm256_permute4x64_epi64(conv_avx2_load16(a + i, sizeof(CONV_IO_T)), 0xD8) : _mm256_setzero_si256();
+        const __m256i vb = b ? _mm256_permute4x64_epi64(conv_avx2_load16(b + i, sizeof(CONV_IO_T)), 0xD8) : _mm256_setzero_si256();
         _mm256_storeu_si256((__m256i *)(void *)(d + i), _mm256_unpacklo_epi16(va, vb));
         _mm256_storeu_si256((__m256i *)(void *)(d + i + 8), _mm256_unpackhi_epi16(va, vb));
     }
     if (i + 8 <= n) { /* 8 more (narrow rows) */
-        const __m128i va = a ? CONV_FN(avx2_load8)(a + i) : _mm_setzero_si128();
-        const __m128i vb = b ? CONV_FN(avx2_load8)(b + i) : _mm_setzero_si128();
+        const __m128i va = a ? conv_avx2_load8(a + i, sizeof(CONV_IO_T)) : _mm_setzero_si128();
+        const __m128i vb = b ? conv_avx2_load8(b + i, sizeof(CONV_IO_T)) : _mm_setzero_si128();
         _mm_storeu_si128((__m128i *)(void *)(d + i), _mm_unpacklo_epi16(va, vb));
         _mm_storeu_si128((__m128i *)(void *)(d + i + 4), _mm_unpackhi_epi16(va, vb));
         i += 8;
@@ -291,7 +279,7 @@ CONV_AVX2 static void CONV_FN(avx2_pack)(const CONV_CTX *c, const conv_avx2_plan
 /* The weight pairs and start values of every output channel: tap i of
  * output channel oc at oc * T + i, except in the blocks of 4 output channels
  * (not depthwise), where the 4 channels' pairs of a tap are adjacent. */
-static void CONV_FN(avx2_pack_weights)(const CONV_CTX *c, const conv_avx2_plan *p, int icn) {
+CONV_AVX2 static void CONV_FN(avx2_pack_weights)(const CONV_CTX *c, const conv_avx2_plan *p, int icn) {
     const mli_conv_geom *g = c->g;
     const int J = icn * g->kh, kw = g->kw, T = p->T, oc_n = g->out_ch;
     const int blocked = g->depthwise ? 0 : oc_n - oc_n % 4;
@@ -300,7 +288,13 @@ static void CONV_FN(avx2_pack_weights)(const CONV_CTX *c, const conv_avx2_plan *
         const int in_block = oc < blocked;
         int32_t *d = p->wp + (in_block ? (int64_t)(oc - oc % 4) * T + oc % 4 : (int64_t)oc * T);
         const int step = in_block ? 4 : 1;
-        for (int j = 0; j < J; j += 2, w += 2 * kw, d += kw * step)
+        int j = 0;
+        if (in_block && kw == 1) { /* the block's first pairs at once (the same count for its 4 channels) */
+            j = 2 * conv_avx2_pairs_4x8(w - (int64_t)(oc % 4) * J, J, d - oc % 4, sizeof(CONV_W_T), oc % 4 == 0);
+            w += j;
+            d += (int64_t)j / 2 * 4;
+        }
+        for (; j < J; j += 2, w += 2 * kw, d += kw * step)
             for (int t = 0; t < kw; t++) d[t * step] = conv_avx2_pair(w[t], j + 1 < J ? w[kw + t] : 0);
         p->init[oc] = (int32_t)CONV_FN(init)(c, oc);
     }
