@@ -37,8 +37,8 @@
 
 #define CONV_AVX2 __attribute__((target("avx2")))
 #define CONV_AVX2_INLINE __attribute__((always_inline)) CONV_AVX2 static inline
-#define CONV_AVX2_ACC_MAX 12   /* accumulators of the largest block (4 channels x 3 vectors) */
-#define CONV_AVX2_ROUND 96     /* positions of a tile rounded up to this (24- and 32-wide blocks) */
+#define CONV_AVX2_ACC_MAX 8    /* accumulators of the largest block shape (4 channels x 2 vectors) */
+#define CONV_AVX2_ROUND 96     /* positions of a tile rounded up to this (16- and 32-wide blocks) */
 #define CONV_AVX2_TILE (48 * 1024) /* bytes of packed input per tile (L1-sized) */
 
 typedef struct {
@@ -48,7 +48,7 @@ typedef struct {
     int R;                /* output rows per tile */
     int vec_out;          /* the read-out on int32 lanes (conv_avx2_rnd_shr cannot overflow) */
     int64_t xs, ss;       /* entries per packed pair row; stage elements per output channel */
-    int64_t *off;         /* per tap, its first entry in the packed tile: m * xs + t */
+    int64_t *off;         /* per tap, its first entry in the packed tile: m * xs + t (expanded: i * xs) */
     int32_t *wp;          /* T weight pairs per output channel (CONV_FN(avx2_pack_weights)) */
     int32_t *init;        /* per output channel, the start value */
     int32_t *xp;          /* the packed tile */
@@ -190,7 +190,8 @@ static inline int conv_avx2_plan_init(conv_avx2_plan *p, const mli_conv_geom *g,
     p->T = p->M * p->kw;
     p->expand = !g->depthwise && g->kw > 1;
     p->wv = p->expand ? g->out_w : g->out_w + g->kw - 1;
-    p->flat = !p->expand && g->sh == 1 && g->pt == 0 && g->pb == 0 && g->pl == 0 && g->pr == 0 && p->wv == g->in_w;
+    p->flat = !p->expand && g->sh == 1 && g->pt == 0 && g->pb == 0 && g->pl == 0 && g->pr == 0 && p->wv == g->in_w &&
+              g->out_h == g->in_h - g->kh + 1; /* a tile's rows end inside the input */
     p->vec_out = out_shift > 0 && out_shift < 32 && bound + ((int64_t)1 << (out_shift - 1)) <= INT32_MAX;
     const int packed_rows = p->expand ? p->T : p->M;
     const int64_t R = CONV_AVX2_TILE / ((int64_t)packed_rows * p->wv * 4);
