@@ -177,7 +177,8 @@ static inline void conv_avx2_copy_rows(void *out, const void *stage, int rows, i
         memcpy(d, s, (size_t)rows * (size_t)out_w * size);
         return;
     }
-    for (int hh = 0; hh < rows; hh++) conv_avx2_copy_small(d + hh * out_w * size, s + hh * wv * size, out_w * size);
+    const size_t dn = (size_t)out_w * size, sn = (size_t)wv * size;
+    for (int hh = 0; hh < rows; hh++, d += dn, s += sn) conv_avx2_copy_small(d, s, dn);
 }
 
 /* The tile geometry and buffers for geometry g with `icn` channels summed
