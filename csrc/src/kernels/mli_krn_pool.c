@@ -21,6 +21,20 @@ typedef struct {
     int n_areas;
 } pool_plan;
 
+/* The average's multiplier and shift of the last window size seen (the
+ * windows of an area mostly share one size, so it is computed once). */
+typedef struct {
+    int64_t size; /* -1: none yet */
+    int16_t mul;
+    int shift;
+} pool_avg;
+
+static inline void pool_avg_of(pool_avg *k, int64_t size) {
+    if (size == k->size) return;
+    k->size = size;
+    mli_math_avg_mul_shift((uint32_t)size, &k->mul, &k->shift);
+}
+
 /* Strides MLI derives for a chw or hwc feature map of height h, width w and
  * c channels: a zero row (chw) / column (hwc) stride means dense; otherwise
  * the tensor's strides with the innermost one taken as 1. */

@@ -21,9 +21,11 @@
 /* The value of one window of rows x cols elements, the first at s, rows
  * rs and columns cs elements apart. */
 #if POOL_MAX
-static inline KRN_IO_T POOL_F(_window)(const KRN_IO_T *s, int64_t rows, int64_t cols, int64_t rs, int64_t cs) {
+static inline KRN_IO_T POOL_F(_window)(const KRN_IO_T *s, int64_t rows, int64_t cols, int64_t rs, int64_t cs,
+                                       const pool_avg *k) {
     KRN_IO_T m = s[0];
     (void)cs;
+    (void)k;
     for (int64_t i = 0; i < rows; i++, s += rs)
         for (int64_t j = 0; j < cols; j++) m = s[POOL_COL(j)] > m ? s[POOL_COL(j)] : m;
     return m;
@@ -34,10 +36,10 @@ static inline KRN_IO_T POOL_F(_window)(const KRN_IO_T *s, int64_t rows, int64_t 
  * first element alone and then pairs, hwc adds one element at a time),
  * read out by the DSP rounding to KRN_BITS bits.  Below 512 elements no
  * partial sum can reach 2^39 and the plain sum is exact. */
-static inline KRN_IO_T POOL_F(_window)(const KRN_IO_T *s, int64_t rows, int64_t cols, int64_t rs, int64_t cs) {
-    int16_t mul;
-    int shift;
-    mli_math_avg_mul_shift((uint32_t)(rows * cols), &mul, &shift);
+static inline KRN_IO_T POOL_F(_window)(const KRN_IO_T *s, int64_t rows, int64_t cols, int64_t rs, int64_t cs,
+                                       const pool_avg *k) {
+    const int16_t mul = k->mul;
+    const int shift = k->shift;
     int64_t acc = 0;
     (void)cs;
     if (rows * cols < 512) {
@@ -65,14 +67,16 @@ static inline KRN_IO_T POOL_F(_window)(const KRN_IO_T *s, int64_t rows, int64_t 
  * loop of the hwc kernels (both channels of a position written together). */
 static void POOL_F(_area)(const KRN_IO_T *x, KRN_IO_T *y, const pool_plan *p, const mli_prv_area *a, int64_t c0,
                           int lanes) {
+    pool_avg k = {-1, 0, 0};
     for (int64_t r = a->row_beg; r < a->row_end; r++)
         for (int64_t c = a->clmn_beg; c < a->clmn_end; c++) {
             const mli_prv_win w = mli_prv_window(&p->g, a->kind, r, c);
+            pool_avg_of(&k, w.rows * w.cols);
             for (int l = 0; l < lanes; l++) {
                 const int64_t ch = c0 + l;
                 const KRN_IO_T *s = x + ch * p->in_chs + w.y * p->in_rs + w.x * p->in_cs;
                 y[ch * p->out_chs + r * p->out_rs + c * p->out_cs] = POOL_F(_window)(s, w.rows, w.cols, p->in_rs,
-                                                                                     p->in_cs);
+                                                                                     p->in_cs, &k);
             }
         }
 }

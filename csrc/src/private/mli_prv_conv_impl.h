@@ -28,6 +28,7 @@
 #endif
 
 #include "mli_math.h"
+#include "mli_prv_conv_avx2.h"
 #include "mli_prv_isa.h"
 #include "mli_prv_template.h"
 
@@ -45,20 +46,35 @@ typedef struct {
     int exact; /* no partial sum reaches the 40-bit limit */
 } CONV_CTX;
 
+/* The largest |v[i]|, i < n, of a buffer of type T: as a minimum and a
+ * maximum of T, which compilers vectorise without branches (a branch per
+ * element of random sign mispredicts half the time). */
+#define CONV_ABSMAX(T, name)                                                    \
+    MLIPY_ALWAYS_INLINE int64_t MLI_CAT(CONV_FN(name), _body)(const T *v, int64_t n) { \
+        T lo = 0, hi = 0;                                                       \
+        for (int64_t i = 0; i < n; i++) {                                       \
+            lo = v[i] < lo ? v[i] : lo;                                         \
+            hi = v[i] > hi ? v[i] : hi;                                         \
+        }                                                                       \
+        return -(int64_t)lo > hi ? -(int64_t)lo : hi;                           \
+    }                                                                           \
+    MLIPY_MULTIVERSION(int64_t, CONV_FN(name), (const T *v, int64_t n), (v, n))
+CONV_ABSMAX(CONV_IO_T, absmax_io)
+CONV_ABSMAX(CONV_W_T, absmax_w)
+#undef CONV_ABSMAX
+
 /* The largest |partial sum| of the call: the largest |bias accumulator|
  * plus n products, each at most |in| x |weight| over the buffers (-1 for
  * more than 2^31 products). */
 static int64_t CONV_FN(bound)(const CONV_CTX *c, mli_conv_caps caps, int64_t n) {
-    int64_t mx = 0, mw = 0, mb = 0;
-    for (int64_t i = 0; i < caps.in; i++) mx = c->in[i] < 0 ? (-c->in[i] > mx ? -c->in[i] : mx) : (c->in[i] > mx ? c->in[i] : mx);
-    for (int64_t i = 0; i < caps.w; i++) mw = c->w[i] < 0 ? (-c->w[i] > mw ? -c->w[i] : mw) : (c->w[i] > mw ? c->w[i] : mw);
+    const int64_t mx = CONV_FN(absmax_io)(c->in, caps.in), mw = CONV_FN(absmax_w)(c->w, caps.w);
+    int64_t mb = 0;
     for (int64_t i = 0; i < caps.bias; i++) {
         const int64_t a = mli_math_bias_acc(c->b[i], c->fmt.bias_shift, CONV_ACC40 ? 40 : 32);
         mb = a < 0 ? (-a > mb ? -a : mb) : (a > mb ? a : mb);
     }
     return n >= 0 && n < ((int64_t)1 << 31) ? mb + n * mx * mw : -1;
 }
-
 
 /* sum of x[i] * w[i], i < n (one window row); the products fit int32 */
 static inline int64_t CONV_FN(dot)(const CONV_IO_T *x, const CONV_W_T *w, int n) {
@@ -191,6 +207,184 @@ MLIPY_ALWAYS_INLINE void MLI_CAT(CONV_FN(planes), _body)(const CONV_CTX *c) {
 }
 MLIPY_MULTIVERSION_VOID(CONV_FN(planes), (const CONV_CTX *c), (c))
 #undef CONV_CHUNK
+
+#ifdef MLIPY_X86_TARGETS
+/* conv_planes on AVX2 (mli_prv_conv_avx2.h): packing of this type's input
+ * and weights into int16 pairs, and the read-out of 8 int32 sums. */
+
+/* d[i] = the pair (a[i], b[i]), i < n; a NULL row is zeros. */
+CONV_AVX2 static void CONV_FN(avx2_pairs)(int32_t *d, const CONV_IO_T *a, const CONV_IO_T *b, int64_t n) {
+    int64_t i = 0;
+    for (; i + 16 <= n; i += 16) {
+        /* 64-bit quarters 0, 2, 1, 3, so that the in-lane unpacks give positions in order */
+        const __m256i va = a ? _mm256_permute4x64_epi64(conv_avx2_load16(a + i, sizeof(CONV_IO_T)), 0xD8) : _mm256_setzero_si256();
+        const __m256i vb = b ? _mm256_permute4x64_epi64(conv_avx2_load16(b + i, sizeof(CONV_IO_T)), 0xD8) : _mm256_setzero_si256();
+        _mm256_storeu_si256((__m256i *)(void *)(d + i), _mm256_unpacklo_epi16(va, vb));
+        _mm256_storeu_si256((__m256i *)(void *)(d + i + 8), _mm256_unpackhi_epi16(va, vb));
+    }
+    if (i + 8 <= n) { /* 8 more (narrow rows) */
+        const __m128i va = a ? conv_avx2_load8(a + i, sizeof(CONV_IO_T)) : _mm_setzero_si128();
+        const __m128i vb = b ? conv_avx2_load8(b + i, sizeof(CONV_IO_T)) : _mm_setzero_si128();
+        _mm_storeu_si128((__m128i *)(void *)(d + i), _mm_unpacklo_epi16(va, vb));
+        _mm_storeu_si128((__m128i *)(void *)(d + i + 4), _mm_unpackhi_epi16(va, vb));
+        i += 8;
+    }
+    for (; i < n; i++) d[i] = conv_avx2_pair(a ? a[i] : 0, b ? b[i] : 0);
+}
+
+/* Input row `row` (from the top of the padded input: + pt) of tap row j of
+ * the channels from icb, or NULL (outside the input, or no tap row j). */
+static inline const CONV_IO_T *CONV_FN(avx2_tap_row)(const CONV_CTX *c, int icn, int icb, int j, int row) {
+    const mli_conv_geom *g = c->g;
+    if (j >= icn * g->kh) return NULL;
+    row += j % g->kh - g->pt;
+    if (row < 0 || row >= g->in_h) return NULL;
+    return c->in + ((int64_t)icb + j / g->kh) * g->in_w * g->in_h + (int64_t)row * g->in_w;
+}
+
+/* Packed row d of output rows [h0, h0 + rows): for each, the pairs of tap
+ * rows j, j + 1 at padded columns [c0, c0 + wv), zero outside the input. */
+CONV_AVX2 static void CONV_FN(avx2_pack_rows)(const CONV_CTX *c, const conv_avx2_plan *p, int32_t *d, int icn,
+                                              int icb, int j, int h0, int rows, int c0) {
+    const mli_conv_geom *g = c->g;
+    const int wv = p->wv, lo = g->pl - c0 > 0 ? g->pl - c0 : 0; /* the first column inside the input */
+    const int hi = g->in_w + g->pl - c0 < wv ? g->in_w + g->pl - c0 : wv;
+    for (int hh = 0; hh < rows; hh++, d += wv) {
+        const int row = (h0 + hh) * g->sh;
+        const CONV_IO_T *a = CONV_FN(avx2_tap_row)(c, icn, icb, j, row), *b = CONV_FN(avx2_tap_row)(c, icn, icb, j + 1, row);
+        const int off = c0 + lo - g->pl; /* the input column of packed column lo */
+        for (int col = 0; col < lo; col++) d[col] = 0;
+        CONV_FN(avx2_pairs)(d + lo, a ? a + off : NULL, b ? b + off : NULL, hi - lo);
+        for (int col = hi > lo ? hi : lo; col < wv; col++) d[col] = 0;
+    }
+}
+
+/* Pack output rows [h0, h0 + rows) of the channels from icb into p->xp;
+ * the entries after them that the blocks read are zeros. */
+CONV_AVX2 static void CONV_FN(avx2_pack)(const CONV_CTX *c, const conv_avx2_plan *p, int icn, int icb, int h0,
+                                         int rows) {
+    const int64_t n = (int64_t)rows * p->wv;
+    for (int i = 0; i < (p->expand ? p->T : p->M); i++) {
+        const int m = p->expand ? i / p->kw : i;
+        int32_t *d = p->xp + i * p->xs;
+        if (p->flat) /* the tile's input rows are contiguous */
+            CONV_FN(avx2_pairs)(d, CONV_FN(avx2_tap_row)(c, icn, icb, 2 * m, h0),
+                                CONV_FN(avx2_tap_row)(c, icn, icb, 2 * m + 1, h0), n);
+        else
+            CONV_FN(avx2_pack_rows)(c, p, d, icn, icb, 2 * m, h0, rows, p->expand ? i % p->kw : 0);
+        for (int64_t e = n; e < p->xs; e++) d[e] = 0;
+    }
+}
+
+/* The weight pairs and start values of every output channel: tap i of
+ * output channel oc at oc * T + i, except in the blocks of 4 output channels
+ * (not depthwise), where the 4 channels' pairs of a tap are adjacent. */
+CONV_AVX2 static void CONV_FN(avx2_pack_weights)(const CONV_CTX *c, const conv_avx2_plan *p, int icn) {
+    const mli_conv_geom *g = c->g;
+    const int J = icn * g->kh, kw = g->kw, T = p->T, oc_n = g->out_ch;
+    const int blocked = g->depthwise ? 0 : oc_n - oc_n % 4;
+    for (int oc = 0; oc < oc_n; oc++) {
+        const CONV_W_T *w = c->w + (int64_t)oc * J * kw; /* tap row j starts at j * kw */
+        const int in_block = oc < blocked;
+        int32_t *d = p->wp + (in_block ? (int64_t)(oc - oc % 4) * T + oc % 4 : (int64_t)oc * T);
+        const int step = in_block ? 4 : 1;
+        int j = 0;
+        if (in_block && kw == 1) { /* the block's first pairs at once (the same count for its 4 channels) */
+            j = 2 * conv_avx2_pairs_4x8(w - (int64_t)(oc % 4) * J, J, d - oc % 4, sizeof(CONV_W_T), oc % 4 == 0);
+            w += j;
+            d += (int64_t)j / 2 * 4;
+        }
+        for (; j < J; j += 2, w += 2 * kw, d += kw * step)
+            for (int t = 0; t < kw; t++) d[t * step] = conv_avx2_pair(w[t], j + 1 < J ? w[kw + t] : 0);
+        p->init[oc] = (int32_t)CONV_FN(init)(c, oc);
+    }
+}
+
+/* 8 outputs of sums `a` to o: CONV_FN(store), on int32 lanes where the
+ * plan allows (p->vec_out, constants k). */
+CONV_AVX2_INLINE void CONV_FN(avx2_store8)(const CONV_CTX *c, int vec_out, const conv_avx2_out *k, __m256i a,
+                                           CONV_IO_T *o) {
+    if (!vec_out) {
+        int32_t s[8];
+        _mm256_storeu_si256((__m256i *)(void *)s, a);
+        for (int i = 0; i < 8; i++) o[i] = CONV_FN(store)(c, s[i]);
+        return;
+    }
+    __m256i y = conv_avx2_rnd_shr(a, k);
+    if (CONV_ACC40) y = _mm256_max_epi32(_mm256_min_epi32(y, _mm256_set1_epi32(INT16_MAX)), _mm256_set1_epi32(INT16_MIN));
+    y = _mm256_max_epi32(_mm256_min_epi32(y, k->hi), k->lo);
+    /* in int16 range now: the packs are exact; then the low byte (trunc8) */
+    __m128i h = _mm_packs_epi32(_mm256_castsi256_si128(y), _mm256_extracti128_si256(y, 1));
+    if (sizeof(CONV_IO_T) == 2) {
+        _mm_storeu_si128((__m128i *)(void *)o, h);
+        return;
+    }
+    h = _mm_packus_epi16(_mm_and_si128(h, _mm_set1_epi16(0xff)), h);
+    _mm_storel_epi64((__m128i *)(void *)o, h);
+}
+
+/* Output channels [oc, oc + OCB) over the packed tile's npos positions
+ * into the stage, PV vectors at a time (OCB x PV: 4 x 3 or 1 x 4). */
+CONV_AVX2_INLINE void CONV_FN(avx2_block)(const CONV_CTX *c, const conv_avx2_plan *p, int oc, int64_t npos,
+                                          const int OCB, const int PV) {
+    const int vec_out = p->vec_out, T = p->T;
+    const conv_avx2_out k = conv_avx2_out_of(vec_out ? c->fmt.out_shift : 1, c->fmt.lo, c->fmt.hi, mlipy_rounding_up);
+    const int32_t *xp = p->xp, *wp = p->wp + (int64_t)oc * T, *init = p->init + oc;
+    const int64_t *off = p->off, ss = p->ss;
+    CONV_IO_T *stage = (CONV_IO_T *)p->stage;
+    __m256i acc[CONV_AVX2_ACC_MAX];
+    for (int64_t q = 0; q < npos; q += 8 * PV) {
+        if (OCB == 4)
+            conv_avx2_sums_4x2(acc, xp + q, off, wp, T, init);
+        else
+            conv_avx2_sums_1x4(acc, xp + q, off, wp, T, init);
+        if (vec_out) /* the branch outside the stores, so that each is straight code */
+            for (int o = 0; o < OCB; o++)
+                for (int v = 0; v < PV; v++) CONV_FN(avx2_store8)(c, 1, &k, acc[o * PV + v], stage + o * ss + q + 8 * v);
+        else
+            for (int o = 0; o < OCB; o++)
+                for (int v = 0; v < PV; v++) CONV_FN(avx2_store8)(c, 0, &k, acc[o * PV + v], stage + o * ss + q + 8 * v);
+    }
+}
+CONV_AVX2 static void CONV_FN(avx2_block4)(const CONV_CTX *c, const conv_avx2_plan *p, int oc, int64_t npos) {
+    CONV_FN(avx2_block)(c, p, oc, npos, 4, 2);
+}
+CONV_AVX2 static void CONV_FN(avx2_block1)(const CONV_CTX *c, const conv_avx2_plan *p, int oc, int64_t npos) {
+    CONV_FN(avx2_block)(c, p, oc, npos, 1, 4);
+}
+
+/* conv_planes with stride width 1 (0: not taken, or out of memory).  Per
+ * tile of output rows: depthwise, each channel packed and computed alone;
+ * otherwise the tile packed once for all output channels, 4 at a time. */
+CONV_AVX2 static int CONV_FN(avx2_planes)(const CONV_CTX *c, int64_t bound) {
+    const mli_conv_geom *g = c->g;
+    const int icn = g->depthwise ? 1 : g->in_ch;
+    conv_avx2_plan p;
+    if (g->sw != 1 || g->out_w < 1 || g->out_h < 1 ||
+        !conv_avx2_plan_init(&p, g, icn, c->fmt.out_shift, bound, sizeof(CONV_IO_T)))
+        return 0;
+    CONV_FN(avx2_pack_weights)(c, &p, icn);
+    const int64_t oplane = (int64_t)g->out_w * g->out_h;
+    for (int h0 = 0; h0 < g->out_h; h0 += p.R) {
+        const int rows = g->out_h - h0 < p.R ? g->out_h - h0 : p.R;
+        const int64_t npos = (int64_t)rows * p.wv;
+        for (int oc = 0; oc < g->out_ch;) {
+            const int nb = !g->depthwise && g->out_ch - oc >= 4 ? 4 : 1;
+            if (g->depthwise || oc == 0) CONV_FN(avx2_pack)(c, &p, icn, g->depthwise ? oc : 0, h0, rows);
+            if (nb == 4)
+                CONV_FN(avx2_block4)(c, &p, oc, npos);
+            else
+                CONV_FN(avx2_block1)(c, &p, oc, npos);
+            for (int o = 0; o < nb; o++)
+                conv_avx2_copy_rows(c->out + (oc + o) * oplane + (int64_t)h0 * g->out_w, (CONV_IO_T *)p.stage + o * p.ss,
+                                    rows, p.wv, g->out_w, sizeof(CONV_IO_T));
+            oc += nb;
+        }
+    }
+    free(p.off);
+    return 1;
+}
+#endif
 
 static void CONV_FN(visit_chw)(void *vctx, const mli_conv_point *p) {
     const CONV_CTX *c = (const CONV_CTX *)vctx;
@@ -330,6 +524,9 @@ void MLI_CAT(mli_prv_conv_chw_, CONV_SFX)(mli_conv_core core, const mli_conv_geo
     const int regular = g->in_h >= g->kh && g->in_w >= g->kw && g->pt < g->kh && g->pb < g->kh && g->pl < g->kw &&
                         g->pr < g->kw;
     if (regular && bound >= 0 && bound < INT32_MAX) {
+#ifdef MLIPY_X86_TARGETS
+        if (mlipy_get_isa() != MLIPY_ISA_SCALAR && CONV_FN(avx2_planes)(&c, bound)) return;
+#endif
         CONV_FN(planes)(&c);
         return;
     }
