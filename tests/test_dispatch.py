@@ -222,3 +222,30 @@ def test_fused_readout_limits_agree(kind, wmode):
         for isa in PATHS[1:]:
             for j, (a, bb) in enumerate(zip(got["scalar"], got[isa])):
                 np.testing.assert_array_equal(a, bb, err_msg=f"format {i} output {j}: {isa} differs from scalar")
+
+
+@pytest.mark.parametrize("op", ["avepool", "maxpool"])
+@pytest.mark.parametrize("kind", ["fx8", "fx16"])
+def test_pool_paths_agree(op, kind):
+    """The chw pools' row blocks (built per ISA) give the scalar path's
+    integers: random maps, kernels, strides and paddings, both roundings."""
+    rng = np.random.default_rng(hash((op, kind)) % 2**32)
+    dt = np.int8 if kind == "fx8" else np.int16
+    info = np.iinfo(dt)
+    f = getattr(mli, f"{op}_chw_{kind}")
+    for _ in range(80):
+        c, h, w = int(rng.integers(1, 5)), int(rng.integers(1, 16)), int(rng.integers(1, 140))
+        kh, kw = int(rng.integers(1, min(h, 6) + 1)), int(rng.integers(1, min(w, 8) + 1))
+        cfg = mli.PoolConfig(kernel_width=kw, kernel_height=kh, stride_width=int(rng.integers(1, 4)),
+                             stride_height=int(rng.integers(1, 4)), padding_top=int(rng.integers(0, kh)),
+                             padding_bottom=int(rng.integers(0, kh)), padding_left=int(rng.integers(0, kw)),
+                             padding_right=int(rng.integers(0, kw)))
+        x = mli.Tensor(rng.integers(info.min, info.max + 1, (c, h, w)).astype(dt), 3)
+        for rounding in ("convergent", "up"):
+            with mli.rounding(rounding):
+                got = {}
+                for isa in mli.supported_isas():
+                    with mli.use_isa(isa):
+                        got[isa] = f(x, cfg).numpy()
+            for isa, v in got.items():
+                np.testing.assert_array_equal(v, got["scalar"], err_msg=f"{isa} {cfg} {rounding}")

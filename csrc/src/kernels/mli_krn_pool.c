@@ -19,6 +19,7 @@ typedef struct {
     int64_t out_rs, out_cs, out_chs;  /* the same for the output */
     mli_prv_area areas[5];            /* MLI's areas, in its order */
     int n_areas;
+    bool apart;                       /* in and out share no byte: a row's windows may be read first */
 } pool_plan;
 
 /* The average's multiplier and shift of the last window size seen (the
@@ -77,6 +78,7 @@ static mli_status pool_plan_make(const mli_tensor *in, const mli_pool_cfg *cfg, 
         p->n_areas = mli_prv_pad_areas(g, true, v->core == MLI_CORE_PAD_SMALL ? MLI_WIN_CLIP_SMALL : MLI_WIN_CLIP,
                                        p->areas);
     }
+    p->apart = false;
     if (p->n_areas == 0) return MLI_STATUS_OK;
     const int64_t in_el = mli_prv_elsize(in->el_type);
     mli_prv_extent e;
@@ -106,6 +108,9 @@ static mli_status pool_plan_make(const mli_tensor *in, const mli_pool_cfg *cfg, 
         return mlipy_err_safety(MLI_STATUS_NOT_ENGH_MEM, "out", "capacity",
                                 "is exceeded by what MLI writes for this call (a variant's fixed values give a "
                                 "larger output than the checked one, or out's strides reach beyond)");
+    const uintptr_t i0 = (uintptr_t)in->data + (uintptr_t)(in_lo * in_el), i1 = (uintptr_t)in->data + (uintptr_t)((in_hi + 1) * in_el);
+    const uintptr_t o0 = (uintptr_t)out->data + (uintptr_t)(out_lo * in_el), o1 = (uintptr_t)out->data + (uintptr_t)((out_hi + 1) * in_el);
+    p->apart = i1 <= o0 || o1 <= i0;
     return MLI_STATUS_OK;
 }
 

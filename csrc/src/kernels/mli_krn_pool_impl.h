@@ -63,6 +63,74 @@ static inline KRN_IO_T POOL_F(_window)(const KRN_IO_T *s, int64_t rows, int64_t 
 }
 #endif
 
+#if !POOL_HWC
+enum { POOL_F(_block_n) = 64 };
+/* one element into a window's maximum or sum */
+MLIPY_ALWAYS_INLINE int32_t POOL_F(_fold)(int32_t a, int32_t v) { return POOL_MAX ? (v > a ? v : a) : a + v; }
+/* Up to _block_n full windows of one chw output row, window j starting at
+ * s + j * sw: their maxima, or for the average their sums (exact in int32
+ * below 512 elements).  The window's elements outer and the positions inner:
+ * a loop the compiler vectorises, built once per ISA path. */
+MLIPY_ALWAYS_INLINE void POOL_F(_block_body)(const KRN_IO_T *s, int32_t *acc, int64_t n, int64_t sw, int64_t rows,
+                                            int64_t cols, int64_t rs) {
+    for (int64_t j = 0; j < n; j++) acc[j] = POOL_MAX ? s[j * sw] : 0;
+    for (int64_t i = 0; i < rows; i++)
+        for (int64_t k = 0; k < cols; k++) {
+            const KRN_IO_T *e = s + i * rs + k;
+            if (sw == 1) /* adjacent windows: contiguous loads */
+                for (int64_t j = 0; j < n; j++) acc[j] = POOL_F(_fold)(acc[j], e[j]);
+            else
+                for (int64_t j = 0; j < n; j++) acc[j] = POOL_F(_fold)(acc[j], e[j * sw]);
+        }
+}
+MLIPY_MULTIVERSION_VOID(POOL_F(_block),
+                        (const KRN_IO_T *s, int32_t *acc, int64_t n, int64_t sw, int64_t rows, int64_t cols,
+                         int64_t rs),
+                        (s, acc, n, sw, rows, cols, rs))
+
+#if !POOL_MAX
+/* The average's read-out of n sums: RND(sum * mul, shift) saturated to
+ * KRN_BITS (mli_math_asr_rnd_sat for shift >= 0), written branch-free with
+ * the rounding mode `up` read once, so that the compiler vectorises it. */
+MLIPY_ALWAYS_INLINE void POOL_F(_avg_out_body)(const int32_t *acc, int64_t n, int16_t mul, int shift, int up,
+                                              KRN_IO_T *o) {
+    const int64_t lo = -((int64_t)1 << (KRN_BITS - 1)), hi = ((int64_t)1 << (KRN_BITS - 1)) - 1;
+    const int64_t mask = shift > 0 ? ((int64_t)1 << shift) - 1 : 0, half = shift > 0 ? (int64_t)1 << (shift - 1) : 1;
+    for (int64_t j = 0; j < n; j++) {
+        const int64_t v = (int64_t)acc[j] * mul, q = v >> shift, rem = v & mask;
+        int64_t r = q + (int64_t)((rem > half) | ((rem == half) & (up | (int)(q & 1))));
+        r = r < lo ? lo : r;
+        o[j] = (KRN_IO_T)(r > hi ? hi : r);
+    }
+}
+MLIPY_MULTIVERSION_VOID(POOL_F(_avg_out), (const int32_t *acc, int64_t n, int16_t mul, int shift, int up,
+                                           KRN_IO_T *o),
+                        (acc, n, mul, shift, up, o))
+#endif
+
+/* A full area of one chw channel in blocks of a row's positions (where in
+ * and out share no byte, reading a block's windows before writing its
+ * outputs gives MLI's values). */
+static void POOL_F(_area_rows)(const KRN_IO_T *x, KRN_IO_T *y, const pool_plan *p, const mli_prv_area *a,
+                               int64_t ch) {
+    int32_t acc[POOL_F(_block_n)];
+    pool_avg k = {-1, 0, 0};
+    for (int64_t r = a->row_beg; r < a->row_end; r++)
+        for (int64_t c0 = a->clmn_beg; c0 < a->clmn_end; c0 += POOL_F(_block_n)) {
+            const int64_t n = mli_prv_min64(POOL_F(_block_n), a->clmn_end - c0);
+            const mli_prv_win w = mli_prv_window(&p->g, a->kind, r, c0);
+            POOL_F(_block)(x + ch * p->in_chs + w.y * p->in_rs + w.x, acc, n, p->g.sw, w.rows, w.cols, p->in_rs);
+            pool_avg_of(&k, w.rows * w.cols);
+            KRN_IO_T *o = y + ch * p->out_chs + r * p->out_rs + c0; /* chw: positions 1 apart */
+#if POOL_MAX
+            for (int64_t j = 0; j < n; j++) o[j] = (KRN_IO_T)acc[j];
+#else
+            POOL_F(_avg_out)(acc, n, k.mul, k.shift, mlipy_rounding_up, o);
+#endif
+        }
+}
+#endif
+
 /* One area for the channels [c0, c0 + lanes): lanes = 2 is MLI's two-lane
  * loop of the hwc kernels (both channels of a position written together). */
 static void POOL_F(_area)(const KRN_IO_T *x, KRN_IO_T *y, const pool_plan *p, const mli_prv_area *a, int64_t c0,
@@ -89,6 +157,12 @@ static void POOL_F(_compute)(const KRN_IO_T *x, KRN_IO_T *y, const pool_plan *p)
     for (int i = 0; i < p->n_areas; i++) {
         const mli_prv_area *a = &p->areas[i];
         const bool pairs = POOL_HWC && (POOL_MAX || a->kind == MLI_WIN_FULL);
+#if !POOL_HWC
+        if (a->kind == MLI_WIN_FULL && p->apart && (POOL_MAX || p->g.kh * p->g.kw < 512)) {
+            for (int64_t ch = 0; ch < p->ch; ch++) POOL_F(_area_rows)(x, y, p, a, ch);
+            continue;
+        }
+#endif
         if (!pairs) {
             for (int64_t ch = 0; ch < p->ch; ch++) POOL_F(_area)(x, y, p, a, ch, 1);
         } else {
