@@ -240,3 +240,18 @@ def test_shape_cache_of_the_planned_program():
             assert got[k].flags.writeable
         np.testing.assert_array_equal(x, saved)
     assert len(model._program._shape_cache) == 3
+
+
+def test_c_runner_refuses_misaligned_arrays_and_the_ops_align_them():
+    """An IR's weights can start at any byte of its .bin: the ops hand the C
+    runner aligned copies, and the bridge refuses a misaligned array rather
+    than load floats from it (undefined in C; UBSan found one)."""
+    from mli import _core
+    from mli.ir.ops.recurrent import _c_array
+    raw = np.frombuffer(bytearray(4 * 8 + 1), np.float32, 8, 1).reshape(1, 1, 8)
+    assert raw.ctypes.data % 4 and _c_array(raw).ctypes.data % 4 == 0
+    z = np.zeros
+    with pytest.raises(ValueError, match="x: not aligned"):
+        _core.float_rnn_sequence("rnn", "tanh", False, 0.0, [False], raw, z((1, 1, 2), np.float32), None,
+                                 np.ones(1, np.int64), z((1, 2, 8), np.float32), z((1, 2, 2), np.float32),
+                                 z((1, 2), np.float32), z((1, 1, 1, 2), np.float32), z((1, 1, 2), np.float32), None)

@@ -843,6 +843,22 @@ def _stride_bug_call(rng):
                 {"in": xin, "weights": wt, "bias": bias, "out": out}, cfg, tags=["stride_bug"])
 
 
+def _compare_both(core, call, stats, excused, bad, label):
+    """`compare` in both rounding modes: excuses counted in `excused`,
+    mismatches added to `bad`; the roundings in which the core computed the
+    call (neither refused nor mismatched)."""
+    computed = []
+    for rounding in ("convergent", "up"):
+        why, exc = compare(core, call, rounding, stats)
+        if exc:
+            excused[exc] += 1
+        if why:
+            bad.append(f"{label} {rounding}: {why}")
+        elif not exc:
+            computed.append(rounding)
+    return computed
+
+
 def test_pointwise_stride_bug(core):
     """Where the 1x1 loop reads past the input (SPEC_MLI11_MORE 3.6), the
     core computes exactly the outputs that do not depend on what follows the
@@ -852,13 +868,8 @@ def test_pointwise_stride_bug(core):
     stats, excused, bad = Counter(), Counter(), []
     for i in range(150):
         call = _stride_bug_call(rng)
-        for rounding in ("convergent", "up"):
-            why, exc = compare(core, call, rounding, stats)
-            if exc:
-                excused[exc] += 1
-            if why:
-                bad.append(f"case {i} {rounding} {call.func} {call.cfg}: {why}")
-            elif not exc and run_in_child(rounding, call, rounding, guard=True).get("crashed"):
+        for rounding in _compare_both(core, call, stats, excused, bad, f"case {i} {call.func} {call.cfg}"):
+            if run_in_child(rounding, call, rounding, guard=True).get("crashed"):
                 stats["computed past the input"] += 1
     print(f"\ncore results {dict(stats)}; excused refusals {dict(excused)}")
     assert not bad, "\n".join(bad[:20])
@@ -886,12 +897,7 @@ def test_negative_strides(core):
         call.tensors[role] = spec
         call.tags.append(f"negative:{role}")
         n += 1
-        for rounding in ("convergent", "up"):
-            why, exc = compare(core, call, rounding, stats)
-            if exc:
-                excused[exc] += 1
-            if why:
-                bad.append(f"case {i} {rounding} {call.func} {call.tags}: {why}")
+        _compare_both(core, call, stats, excused, bad, f"case {i} {call.func} {call.tags}")
     print(f"\n{n} calls with a negative stride; core results {dict(stats)}; excused refusals {dict(excused)}")
     assert n >= 500 and not bad, "\n".join(bad[:20])
     assert compare(core, _case_779(), "convergent", Counter())[0] is None

@@ -356,6 +356,19 @@ def _pads(layer, x_hw, k_hw, strides):
     return b, e
 
 
+def _data_kernel(m, name, el):
+    """The kernel `name` of 8- or 16-bit data (``name_fx8`` / ``name_fx16``) for data element type `el`."""
+    return getattr(m, f"{name}_{'fx16' if el == 'fx16' else 'fx8'}")
+
+
+def _weight_tensors(qw, w_frac, bias_val, bias_fmt):
+    """A fully connected or convolution layer's weights (integers `qw` at
+    `w_frac`) and bias (the fused bias quantized to `bias_fmt`, else zeros) as
+    kernel tensors."""
+    qb = quantize(bias_val, *bias_fmt) if bias_val is not None else np.zeros(qw.shape[0], qw.dtype)
+    return _tensor(qw, w_frac), _tensor(qb, bias_fmt[1] if bias_fmt else 0)
+
+
 class _Steps:
     """Builds the fixed-point step of each layer from its plan."""
 
@@ -382,6 +395,14 @@ class _Steps:
         self.cache[key] = (x, q)
         return q
 
+    def fused_bias(self, info):
+        """The float values of the constant bias Add fused into `info`'s layer, or None."""
+        bi = info.bias
+        if bi is None:
+            return None
+        j = 1 - [bool(d) for d in bi.data_in].index(True)      # the Add's constant input
+        return self.m.tap.static[f"{bi.key}#{j}"].reshape(-1)
+
     def operand(self, info, lp, i, x, need: Fmt):
         return self.q_in(info, i, x, need) if info.data_in[i] else \
             self.q_static(info, i, x, lp.static.get(i, need))
@@ -400,19 +421,13 @@ class _Steps:
             tb = layer.attrs.get("transpose_b", "false") == "true"
             bias_fmt = lp.static.get(-1)
             need = self.m.planner._need(info, 0, el)
-            bias_val = None
-            if info.bias is not None:
-                bi = info.bias
-                j = 1 - [bool(d) for d in bi.data_in].index(True)
-                bias_val = self.m.tap.static[f"{bi.key}#{j}"].reshape(-1)
+            bias_val = self.fused_bias(info)
 
             def step_1(x, w):
                 W = np.asarray(w) if tb else np.asarray(w).T
                 qw = self.q_static(info, 1, np.ascontiguousarray(W), lp.static[1])
                 M = qw.shape[0]
-                qb = quantize(bias_val, *bias_fmt) if bias_val is not None \
-                    else np.zeros(M, qw.dtype)
-                tw, tbias = _tensor(qw, lp.static[1][1]), _tensor(qb, bias_fmt[1] if bias_fmt else 0)
+                tw, tbias = _weight_tensors(qw, lp.static[1][1], bias_val, bias_fmt)
                 qx = self.q_in(info, 0, x, need)
                 rows = qx.reshape(-1, qx.shape[-1])
                 res = [np.asarray(fc(_tensor(r, need[1]), tw, tbias, out_frac_bits=of[1]).numpy())
@@ -423,11 +438,7 @@ class _Steps:
             conv = getattr(mli, f"{role}_chw_{kind}")
             need = self.m.planner._need(info, 0, el)
             bias_fmt = lp.static.get(-1)
-            bias_val = None
-            if info.bias is not None:
-                bi = info.bias
-                j = 1 - [bool(d) for d in bi.data_in].index(True)
-                bias_val = self.m.tap.static[f"{bi.key}#{j}"].reshape(-1)
+            bias_val = self.fused_bias(info)
 
             def step_2(x, w):
                 w = np.asarray(w)
@@ -451,10 +462,7 @@ class _Steps:
                 cfg = mli.Conv2dConfig(stride_height=strides[0], stride_width=strides[1],
                                        padding_top=b[0], padding_bottom=e[0],
                                        padding_left=b[1], padding_right=e[1])
-                Co = qw.shape[0]
-                qb = quantize(bias_val, *bias_fmt) if bias_val is not None \
-                    else np.zeros(Co, qw.dtype)
-                tw, tbias = _tensor(qw, lp.static[1][1]), _tensor(qb, bias_fmt[1] if bias_fmt else 0)
+                tw, tbias = _weight_tensors(qw, lp.static[1][1], bias_val, bias_fmt)
                 res = [np.asarray(conv(_tensor(xn, need[1]), tw, tbias, cfg,
                                        out_frac_bits=of[1]).numpy()) for xn in qx]
                 out = np.stack(res)
@@ -509,8 +517,7 @@ class _Steps:
                 return dequantize(np.asarray(r.numpy()).reshape(qx.shape), r.frac_bits)
             return step_4
         if role == "softmax":
-            dk = "fx16" if el == "fx16" else "fx8"
-            kern = getattr(mli, f"softmax_{dk}")
+            kern = _data_kernel(mli, "softmax", el)
             need = self.m.planner._need(info, 0, el)
             axis = int(layer.attrs.get("axis", "1"))
 
@@ -522,8 +529,7 @@ class _Steps:
                 return dequantize(out, of[1])
             return step_5
         if role == "permute":
-            dk = "fx16" if el == "fx16" else "fx8"
-            kern = getattr(mli, f"permute_{dk}")
+            kern = _data_kernel(mli, "permute", el)
             need = self.m.planner._need(info, 0, el)
 
             def step_6(x, perm):
@@ -538,8 +544,7 @@ class _Steps:
                     [qx.shape[p] for p in perm]), of[1])
             return step_6
         if role == "concat":
-            dk = "fx16" if el == "fx16" else "fx8"
-            kern = getattr(mli, f"concat_{dk}")
+            kern = _data_kernel(mli, "concat", el)
             axis = int(layer.attrs.get("axis", "0"))
 
             def step_7(*xs):
@@ -582,8 +587,7 @@ class _Steps:
                 return dequantize(out, need[1])
             return step_pool
         if role == "padding2d":
-            dk = "fx16" if el == "fx16" else "fx8"
-            kern = getattr(mli, f"padding2d_chw_{dk}")
+            kern = _data_kernel(mli, "padding2d_chw", el)
             need = self.m.planner._need(info, 0, el)
 
             def step_pad(x, pb, pe, *value):
@@ -600,8 +604,7 @@ class _Steps:
                 return dequantize(out, need[1])
             return step_pad
         if role == "leaky_relu":
-            dk = "fx16" if el == "fx16" else "fx8"
-            kern = getattr(mli, f"leaky_relu_{dk}")
+            kern = _data_kernel(mli, "leaky_relu", el)
             need = self.m.planner._need(info, 0, el)
             sf = lp.static[1]
 
