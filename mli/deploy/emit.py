@@ -62,10 +62,10 @@ def _cfg_struct(step, k):
         return [f"static const mli_relu_cfg {name} = {{.type = MLI_RELU_{c.name.replace('RELU_', '')}}};"]
     elif step.sig in ("lstm", "rnn"):
         mode, act = step.cfg
-        ir = c_ident(step.scratch[0])
+        ir = f"&t_{c_ident(step.scratch[0])}" if step.scratch else "NULL"     # a basic RNN needs none but batch-to-last
         return [f"static const mli_rnn_cell_cfg {name} = {{",
                 f"    .mode = RNN_{RnnMode(mode).name},", f"    .act = RNN_ACT_{RnnActivation(act).name},",
-                f"    .ir_tsr = &t_{ir},", "};"]
+                f"    .ir_tsr = {ir},", "};"]
     elif c is None:
         return None
     else:

@@ -149,6 +149,25 @@ class Program:
         t.parent, t.byte_offset = parent, index * t.nbytes
         return t
 
+    def add_alias(self, name, parent, shape, byte_offset=0):
+        """`parent`'s bytes from `byte_offset` seen as a tensor of `shape`
+        (a reshape, a row, any run of whole elements)."""
+        p = self.tensors.get(parent)
+        if p is not None and p.role == "view":
+            parent, byte_offset = p.parent, p.byte_offset + byte_offset
+            p = self.tensors[parent]
+        if p is None or p.role == "const":
+            raise DeployError(f"view {name!r}: {parent!r} is not a tensor of the arena")
+        t = DeployTensor(name, p.el, p.frac, tuple(int(d) for d in shape), "view")
+        if byte_offset < 0 or byte_offset % p.dtype.itemsize or byte_offset + t.nbytes > p.nbytes:
+            raise DeployError(f"view {name!r}: bytes {byte_offset}..{byte_offset + t.nbytes} are not inside "
+                              f"{parent!r} ({p.nbytes} bytes)")
+        if name in self.tensors:
+            raise DeployError(f"tensor {name!r} is defined twice")
+        t.parent, t.byte_offset = parent, int(byte_offset)
+        self.tensors[name] = t
+        return t
+
     def base(self, name):
         """The tensor holding `name`'s bytes: its parent for a view, else itself."""
         t = self.tensors[name]
@@ -253,6 +272,8 @@ def _run_step(prog, s, vals):
         y = f(*x, s.cfg, out_frac_bits=out.frac) if s.sig == "conv" else f(*x, out_frac_bits=out.frac)
     elif s.sig == "unary" and s.py_name == "convert_tensor":
         y = f(x[0], out.el, out.frac)
+    elif s.sig == "eltwise" and "_max_" not in s.func and "_min_" not in s.func:
+        y = f(*x, out_frac_bits=out.frac)
     elif s.sig in ("unary", "leaky_relu", "eltwise"):
         y = f(*x)
     elif s.sig in ("pool", "permute", "relu"):
@@ -263,6 +284,10 @@ def _run_step(prog, s, vals):
         cfg = mli.RnnCellConfig(mode=mode, act=act, ir=Tensor(np.zeros(ir.shape, ir.dtype), 0))
         h, c = f(*x, cfg, _tensor(prog, vals, s.state[0]))
         return {s.out: _checked(out, h, s), s.state[0]: _checked(prog.tensors[s.state[0]], c, s)}
+    elif s.sig == "rnn":
+        mode, act = s.cfg
+        kw = {"out_frac_bits": out.frac} if act == mli.RnnActivation.NONE else {}
+        y = f(*x, mli.RnnCellConfig(mode=mode, act=act), **kw)
     else:
         raise DeployError(f"{s.func}: call signature {s.sig!r} is not run by the program")
     return {s.out: _checked(out, y, s)}

@@ -635,7 +635,11 @@ class _Steps:
                 dst = (el, min(c.body.fracs[what] for c in cells))
                 if src is not None and (src[0] != dst[0] or src[1] > dst[1]):
                     conversions.append((i, src, dst))
-            if not conversions:
+            # an LSTMSequence's final cell states: each direction's, at its own frac, in the
+            # output's format by mli_hlp_convert_tensor (as a firmware would), where they differ
+            c_out = out_fmt[2] if layer.type == "LSTMSequence" and len(out_fmt) > 2 else None
+            narrow = [d for d, c in enumerate(cells) if c_out is not None and c.body.fracs["c"] != c_out[1]]
+            if not conversions and not narrow:
                 return core
 
             def step_rec(*args):
@@ -643,7 +647,16 @@ class _Steps:
                 for i, src, dst in conversions:
                     q = _convert(quantize(args[i], *src), src, dst)
                     args[i] = dequantize(q, dst[1]).astype(np.asarray(args[i]).dtype)
-                return core(*args)
+                out = core(*args)
+                if narrow:
+                    out = list(out)
+                    c = np.array(out[2], copy=True)
+                    for d in narrow:
+                        own = (el, cells[d].body.fracs["c"])
+                        c[:, d] = dequantize(_convert(quantize(c[:, d], *own), own, c_out), c_out[1])
+                    out[2] = c
+                    out = tuple(out)
+                return out
             return step_rec
         return fn          # views, copies, loops, outputs, float ops: as they are
 

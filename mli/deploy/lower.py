@@ -1,0 +1,619 @@
+"""A whole-model fixed-point model (:class:`mli.fixed_point.whole.WholeModel`)
+as a deployable :class:`~mli.deploy.program.Program`: ``mli deploy MODEL.xml``.
+
+The outer graph is walked in order; every IR value becomes a *symbol*: bytes
+of one program tensor (an offset, a shape and the value's planned format).
+Each layer becomes the MLI calls the whole-model run makes for it:
+
+* views (Reshape, Squeeze, Unsqueeze) and copies that keep elements in order
+  (a Gather, Split or Slice of contiguous rows, a Transpose moving only axes of
+  one element) are new symbols on the same bytes, no call;
+* other copies (Concat, Gather, Slice and Split of non-contiguous parts,
+  Broadcast, Select on a constant condition) are ``mli_hlp_convert_tensor``
+  calls over the runs of consecutive elements, found by running the IR op on
+  element indices;
+* ``fully_connected`` on every row of its input (row views), ``conv2d`` and
+  ``depthwise_conv2d`` (CHW) on every batch item, eltwise, ReLU, sigmoid, tanh,
+  softmax (per row), permute, each with the ``mli_hlp_convert_tensor`` calls
+  the whole-model run makes where a kernel takes another format;
+* LSTMSequence / RNNSequence: per direction and batch row, one batch-to-batch
+  cell call over the row's sequence (a reverse direction: one one-to-one call
+  per step, last step first), the cell state in place, final states copied.
+
+What the lowering does not cover is refused naming the layer (GRU cells,
+TensorIterator / Loop bodies, sequence lengths shorter than the sequence,
+ops kept in float).  :func:`lower` then checks the program: run on the
+package's kernels, every tensor of the outer graph must equal the whole-model
+run's trace, bit for bit, on every sample.
+"""
+from typing import Dict, List, NamedTuple, Tuple
+
+import numpy as np
+
+import mli
+
+from ..fixed_point.analysis import tensor_key
+from ..fixed_point.formats import DATA_EL, quantize
+from ..tensor import Tensor
+from .emit import c_ident
+from .program import DeployError, Program
+
+__all__ = ["lower", "LoweredModel"]
+
+_ITEM = {"fx8": 1, "fx16": 2}
+_MAX_COPIES = 256       # copy calls one layer may take before it is refused
+
+
+class _Sym(NamedTuple):
+    """An IR value in the program: ``base`` tensor's bytes from ``offset``,
+    read as ``shape`` in format ``fmt``."""
+
+    base: str
+    offset: int
+    shape: Tuple[int, ...]
+    fmt: Tuple[str, int]
+
+    @property
+    def size(self):
+        return int(np.prod(self.shape, dtype=np.int64))
+
+
+class LoweredModel(NamedTuple):
+    """The program, its input samples (program input name -> integers) and the
+    IR tensor key of each program input and output."""
+
+    program: Program
+    samples: List[Dict[str, np.ndarray]]
+    inputs: Dict[str, str]
+    outputs: Dict[str, str]
+
+
+class _Lowering:
+    def __init__(self, wm, name):
+        self.wm = wm
+        self.plan = wm.planner
+        self.p = Program(name)
+        self.syms: Dict[Tuple[int, int], _Sym] = {}    # (layer id, output port id) -> symbol
+        self.keys: Dict[str, _Sym] = {}                 # IR tensor key -> symbol
+        self.names = set()
+        self.aliases: Dict[tuple, str] = {}
+
+    # ------------------------------------------------------------------ tensors
+    def fresh(self, stem):
+        base = c_ident(stem)[:48]
+        name, k = base, 1
+        while name in self.names or name in self.p.tensors:
+            k += 1
+            name = f"{base}_{k}"
+        self.names.add(name)
+        return name
+
+    def new(self, stem, fmt, shape, role="activation", values=None):
+        shape = tuple(int(d) for d in shape)
+        name = self.fresh(stem)
+        store = shape if len(shape) <= 4 else (int(np.prod(shape)),)
+        self.p.add(name, fmt[0], fmt[1], store, role,
+                   None if values is None else np.asarray(values).reshape(store))
+        return _Sym(name, 0, shape, fmt)
+
+    def const(self, stem, fmt, values):
+        v = np.asarray(values)
+        return self.new(stem, fmt, v.shape if v.ndim else (1,), "const", v.reshape(v.shape if v.ndim else (1,)))
+
+    def tensor(self, sym, shape=None):
+        """A program tensor holding `sym`'s bytes, seen as `shape` (default its own)."""
+        shape = tuple(int(d) for d in (sym.shape if shape is None else shape))
+        if int(np.prod(shape, dtype=np.int64)) != sym.size:
+            raise DeployError(f"internal: {sym} seen as {list(shape)}")
+        if len(shape) > 4:
+            raise DeployError(f"{self.at}: a tensor of rank {len(shape)} {list(shape)}; MLI 1.1 tensors have rank <= 4")
+        t = self.p.tensors[sym.base]
+        if sym.offset == 0 and t.shape == shape:
+            return sym.base
+        if t.role == "const":
+            if sym.offset or t.size != sym.size:
+                raise DeployError(f"internal: a view into the const {sym.base!r}")
+            key = (sym.base, shape)
+            if key not in self.aliases:
+                self.aliases[key] = self.p.add(self.fresh(sym.base + "_as"), t.el, t.frac, shape, "const",
+                                               t.values.reshape(shape)).name
+            return self.aliases[key]
+        key = (sym.base, sym.offset, shape)
+        if key not in self.aliases:
+            self.aliases[key] = self.p.add_alias(self.fresh(f"{sym.base}_at{sym.offset}"), sym.base, shape,
+                                                 sym.offset).name
+        return self.aliases[key]
+
+    def flat(self, sym):
+        return self.tensor(sym, (sym.size,))
+
+    def sub(self, sym, start, shape):
+        """Elements ``start...`` of `sym` (in its order) as a symbol of `shape`."""
+        return _Sym(sym.base, sym.offset + start * _ITEM[sym.fmt[0]], tuple(shape), sym.fmt)
+
+    def convert(self, sym, fmt, stem):
+        """`sym` in format `fmt`: ``mli_hlp_convert_tensor`` where they differ."""
+        if sym.fmt == tuple(fmt):
+            return sym
+        out = self.new(stem, fmt, sym.shape)
+        self.p.call("mli_hlp_convert_tensor", "unary", (self.flat(sym),), self.flat(out), layer=self.at)
+        return out
+
+    def copy_into(self, src, dst):
+        """Copy (and convert) `src` into the bytes of `dst` (equal sizes)."""
+        self.p.call("mli_hlp_convert_tensor", "unary", (self.flat(src),), self.flat(dst), layer=self.at)
+
+    # ------------------------------------------------------------------ graph
+    def input_sym(self, layer, i):
+        g = self.wm.float_model.graph
+        src, sport = g.producer(layer.id, layer.inputs[i].id)
+        s = self.syms.get((src.id, sport.id))
+        if s is None:
+            raise DeployError(f"{self.at}: input {i} comes from {src.name!r} ({src.type}), which is not data "
+                              "the program holds")
+        return s
+
+    def static(self, info, i):
+        """The value of a non-data input (the same for every input sample), as
+        the float model's run on the first sample gave it."""
+        args = self.args.get(info.layer.id)
+        if args is None:
+            raise DeployError(f"{self.at}: never ran in the float model")
+        return np.asarray(args[i])
+
+    def capture(self, sample):
+        """Every outer layer's arguments in one float run."""
+        from ..fixed_point.program import with_program
+        from ..fixed_point.whole import compile_all
+        self.args = {}
+
+        def make(layer, path, fn):
+            if path:
+                return fn
+
+            def step(*args):
+                self.args[layer.id] = args
+                return fn(*args)
+            return step
+        with_program(self.wm.float_model, compile_all(self.wm.float_model.graph, make))(sample)
+
+    def out_fmt(self, layer, k):
+        f = self.plan.fmt.get(tensor_key((), layer, k))
+        if f is None:
+            raise DeployError(f"{self.at}: output {k} has no format in the plan")
+        return f
+
+    def shape_of(self, layer, k):
+        s = self.wm.tap.shape.get(tensor_key((), layer, k))
+        if s is None:
+            raise DeployError(f"{self.at}: output {k} was never computed in calibration")
+        return tuple(int(d) for d in s)
+
+    def bind(self, layer, k, sym):
+        self.syms[(layer.id, layer.outputs[k].id)] = sym
+        self.keys[tensor_key((), layer, k)] = sym
+
+    def need(self, info, i, el):
+        f = self.plan._need(info, i, el)
+        return f
+
+    def run(self, params):
+        g = self.wm.float_model.graph
+        a = self.wm.analysis
+        inputs, outputs = {}, {}
+        in_names = dict(zip([p.id for p in g.parameters], self.wm.input_names))
+        out_names = dict(zip([r.id for r in g.results], self.wm.output_names))
+        for layer in g.order:
+            self.at = f"layer {layer.name!r} ({layer.type})"
+            if layer.type == "Parameter":
+                if not a.data.get(id(layer), (False,))[0]:
+                    continue
+                fmt = self.plan.fmt.get(tensor_key((), layer, 0))
+                if fmt is None:
+                    raise DeployError(f"{self.at}: a model input with no format in the plan")
+                s = self.new(layer.name, fmt, self.shape_of(layer, 0), "input")
+                inputs[s.base] = in_names.get(layer.id, layer.name)
+                self.bind(layer, 0, s)
+                continue
+            info = a.info(layer)
+            if info is None:
+                continue
+            if info.role == "output":
+                src = self.input_sym(layer, 0)
+                outputs[self.output(layer, src)] = out_names.get(layer.id, layer.name)
+                continue
+            getattr(self, "l_" + info.role, self.refuse)(info)
+        return inputs, outputs
+
+    def refuse(self, info):
+        what = {"float": "kept in float (float_ops)", "loop": "a TensorIterator/Loop (its body is not lowered yet)"}
+        raise DeployError(f"{self.at}: {what.get(info.role, f'role {info.role!r} is not lowered to MLI calls yet')}")
+
+    def output(self, layer, src):
+        """A model output: the producing tensor itself where it is a whole
+        activation, else a copy."""
+        t = self.p.tensors[src.base]
+        if t.role == "activation" and src.offset == 0 and t.size == src.size and len(src.shape) <= 4:
+            t.role = "output"
+            if t.shape != src.shape:
+                t.shape = src.shape
+            return src.base
+        out = self.new(layer.name, src.fmt, src.shape, "output")
+        self.copy_into(src, out)
+        return out.base
+
+    # ------------------------------------------------------------------ roles
+    def l_view(self, info):
+        s = self.input_sym(info.layer, 0)
+        shape = self.shape_of(info.layer, 0)
+        self.bind(info.layer, 0, _Sym(s.base, s.offset, shape, s.fmt))
+
+    def l_bias(self, info):
+        j = list(info.data_in).index(True)
+        self.bind(info.layer, 0, self.input_sym(info.layer, j))
+
+    def _index_map(self, info, fmt_of_out):
+        """For a copy layer: per output, (source symbol per element, source element)."""
+        from .. import ir
+        layer = info.layer
+        g = self.wm.float_model.graph
+        fn = ir._build(layer, g)
+        args, srcs, base = [], [], 0
+        for i, d in enumerate(info.data_in):
+            if d:
+                s = self.input_sym(layer, i)
+                args.append(np.arange(base, base + s.size, dtype=np.float64).reshape(s.shape))
+                srcs.append((base, s))
+                base += s.size
+            else:
+                args.append(self.static(info, i))
+        if base >= 2 ** 24:
+            raise DeployError(f"{self.at}: too large to map its copies")
+        try:
+            out = fn(*[a.astype(np.float32) if a.dtype == np.float64 else a for a in args])
+        except Exception as e:      # the op on indices: any failure means it is not a plain copy
+            raise DeployError(f"{self.at}: not a copy of its inputs' elements ({e})") from None
+        return out if isinstance(out, tuple) else (out,), srcs
+
+    def l_slice(self, info):
+        self._copy(info)
+
+    def l_select(self, info):
+        self._copy(info)
+
+    def l_concat(self, info):
+        self._copy(info)
+
+    def _copy(self, info):
+        layer = info.layer
+        outs, srcs = self._index_map(info, None)
+        for k, o in enumerate(outs):
+            if not info.data_out[k]:
+                continue
+            fmt = self.out_fmt(layer, k)
+            idx = np.asarray(o).reshape(-1)
+            if not np.all(np.isfinite(idx)) or np.any(idx != np.round(idx)):
+                raise DeployError(f"{self.at}: output {k} is not a copy of its inputs' elements")
+            idx = idx.astype(np.int64)
+            shape = self.shape_of(layer, k)
+            # runs of consecutive elements of one source
+            breaks = np.nonzero(np.diff(idx) != 1)[0] + 1
+            starts = np.concatenate([[0], breaks])
+            ends = np.concatenate([breaks, [len(idx)]])
+            pieces = []
+            for a, b in zip(starts, ends):
+                while a < b:        # a run may cross from one source into the next
+                    first = int(idx[a])
+                    j = max(j for j, (base, s) in enumerate(srcs) if base <= first)
+                    base, s = srcs[j]
+                    cut = min(b, a + (base + s.size - first))
+                    pieces.append((a, cut, j, first - base))
+                    a = cut
+            if len(pieces) == 1 and srcs[pieces[0][2]][1].fmt == tuple(fmt):
+                a, b, j, off = pieces[0]
+                self.bind(layer, k, self.sub(srcs[j][1], off, shape))        # same bytes
+                continue
+            if len(pieces) > _MAX_COPIES:
+                raise DeployError(f"{self.at}: output {k} takes {len(pieces)} separate copies "
+                                  f"(more than {_MAX_COPIES})")
+            out = self.new(f"{layer.name}_{k}", fmt, shape)
+            for a, b, j, off in pieces:
+                s = srcs[j][1]
+                self.copy_into(self.sub(s, off, (b - a,)), self.sub(out, a, (b - a,)))
+            self.bind(layer, k, out)
+
+    def l_permute(self, info):
+        layer = info.layer
+        s = self.input_sym(layer, 0)
+        perm = [int(p) % len(s.shape) for p in self.static(info, 1).reshape(-1)] or list(range(len(s.shape)))[::-1]
+        moved = [ax for ax in perm if s.shape[ax] != 1]
+        shape = self.shape_of(layer, 0)
+        if moved == sorted(moved) and self.out_fmt(layer, 0) == s.fmt:
+            self.bind(layer, 0, _Sym(s.base, s.offset, shape, s.fmt))       # only axes of one element move
+            return
+        el = DATA_EL[self.plan.layers[info.key].kind]
+        x = self.convert(s, self.need(info, 0, el), layer.name + "_in")
+        if len(s.shape) > 4:
+            raise DeployError(f"{self.at}: mli_krn_permute takes rank <= 4, got {len(s.shape)}")
+        out = self.new(layer.name, self.out_fmt(layer, 0), shape)
+        self.p.call(f"mli_krn_permute_{x.fmt[0]}", "permute", (self.tensor(x),), self.tensor(out),
+                    mli.PermuteConfig(perm_dim=tuple(perm)), layer=self.at)
+        self.bind(layer, 0, out)
+
+    def _weights(self, info, w, bias_val):
+        lp = self.plan.layers[info.key]
+        wf = lp.static[1]
+        qw = quantize(np.asarray(w, np.float32), *wf)
+        bf = lp.static.get(-1)
+        if bias_val is not None:
+            qb = quantize(np.asarray(bias_val, np.float32).reshape(-1), *bf)
+            bfmt = bf
+        else:
+            qb, bfmt = np.zeros(qw.shape[0], qw.dtype), (wf[0], 0)
+        return self.const(info.layer.name + "_w", wf, qw), self.const(info.layer.name + "_b", bfmt, qb)
+
+    def _fused_bias(self, info):
+        bi = info.bias
+        if bi is None:
+            return None
+        j = 1 - [bool(d) for d in bi.data_in].index(True)
+        return self.wm.tap.static[f"{bi.key}#{j}"].reshape(-1)
+
+    def l_fully_connected(self, info):
+        layer = info.layer
+        lp = self.plan.layers[info.key]
+        el = DATA_EL[lp.kind]
+        if not info.data_in[0] or info.data_in[1]:
+            raise DeployError(f"{self.at}: a MatMul of data by constant weights is lowered, not this one")
+        w = self.static(info, 1)
+        W = w if layer.attrs.get("transpose_b", "false") == "true" else w.T
+        tw, tb = self._weights(info, np.ascontiguousarray(W), self._fused_bias(info))
+        M, K = self.p.tensors[tw.base].shape
+        x = self.convert(self.input_sym(layer, 0), self.need(info, 0, el), layer.name + "_in")
+        rows = x.size // K
+        out = self.new(layer.name, self.out_fmt(layer, 0), x.shape[:-1] + (M,))
+        for r in range(rows):
+            self.p.call(f"mli_krn_fully_connected_{lp.kind}", "fc",
+                        (self.tensor(self.sub(x, r * K, (K,))), tw.base, tb.base),
+                        self.tensor(self.sub(out, r * M, (M,))), layer=self.at)
+        self.bind(layer, 0, out)
+
+    def _conv(self, info, depthwise):
+        from ..fixed_point.whole import _pads
+        layer = info.layer
+        lp = self.plan.layers[info.key]
+        el = DATA_EL[lp.kind]
+        w = self.static(info, 1)
+        if depthwise:
+            w = w.reshape((w.shape[0], 1) + w.shape[3:])
+        if w.ndim != 4:
+            raise DeployError(f"{self.at}: only 2-D convolutions are lowered")
+        tw, tb = self._weights(info, w, self._fused_bias(info))
+        x = self.convert(self.input_sym(layer, 0), self.need(info, 0, el), layer.name + "_in")
+        strides = [int(v) for v in layer.attrs.get("strides", "1,1").split(",")]
+        b, e = _pads(layer, x.shape[2:], w.shape[2:], strides)
+        cfg = mli.Conv2dConfig(stride_height=strides[0], stride_width=strides[1], padding_top=b[0],
+                               padding_bottom=e[0], padding_left=b[1], padding_right=e[1])
+        shape = self.shape_of(layer, 0)
+        out = self.new(layer.name, self.out_fmt(layer, 0), shape)
+        role = "depthwise_conv2d" if depthwise else "conv2d"
+        n_in, n_out = int(np.prod(x.shape[1:])), int(np.prod(shape[1:]))
+        for n in range(x.shape[0]):
+            self.p.call(f"mli_krn_{role}_chw_{lp.kind}", "conv",
+                        (self.tensor(self.sub(x, n * n_in, x.shape[1:])), tw.base, tb.base),
+                        self.tensor(self.sub(out, n * n_out, shape[1:])), cfg, layer=self.at)
+        self.bind(layer, 0, out)
+
+    def l_conv2d(self, info):
+        self._conv(info, False)
+
+    def l_depthwise_conv2d(self, info):
+        self._conv(info, True)
+
+    def _unary(self, info, func, sig, cfg=None, rows_axis=False):
+        layer = info.layer
+        lp = self.plan.layers[info.key]
+        el = DATA_EL[lp.kind]
+        x = self.convert(self.input_sym(layer, 0), self.need(info, 0, el), layer.name + "_in")
+        out = self.new(layer.name, self.out_fmt(layer, 0), x.shape)
+        if not rows_axis:
+            self.p.call(func, sig, (self.flat(x),), self.flat(out), cfg, layer=self.at)
+        else:
+            axis = int(layer.attrs.get("axis", "1")) % len(x.shape)
+            if any(d != 1 for d in x.shape[axis + 1:]):
+                raise DeployError(f"{self.at}: softmax over axis {axis} of {list(x.shape)} (not the last)")
+            n = x.shape[axis]
+            for r in range(x.size // n):
+                self.p.call(func, sig, (self.tensor(self.sub(x, r * n, (n,))),),
+                            self.tensor(self.sub(out, r * n, (n,))), cfg, layer=self.at)
+        self.bind(layer, 0, out)
+
+    def l_relu(self, info):
+        layer = info.layer
+        hi = float(layer.attrs.get("max", "inf")) if layer.type == "Clamp" else None
+        rt = mli.ReluType.RELU_6 if hi == 6.0 else mli.ReluType.RELU_1 if hi == 1.0 else mli.ReluType.GEN
+        el = DATA_EL[self.plan.layers[info.key].kind]
+        self._unary(info, f"mli_krn_relu_{el}", "relu", rt)
+
+    def l_sigm(self, info):
+        self._unary(info, f"mli_krn_sigm_{DATA_EL[self.plan.layers[info.key].kind]}", "unary")
+
+    def l_tanh(self, info):
+        self._unary(info, f"mli_krn_tanh_{DATA_EL[self.plan.layers[info.key].kind]}", "unary")
+
+    def l_softmax(self, info):
+        self._unary(info, f"mli_krn_softmax_{DATA_EL[self.plan.layers[info.key].kind]}", "unary", rows_axis=True)
+
+    def l_eltwise_add(self, info):
+        self._eltwise(info)
+
+    l_eltwise_sub = l_eltwise_mul = l_eltwise_max = l_eltwise_min = l_eltwise_add
+
+    def _eltwise(self, info):
+        layer = info.layer
+        lp = self.plan.layers[info.key]
+        el = DATA_EL[lp.kind]
+        op = info.role.split("_")[1]
+        of = self.out_fmt(layer, 0)
+        shape = self.shape_of(layer, 0)
+        size = int(np.prod(shape))
+        names = []
+        for i, d in enumerate(info.data_in):
+            need = of if op in ("add", "sub", "max", "min") else (self.need(info, i, el) if d else lp.static[i])
+            if d:
+                s = self.convert(self.input_sym(layer, i), need, f"{layer.name}_in{i}")
+                if s.size not in (1, size):
+                    raise DeployError(f"{self.at}: input {i} {list(s.shape)} is broadcast to {list(shape)}")
+                names.append(self.flat(s))
+            else:
+                v = np.asarray(self.static(info, i), np.float32)
+                fmt = lp.static.get(i, need)
+                q = quantize(v, *fmt)
+                if q.size != 1 and q.shape != shape:
+                    q = np.broadcast_to(q, shape)
+                names.append(self.const(f"{layer.name}_c{i}", fmt, np.ascontiguousarray(q).reshape(-1)).base)
+        out = self.new(layer.name, of, shape)
+        self.p.call(f"mli_krn_eltwise_{op}_{el}", "eltwise", tuple(names), self.flat(out), layer=self.at)
+        self.bind(layer, 0, out)
+
+    def l_recurrent(self, info):
+        from ..fixed_point.backends.mli1 import quantize as body_quantize
+        from ..fixed_point.converters.recurrent import SequenceConverter
+        from ..fixed_point.gru import GruCell
+        from ..fixed_point.registry import converter_for
+        layer = info.layer
+        conv = converter_for(layer.type)
+        cells = self.wm.cells[id(layer)]
+        if not isinstance(conv, SequenceConverter):
+            raise DeployError(f"{self.at}: a recurrent cell outside a TensorIterator/Loop is not lowered yet")
+        if any(isinstance(c.body, GruCell) for c in cells):
+            raise DeployError(f"{self.at}: GRU cells are not lowered to MLI calls yet")
+        lstm = conv.cell == "lstm"
+        el = DATA_EL[self.plan.layers[info.key].kind]
+        nstate = 2 if lstm else 1
+        x = self.input_sym(layer, 0)
+        B, T, N = x.shape
+        lens = np.asarray(self.static(info, 1 + nstate)).reshape(-1) if not info.data_in[1 + nstate] else None
+        if lens is None or lens.shape != (B,) or np.any(lens != T):
+            raise DeployError(f"{self.at}: sequence lengths must be constants equal to the sequence's {T} steps")
+        whats = [("x", 0), ("h", 1)] + ([("c", 2)] if lstm else [])
+        ins = {}
+        for what, i in whats:
+            dst = (el, min(c.body.fracs[what] for c in cells))
+            if info.data_in[i]:
+                s = self.input_sym(layer, i)
+                if s.fmt[0] != dst[0] or s.fmt[1] > dst[1]:
+                    s = self.convert(s, dst, f"{layer.name}_{what}")
+                ins[what] = s
+            else:
+                ins[what] = np.asarray(self.static(info, i), np.float32)
+        dirs = conv.directions(layer)
+        D = len(dirs)
+        M = cells[0].body.state_size
+        y = self.new(f"{layer.name}_y", self.out_fmt(layer, 0), (B, D, T, M))
+        ho = self.new(f"{layer.name}_h", self.out_fmt(layer, 1), (B, D, M))
+        co = self.new(f"{layer.name}_c", self.out_fmt(layer, 2), (B, D, M)) if lstm else None
+        for d, reverse in enumerate(dirs):
+            body = cells[d].body
+            bf = {w: (el, body.fracs[w]) for w in body.fracs}
+            per = {}
+            for what, _ in whats:
+                v = ins[what]
+                if isinstance(v, _Sym):
+                    per[what] = self.convert(v, bf[what], f"{layer.name}_{what}{d}")
+                else:       # a constant initial state: each row's at the body's format
+                    q = body_quantize(body, np.broadcast_to(v, (B, D, M))[:, d], what).reshape(B, M)
+                    per[what] = [self.const(f"{layer.name}_{what}{d}_{b}", bf[what], q[b]) for b in range(B)]
+            wt = self.p.add_const(self.fresh(f"{layer.name}_w{d}"), body.weights).name
+            bt = self.p.add_const(self.fresh(f"{layer.name}_b{d}"), body.bias).name
+            ir = self.new(f"{layer.name}_ir{d}", (el, 0), (4 * M if lstm else M,), "scratch").base if lstm else None
+            func = f"mli_krn_{'lstm_cell' if lstm else 'basic_rnn_cell'}_{body.kind}"
+            cell = None
+            if lstm:
+                cell = self.new(f"{layer.name}_cell{d}", bf["c"], (B, M)) \
+                    if bf["c"] != co.fmt else None
+            for b in range(B):
+                xs = self.sub(per["x"], b * T * N, (T, N))
+                h0 = self._row(per["h"], b, d, D, M)
+                yrow = self.sub(y, (b * D + d) * T * M, (T, M))
+                c_row = None
+                if lstm:
+                    c_row = self.sub(cell, b * M, (M,)) if cell is not None else self.sub(co, (b * D + d) * M, (M,))
+                    self.copy_into(self._row(per["c"], b, d, D, M), c_row)
+                if not reverse:
+                    self._cell_call(func, lstm, body, mli.RnnMode.BATCH_TO_BATCH, self.tensor(xs), self.tensor(h0),
+                                    wt, bt, c_row, ir, self.tensor(yrow))
+                    last = T - 1
+                else:
+                    prev = h0
+                    for t in range(T - 1, -1, -1):
+                        yt = self.sub(yrow, t * M, (M,))
+                        self._cell_call(func, lstm, body, mli.RnnMode.ONE_TO_ONE,
+                                        self.tensor(self.sub(xs, t * N, (N,))), self.tensor(prev), wt, bt, c_row,
+                                        ir, self.tensor(yt))
+                        prev = yt
+                    last = 0
+                self.copy_into(self.sub(yrow, last * M, (M,)), self.sub(ho, (b * D + d) * M, (M,)))
+                if lstm and cell is not None:
+                    self.copy_into(c_row, self.sub(co, (b * D + d) * M, (M,)))
+        self.bind(layer, 0, y)
+        self.bind(layer, 1, ho)
+        if lstm:
+            self.bind(layer, 2, co)
+
+    def _row(self, s, b, d, D, M):
+        """Row b (direction d) of an initial state: a data symbol [B, D, M] or
+        a list of per-row constants."""
+        if isinstance(s, list):
+            return s[b]
+        return self.sub(s, (b * D + d) * M, (M,))
+
+    def _cell_call(self, func, lstm, body, mode, x, h, wt, bt, c_row, ir, out):
+        if lstm:
+            self.p.call(func, "lstm", (x, h, wt, bt), out, (mode, body.act), state=(self.tensor(c_row),),
+                        scratch=(ir,), layer=self.at)
+        else:
+            self.p.call(func, "rnn", (x, h, wt, bt), out, (mode, body.act), layer=self.at)
+
+
+def lower(wm, samples, name="model"):
+    """The :class:`LoweredModel` of a whole-model fixed-point model `wm`
+    (:func:`mli.fixed_point.to_fixed_point` with ``scope="model"``) and its
+    golden input `samples` (dicts of float arrays by model input name),
+    checked against ``wm.run(trace=True)`` on every sample."""
+    lw = _Lowering(wm, name)
+    lw.capture(samples[0])
+    inputs, outputs = lw.run(samples)
+    prog = lw.p
+    prog.check()
+    ins = []
+    for s in samples:
+        d = {}
+        for pname, iname in inputs.items():
+            t = prog.tensors[pname]
+            if iname not in s:
+                raise DeployError(f"samples: input {iname!r} is missing")
+            d[pname] = quantize(np.asarray(s[iname], np.float32), t.el, t.frac).reshape(t.shape)
+        ins.append(d)
+    for k, (s, d) in enumerate(zip(samples, ins)):
+        _, trace = wm.run(s, trace=True)
+        vals, _ = prog.run(d)
+        for key, sym in lw.keys.items():
+            want = trace.get(key)
+            if want is None:
+                continue
+            got = _sym_values(prog, vals, sym)
+            want = np.asarray(want).reshape(-1)
+            if got.shape != want.shape or not np.array_equal(got, want):
+                bad = int(np.argmax(got != want)) if got.shape == want.shape else -1
+                raise DeployError(f"internal: the program's {key!r} differs from the whole-model run on sample {k} "
+                                  f"(element {bad}: {got[bad] if bad >= 0 else got.shape} vs "
+                                  f"{want[bad] if bad >= 0 else want.shape})")
+    return LoweredModel(prog, ins, inputs, outputs)
+
+
+def _sym_values(prog, vals, sym):
+    t = prog.tensors[sym.base]
+    raw = np.ascontiguousarray(vals[sym.base]).reshape(-1).view(np.uint8)
+    n = sym.size * t.dtype.itemsize
+    return raw[sym.offset:sym.offset + n].view(t.dtype)
