@@ -486,8 +486,7 @@ class _Lowering:
         cells = self.wm.cells[id(layer)]
         if not isinstance(conv, SequenceConverter):
             raise DeployError(f"{self.at}: a recurrent cell outside a TensorIterator/Loop is not lowered yet")
-        if any(isinstance(c.body, GruCell) for c in cells):
-            raise DeployError(f"{self.at}: GRU cells are not lowered to MLI calls yet")
+        gru = any(isinstance(c.body, GruCell) for c in cells)
         lstm = conv.cell == "lstm"
         el = DATA_EL[self.plan.layers[info.key].kind]
         nstate = 2 if lstm else 1
@@ -524,6 +523,17 @@ class _Lowering:
                 else:       # a constant initial state: each row's at the body's format
                     q = body_quantize(body, np.broadcast_to(v, (B, D, M))[:, d], what).reshape(B, M)
                     per[what] = [self.const(f"{layer.name}_{what}{d}_{b}", bf[what], q[b]) for b in range(B)]
+            if gru:
+                g = _GruLowering(self, body, f"{layer.name}_d{d}")
+                for b in range(B):
+                    prev = self._row(per["h"], b, d, D, M)
+                    yrow = self.sub(y, (b * D + d) * T * M, (T, M))
+                    for t in (range(T - 1, -1, -1) if reverse else range(T)):
+                        yt = self.sub(yrow, t * M, (M,))
+                        g.step(self.sub(per["x"], (b * T + t) * N, (N,)), prev, yt)
+                        prev = yt
+                    self.copy_into(prev, self.sub(ho, (b * D + d) * M, (M,)))
+                continue
             wt = self.p.add_const(self.fresh(f"{layer.name}_w{d}"), body.weights).name
             bt = self.p.add_const(self.fresh(f"{layer.name}_b{d}"), body.bias).name
             ir = self.new(f"{layer.name}_ir{d}", (el, 0), (4 * M if lstm else M,), "scratch").base if lstm else None
@@ -574,6 +584,85 @@ class _Lowering:
                         scratch=(ir,), layer=self.at)
         else:
             self.p.call(func, "rnn", (x, h, wt, bt), out, (mode, body.act), layer=self.at)
+
+
+class _GruLowering:
+    """The MLI calls of one step of a :class:`mli.fixed_point.gru.GruCell`
+    (its module's table), on work tensors reused at every step."""
+
+    def __init__(self, lw, body, stem):
+        self.lw, self.b = lw, body
+        M, d, q = body.state_size, body.data_el, body.state_frac
+        self.d, self.q = d, q
+        self.w = {k: lw.p.add_const(lw.fresh(f"{stem}_w{k}"), t).name for k, t in body.weights.items()}
+        self.bias = {k: lw.p.add_const(lw.fresh(f"{stem}_b{k}"), t).name for k, t in body.biases.items()}
+        self.lim = {}
+        if body.clip > 0:
+            for f in body._clip_hi:
+                self.lim[f] = tuple(lw.p.add(lw.fresh(f"{stem}_{side}{f}"), d, f, (), "const",
+                                             np.asarray(t.numpy(), body.dtype).reshape(())).name
+                                    for side, t in (("hi", body._clip_hi[f]), ("lo", body._clip_lo[f])))
+        self.gates = lw.new(f"{stem}_g", (d, body.gate_frac), (2, M))
+        self.s = lw.new(f"{stem}_s", (d, q), (2, M))
+        self.tmp = {}
+        self.stem = stem
+
+    def t(self, name, frac, shape):
+        key = (name, frac, shape)
+        if key not in self.tmp:
+            self.tmp[key] = self.lw.new(f"{self.stem}_{name}", (self.d, frac), shape)
+        return self.tmp[key]
+
+    def call(self, func, sig, ins, out, cfg=None):
+        lw = self.lw
+        lw.p.call(func, sig, tuple(i if isinstance(i, str) else lw.tensor(i) for i in ins), lw.tensor(out), cfg,
+                  layer=lw.at)
+
+    def clamp(self, a):
+        if self.b.clip <= 0:
+            return a
+        hi, lo = self.lim[a.fmt[1]]
+        lo_out = self.t(f"clip{a.fmt[1]}", a.fmt[1], a.shape)
+        self.call(f"mli_krn_eltwise_min_{self.d}", "eltwise", (a, hi), lo_out)
+        out = self.t(f"clamped{a.fmt[1]}", a.fmt[1], a.shape)
+        self.call(f"mli_krn_eltwise_max_{self.d}", "eltwise", (lo_out, lo), out)
+        return out
+
+    def step(self, x, h, out):
+        """h' of one row into `out` from x [N] and h [M] (symbols)."""
+        b, lw, d, q = self.b, self.lw, self.d, self.q
+        M = b.state_size
+        none = (mli.RnnMode.ONE_TO_ONE, mli.RnnActivation.NONE)
+        rnn = f"mli_krn_basic_rnn_cell_{b.kind}"
+        self.call(rnn, "rnn", (x, h, self.w["zr"], self.bias["zr"]), self.gates, none)
+        g = self.clamp(self.gates)
+        self.call(f"mli_krn_sigm_{d}", "unary", (g,), self.s)
+        z, r = lw.sub(self.s, 0, (M,)), lw.sub(self.s, M, (M,))
+        mul = f"mli_krn_eltwise_mul_{d}"
+        if b.linear_before_reset:
+            nf = b.n_frac
+            xn, hn, rhn, a = (self.t(k, nf, (M,)) for k in ("xn", "hn", "rhn", "a"))
+            self.call(f"mli_krn_fully_connected_{b.kind}", "fc", (x, self.w["xn"], self.bias["xn"]), xn)
+            self.call(f"mli_krn_fully_connected_{b.kind}", "fc", (h, self.w["hn"], self.bias["hn"]), hn)
+            self.call(mul, "eltwise", (r, hn), rhn)
+            self.call(f"mli_krn_eltwise_add_{d}", "eltwise", (xn, rhn), a)
+            n = self.t("n", q, (M,))
+            self.call(f"mli_krn_tanh_{d}", "unary", (self.clamp(a),), n)
+        else:
+            rh, n = self.t("rh", q, (M,)), self.t("n", q, (M,))
+            self.call(mul, "eltwise", (r, h), rh)
+            if b.clip > 0:
+                a = self.t("a", b.gate_frac, (M,))
+                self.call(rnn, "rnn", (x, rh, self.w["n"], self.bias["n"]), a, none)
+                self.call(f"mli_krn_tanh_{d}", "unary", (self.clamp(a),), n)
+            else:
+                self.call(rnn, "rnn", (x, rh, self.w["n"], self.bias["n"]), n,
+                          (mli.RnnMode.ONE_TO_ONE, mli.RnnActivation.TANH))
+        zh, zn, nz = (self.t(k, q, (M,)) for k in ("zh", "zn", "nz"))
+        self.call(mul, "eltwise", (z, h), zh)
+        self.call(mul, "eltwise", (z, n), zn)
+        self.call(f"mli_krn_eltwise_sub_{d}", "eltwise", (n, zn), nz)
+        self.call(f"mli_krn_eltwise_add_{d}", "eltwise", (nz, zh), out)
 
 
 def lower(wm, samples, name="model"):
