@@ -77,6 +77,11 @@ class _Lowering:
         self.keys: Dict[str, _Sym] = {}                 # IR tensor key -> symbol
         self.names = set()
         self.aliases: Dict[tuple, str] = {}
+        self.graph = wm.float_model.graph
+        self.path: tuple = ()           # the TensorIterator/Loop being unrolled
+        self.iter = 0                   # its iteration
+        self.n_iter = 1                 # and their number
+        self.body_keys: Dict[Tuple[str, int], _Sym] = {}    # (body tensor key, iteration) -> symbol
 
     # ------------------------------------------------------------------ tensors
     def fresh(self, stem):
@@ -110,13 +115,13 @@ class _Lowering:
         t = self.p.tensors[sym.base]
         if sym.offset == 0 and t.shape == shape:
             return sym.base
-        if t.role == "const":
-            if sym.offset or t.size != sym.size:
-                raise DeployError(f"internal: a view into the const {sym.base!r}")
-            key = (sym.base, shape)
+        if t.role == "const":       # part of a constant: a constant of its own
+            key = (sym.base, sym.offset, shape)
             if key not in self.aliases:
+                first = sym.offset // t.dtype.itemsize
+                vals = t.values.reshape(-1)[first:first + sym.size].reshape(shape)
                 self.aliases[key] = self.p.add(self.fresh(sym.base + "_as"), t.el, t.frac, shape, "const",
-                                               t.values.reshape(shape)).name
+                                               vals).name
             return self.aliases[key]
         key = (sym.base, sym.offset, shape)
         if key not in self.aliases:
@@ -145,9 +150,8 @@ class _Lowering:
 
     # ------------------------------------------------------------------ graph
     def input_sym(self, layer, i):
-        g = self.wm.float_model.graph
-        src, sport = g.producer(layer.id, layer.inputs[i].id)
-        s = self.syms.get((src.id, sport.id))
+        src, sport = self.graph.producer(layer.id, layer.inputs[i].id)
+        s = self.syms.get((id(src), sport.id))
         if s is None:
             raise DeployError(f"{self.at}: input {i} comes from {src.name!r} ({src.type}), which is not data "
                               "the program holds")
@@ -156,42 +160,54 @@ class _Lowering:
     def static(self, info, i):
         """The value of a non-data input (the same for every input sample), as
         the float model's run on the first sample gave it."""
-        args = self.args.get(info.layer.id)
-        if args is None:
+        calls = self.args.get(id(info.layer))
+        if not calls:
             raise DeployError(f"{self.at}: never ran in the float model")
-        return np.asarray(args[i])
+        # a body layer: its arguments of this iteration (one call only where they were hoisted)
+        return np.asarray(calls[min(self.iter, len(calls) - 1)][i])
 
     def capture(self, sample):
         """Every outer layer's arguments in one float run."""
         from ..fixed_point.program import with_program
         from ..fixed_point.whole import compile_all
-        self.args = {}
+        self.args, self.shapes = {}, {}
 
         def make(layer, path, fn):
-            if path:
+            if len(path) > 1:
                 return fn
 
             def step(*args):
-                self.args[layer.id] = args
-                return fn(*args)
+                out = fn(*args)
+                self.args.setdefault(id(layer), []).append(args)
+                outs = out if len(layer.outputs) != 1 else (out,)
+                self.shapes.setdefault(id(layer), []).append(tuple(np.shape(o) for o in outs))
+                return out
             return step
-        with_program(self.wm.float_model, compile_all(self.wm.float_model.graph, make))(sample)
+        from ..ir.ops.subgraph import stepped_bodies
+        with stepped_bodies():
+            with_program(self.wm.float_model, compile_all(self.wm.float_model.graph, make))(sample)
 
     def out_fmt(self, layer, k):
-        f = self.plan.fmt.get(tensor_key((), layer, k))
+        f = self.plan.fmt.get(tensor_key(self.path, layer, k))
         if f is None:
             raise DeployError(f"{self.at}: output {k} has no format in the plan")
         return f
 
     def shape_of(self, layer, k):
-        s = self.wm.tap.shape.get(tensor_key((), layer, k))
+        calls = self.shapes.get(id(layer))
+        if calls:                   # this iteration's (a body's shapes may change)
+            return tuple(int(d) for d in calls[min(self.iter, len(calls) - 1)][k])
+        s = self.wm.tap.shape.get(tensor_key(self.path, layer, k))
         if s is None:
             raise DeployError(f"{self.at}: output {k} was never computed in calibration")
         return tuple(int(d) for d in s)
 
     def bind(self, layer, k, sym):
-        self.syms[(layer.id, layer.outputs[k].id)] = sym
-        self.keys[tensor_key((), layer, k)] = sym
+        self.syms[(id(layer), layer.outputs[k].id)] = sym
+        if self.path:
+            self.body_keys[(tensor_key(self.path, layer, k), self.iter)] = (sym, self.n_iter)
+        else:
+            self.keys[tensor_key((), layer, k)] = sym
 
     def need(self, info, i, el):
         f = self.plan._need(info, i, el)
@@ -222,11 +238,14 @@ class _Lowering:
                 src = self.input_sym(layer, 0)
                 outputs[self.output(layer, src)] = out_names.get(layer.id, layer.name)
                 continue
-            getattr(self, "l_" + info.role, self.refuse)(info)
+            self.layer(info)
         return inputs, outputs
 
+    def layer(self, info):
+        getattr(self, "l_" + info.role, self.refuse)(info)
+
     def refuse(self, info):
-        what = {"float": "kept in float (float_ops)", "loop": "a TensorIterator/Loop (its body is not lowered yet)"}
+        what = {"float": "kept in float (float_ops)"}
         raise DeployError(f"{self.at}: {what.get(info.role, f'role {info.role!r} is not lowered to MLI calls yet')}")
 
     def output(self, layer, src):
@@ -309,6 +328,17 @@ class _Lowering:
                     cut = min(b, a + (base + s.size - first))
                     pieces.append((a, cut, j, first - base))
                     a = cut
+            if all(self.p.tensors[srcs[j][1].base].role == "const" for _, _, j, _ in pieces):
+                vals = np.empty(len(idx), self.p.tensors[srcs[0][1].base].dtype)     # constants only: a constant
+                for a, b, j, off in pieces:
+                    s = srcs[j][1]
+                    if s.fmt != tuple(fmt):
+                        break
+                    first = s.offset // _ITEM[s.fmt[0]] + off
+                    vals[a:b] = self.p.tensors[s.base].values.reshape(-1)[first:first + b - a]
+                else:
+                    self.bind(layer, k, self.const(f"{layer.name}_{k}", fmt, vals.reshape(shape)))
+                    continue
             if len(pieces) == 1 and srcs[pieces[0][2]][1].fmt == tuple(fmt):
                 a, b, j, off = pieces[0]
                 self.bind(layer, k, self.sub(srcs[j][1], off, shape))        # same bytes
@@ -321,6 +351,127 @@ class _Lowering:
                 s = srcs[j][1]
                 self.copy_into(self.sub(s, off, (b - a,)), self.sub(out, a, (b - a,)))
             self.bind(layer, k, out)
+
+    # ------------------------------------------------------------------ TensorIterator / Loop
+    def slice_sym(self, s, axis, begin, size, stem):
+        """`size` entries of `s` from `begin` along `axis`: the same bytes where
+        they are contiguous, else copies of the runs into a new tensor."""
+        outer = int(np.prod(s.shape[:axis], dtype=np.int64))
+        inner = int(np.prod(s.shape[axis + 1:], dtype=np.int64))
+        shape = s.shape[:axis] + (size,) + s.shape[axis + 1:]
+        if outer == 1:
+            return self.sub(s, begin * inner, shape)
+        if outer > _MAX_COPIES:
+            raise DeployError(f"{self.at}: a slice of {outer} separate runs")
+        out = self.new(stem, s.fmt, shape)
+        for o in range(outer):
+            self.copy_into(self.sub(s, (o * s.shape[axis] + begin) * inner, (size * inner,)),
+                           self.sub(out, o * size * inner, (size * inner,)))
+        return out
+
+    def l_loop(self, info):
+        from ..graph.ports import ConcatOutput, MergedInput, SlicedInput
+        from ..ir.ops.subgraph import _subgraph_ports
+        layer, body = info.layer, info.layer.body
+        if self.path:
+            raise DeployError(f"{self.at}: a TensorIterator/Loop inside another is not lowered")
+        is_loop = layer.type == "Loop"
+        ins, outs, edges, _, cond = _subgraph_ports(layer, is_loop)
+        if is_loop:
+            if info.data_in[0] or info.data_in[1]:
+                raise DeployError(f"{self.at}: its trip count or condition depends on the data")
+            if cond is not None:
+                res = body.results[cond]
+                src, sport = body.producer(res.id, res.inputs[0].id)
+                k = [q.id for q in src.outputs].index(sport.id)
+                if self.wm.analysis.data.get(id(src), (False,) * (k + 1))[k]:
+                    raise DeployError(f"{self.at}: its body's execution condition depends on the data "
+                                      "(an early exit: the number of iterations is not known before the run)")
+        n = max((len(self.args[id(lay)]) for lay in body.order if id(lay) in self.args), default=0)
+        if n == 0:
+            raise DeployError(f"{self.at}: its body never ran in calibration")
+        ext = {}
+        for p in ins:
+            src, sport = self.graph.producer(layer.id, layer.inputs[p.external].id)
+            ext[p.external] = self.syms.get((id(src), sport.id))
+        back = {e.to_parameter: e.from_result for e in edges}
+        stacked = {}
+        for o in outs:
+            if isinstance(o, ConcatOutput):
+                shape = self.shape_of(layer, o.external)
+                ax = o.normalized_axis(len(shape))
+                stacked[o.external] = (self.new(f"{layer.name}_{o.external}", self.out_fmt(layer, o.external),
+                                                shape), ax, o.plan(shape[ax]))
+        outer_at, results = self.at, {}
+        self.path, self.graph, self.n_iter = (layer,), body, n
+        try:
+            for k in range(n):
+                self.iter = k
+                prev, results = results, {}
+                for p in ins:
+                    param = body.parameters[p.internal]
+                    s = ext[p.external]
+                    if isinstance(p, MergedInput) and k > 0:
+                        s = prev.get(back[p.internal])
+                    self.at = f"{outer_at}, body parameter {param.name!r}"
+                    if s is None:
+                        if not self.wm.analysis.data.get(id(param), (False,))[0]:
+                            continue            # a constant: its consumers read it as one
+                        # data fed first by a constant (an initial state): that constant at the
+                        # parameter's format, as the whole-model run quantizes it
+                        if isinstance(p, SlicedInput):
+                            raise DeployError(f"{self.at}: a sliced constant input")
+                        fmt = self.out_fmt(param, 0)
+                        s = self.const(f"{param.name}_init", fmt,
+                                       quantize(np.asarray(self.static(info, p.external), np.float32), *fmt))
+                    if isinstance(p, SlicedInput):
+                        ax = p.normalized_axis(len(s.shape))
+                        _, first, step = p.plan(s.shape[ax])
+                        s = self.slice_sym(s, ax, first + k * step, p.part_size, f"{param.name}_{k}")
+                    fmt = self.out_fmt(param, 0)
+                    s = self.convert(s, fmt, f"{param.name}_{k}_in")
+                    self.bind(param, 0, s)
+                for lay in body.order:
+                    if lay.type in ("Parameter", "Const", "Result"):
+                        continue
+                    linfo = self.wm.analysis.info(lay)
+                    if linfo is None or linfo.role == "output":
+                        continue
+                    self.at = f"{outer_at}, iteration {k}, body layer {lay.name!r} ({lay.type})"
+                    self.layer(linfo)
+                for j, res in enumerate(body.results):
+                    src, sport = body.producer(res.id, res.inputs[0].id)
+                    s = self.syms.get((id(src), sport.id))
+                    if s is not None:
+                        results[j] = s
+                for o in outs:
+                    if o.external in stacked:
+                        out, ax, (_, first, step) = stacked[o.external]
+                        self.at = f"{outer_at}, iteration {k}, output {o.external}"
+                        self._place(results.get(o.internal), out, ax, first + k * step, o.part_size)
+        finally:
+            self.path, self.graph, self.at, self.iter, self.n_iter = (), self.wm.float_model.graph, outer_at, 0, 1
+        for o in outs:
+            if o.external in stacked:
+                self.bind(layer, o.external, stacked[o.external][0])
+            elif o.internal in results:
+                s = results[o.internal]
+                s = self.convert(s, self.out_fmt(layer, o.external), f"{layer.name}_{o.external}")
+                self.bind(layer, o.external, _Sym(s.base, s.offset, self.shape_of(layer, o.external), s.fmt))
+
+    def _place(self, s, out, axis, begin, size):
+        """Copy body result `s` into entries ``begin...`` of `out` along `axis`."""
+        if s is None:
+            raise DeployError(f"{self.at}: the body result is not data the program holds")
+        outer = int(np.prod(out.shape[:axis], dtype=np.int64))
+        inner = int(np.prod(out.shape[axis + 1:], dtype=np.int64))
+        if s.size != outer * size * inner:
+            raise DeployError(f"{self.at}: a body result of {s.size} elements for a slot of {outer * size * inner}")
+        if outer > _MAX_COPIES:
+            raise DeployError(f"{self.at}: a result placed in {outer} separate runs")
+        for o in range(outer):
+            self.copy_into(self.sub(s, o * size * inner, (size * inner,)),
+                           self.sub(out, (o * out.shape[axis] + begin) * inner, (size * inner,)))
 
     def l_permute(self, info):
         layer = info.layer
@@ -484,10 +635,10 @@ class _Lowering:
         layer = info.layer
         conv = converter_for(layer.type)
         cells = self.wm.cells[id(layer)]
-        if not isinstance(conv, SequenceConverter):
-            raise DeployError(f"{self.at}: a recurrent cell outside a TensorIterator/Loop is not lowered yet")
         gru = any(isinstance(c.body, GruCell) for c in cells)
         lstm = conv.cell == "lstm"
+        if not isinstance(conv, SequenceConverter):
+            return self._cell(info, cells[0].body, lstm, gru)
         el = DATA_EL[self.plan.layers[info.key].kind]
         nstate = 2 if lstm else 1
         x = self.input_sym(layer, 0)
@@ -570,6 +721,66 @@ class _Lowering:
         self.bind(layer, 1, ho)
         if lstm:
             self.bind(layer, 2, co)
+
+    def _cell(self, info, body, lstm, gru):
+        """An LSTMCell / RNNCell / GRUCell (one step of B rows, one-to-one)."""
+        from ..fixed_point.backends.mli1 import quantize as body_quantize
+        layer = info.layer
+        el = DATA_EL[self.plan.layers[info.key].kind]
+        M = body.state_size
+        whats = [("x", 0), ("h", 1)] + ([("c", 2)] if lstm else [])
+        per = {}
+        for what, i in whats:
+            fmt = (el, body.fracs[what])
+            if info.data_in[i]:
+                s = self.input_sym(layer, i)
+                if s.fmt[0] != fmt[0] or s.fmt[1] > fmt[1]:      # the whole-model run's conversion
+                    s = self.convert(s, fmt, f"{layer.name}_{what}")
+                per[what] = self.convert(s, fmt, f"{layer.name}_{what}q")
+            else:
+                q = body_quantize(body, np.asarray(self.static(info, i), np.float32), what)
+                per[what] = self.const(f"{layer.name}_{what}", fmt, q.reshape(-1, M) if what != "x" else q)
+        x, h = per["x"], per["h"]
+        B = h.size // M
+        N = x.size // B
+        hout = self.new(f"{layer.name}_h", self.out_fmt(layer, 0), (B, M))
+        key = ("cell", id(layer))
+        if key not in self.aliases:
+            if gru:
+                self.aliases[key] = _GruLowering(self, body, layer.name)
+            else:
+                wt = self.p.add_const(self.fresh(f"{layer.name}_w"), body.weights).name
+                bt = self.p.add_const(self.fresh(f"{layer.name}_b"), body.bias).name
+                ir = self.new(f"{layer.name}_ir", (el, 0), (4 * M,), "scratch").base if lstm else None
+                self.aliases[key] = (wt, bt, ir)
+        impl = self.aliases[key]
+        cout = self.new(f"{layer.name}_c", self.out_fmt(layer, 1), (B, M)) if lstm else None
+        func = f"mli_krn_{'lstm_cell' if lstm else 'basic_rnn_cell'}_{body.kind}"
+        for b in range(B):
+            xb, hb, yb = (self.sub(x, b * N, (N,)), self._state_row(h, b, M), self.sub(hout, b * M, (M,)))
+            if gru:
+                impl.step(xb, hb, yb)
+                continue
+            wt, bt, ir = impl
+            c_row = None
+            if lstm:
+                c_row = self.sub(cout, b * M, (M,))
+                self.copy_into(self._state_row(per["c"], b, M), c_row)
+            self._cell_call(func, lstm, body, mli.RnnMode.ONE_TO_ONE, self.tensor(xb), self.tensor(hb), wt, bt,
+                            c_row, ir, self.tensor(yb))
+        self.bind(layer, 0, _Sym(hout.base, 0, self.shape_of(layer, 0), hout.fmt))
+        if lstm:
+            self.bind(layer, 1, _Sym(cout.base, 0, self.shape_of(layer, 1), cout.fmt))
+
+    def _state_row(self, s, b, M):
+        """Row b of a state [B, M]; a constant of one row serves every row."""
+        if self.p.tensors[s.base].role == "const":
+            t = self.p.tensors[s.base]
+            rows = t.values.reshape(-1, M)
+            if len(rows) == 1:
+                return self.const(f"{s.base}_r", s.fmt, rows[0]) if t.shape != (M,) else s
+            return self.const(f"{s.base}_r{b}", s.fmt, rows[b])
+        return self.sub(s, b * M, (M,))
 
     def _row(self, s, b, d, D, M):
         """Row b (direction d) of an initial state: a data symbol [B, D, M] or
@@ -687,6 +898,14 @@ def lower(wm, samples, name="model"):
     for k, (s, d) in enumerate(zip(samples, ins)):
         _, trace = wm.run(s, trace=True)
         vals, _ = prog.run(d)
+        for (key, it), (sym, n) in lw.body_keys.items():     # body tensors: iteration by iteration
+            want = trace.get(key)
+            if want is None or np.asarray(want).size != sym.size * n:
+                continue
+            got = _sym_values(prog, vals, sym)
+            if not np.array_equal(got, np.asarray(want).reshape(n, -1)[it]):
+                raise DeployError(f"internal: the program's {key!r} (iteration {it}) differs from the "
+                                  f"whole-model run on sample {k}")
         for key, sym in lw.keys.items():
             want = trace.get(key)
             if want is None:

@@ -658,6 +658,42 @@ class _Steps:
                     out = tuple(out)
                 return out
             return step_rec
+        if role == "loop":
+            # a body Parameter coarser than the outer value feeding it: the outer integers
+            # converted by mli_hlp_convert_tensor on the way in (as a firmware would)
+            from ..ir.ops.subgraph import _subgraph_ports
+            wants: Dict[int, set] = {}
+            for p in _subgraph_ports(layer, layer.type == "Loop")[0]:
+                if info.data_in[p.external]:
+                    param = layer.body.parameters[p.internal]
+                    wants.setdefault(p.external, set()).add(
+                        self.m.planner.fmt.get(tensor_key(info.path + (layer,), param, 0)))
+            entry = []
+            for j, dsts in wants.items():
+                src = self.m.planner.in_fmt(info, j)
+                if len(dsts) == 1 and None not in dsts and src is not None and src != next(iter(dsts)):
+                    entry.append((j, src, next(iter(dsts))))
+            if entry:
+                def step_loop(*args):
+                    args = list(args)
+                    for j, src, dst in entry:
+                        q = _convert(quantize(args[j], *src), src, dst)
+                        args[j] = dequantize(q, dst[1]).astype(np.asarray(args[j]).dtype)
+                    return fn(*args)
+                return step_loop
+        if role in ("slice", "select") and sum(map(bool, info.data_in)) > 1 and of is not None:
+            # a copy gathering several data inputs (ScatterUpdate, Select): each in the
+            # output's format first, by mli_hlp_convert_tensor (as a firmware copy would)
+            mixes = [(i, src) for i, src in ((i, self.m.planner.in_fmt(info, i)) for i, d in
+                                             enumerate(info.data_in) if d) if src is not None and src != of]
+            if mixes:
+                def step_mix(*args):
+                    args = list(args)
+                    for i, src in mixes:
+                        q = _convert(quantize(args[i], *src), src, of)
+                        args[i] = dequantize(q, of[1]).astype(np.asarray(args[i]).dtype)
+                    return fn(*args)
+                return step_mix
         return fn          # views, copies, loops, outputs, float ops: as they are
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import contextlib
 import threading
 
 import numpy as np
@@ -14,6 +15,21 @@ from ..registry import axis as norm_axis
 from ..lifted import plan_for
 from ...graph import (BackEdge, ConcatOutput, CurrentIteration, InvariantInput, IRBody,
                       LastIterationOutput, Loop, MergedInput, SlicedInput, TensorIterator)
+
+_STEPPED = threading.local()
+
+
+@contextlib.contextmanager
+def stepped_bodies():
+    """In this thread, run every TensorIterator/Loop body one iteration at a time (no
+    whole-sequence plan), e.g. to see each body step's arguments."""
+    before = getattr(_STEPPED, "on", False)
+    _STEPPED.on = True
+    try:
+        yield
+    finally:
+        _STEPPED.on = before
+
 
 class _LoopBody(IRBody):
     """An IR body whose loop-invariant steps (those depending only on constants and
@@ -56,7 +72,9 @@ class _LoopBody(IRBody):
     def run_tensor_iterator(self, op, arrays):
         """The TensorIterator's and Loop's driver hook: the op's outputs from the body's
         whole-sequence plan (planned at the first call, see :mod:`mli.ir.lifted`), or
-        None to step."""
+        None to step (always inside :func:`stepped_bodies`)."""
+        if getattr(_STEPPED, "on", False):
+            return None
         plan = self._lifted
         if plan is None:
             plan = self._lifted = plan_for(self._program, op) or False
