@@ -135,7 +135,11 @@ def render_model(prog, arena_bytes, slots, prefix="model"):
             c.append(format_c_array(f"init_{c_ident(t.name)}", t.values, c_type=_CT[t.el], const=True,
                                     static=True, comment=f"{t.name}: its reset value").rstrip("\n"))
     c.append("")
+    used = {n for st in prog.steps for n in st.reads() + st.writes()} | \
+        {t.name for t in prog.by_role("input", "output", "state")}
     for t in prog.tensors.values():
+        if t.name not in used:      # only seen through its views: bytes in the arena, no tensor
+            continue
         if t.role == "const":
             data = f"(void *)w_{c_ident(t.name)}" if t.shape else f"(void *)(intptr_t)({int(t.values)})"
         else:

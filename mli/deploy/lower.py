@@ -219,6 +219,7 @@ class _Lowering:
         inputs, outputs = {}, {}
         in_names = dict(zip([p.id for p in g.parameters], self.wm.input_names))
         out_names = dict(zip([r.id for r in g.results], self.wm.output_names))
+        assigns, self.variables = [], {}
         for layer in g.order:
             self.at = f"layer {layer.name!r} ({layer.type})"
             if layer.type == "Parameter":
@@ -232,14 +233,73 @@ class _Lowering:
                 self.bind(layer, 0, s)
                 continue
             info = a.info(layer)
+            if layer.type == "ReadValue":
+                self.read_value(layer, info)
+                continue
             if info is None:
+                continue
+            if layer.type == "Assign":      # the variable's next value, stored at the end of the run
+                var = layer.attrs.get("variable_id")
+                if var in self.variables and self.variables[var] is None:
+                    self.constant_variable(layer, var)
+                    continue
+                assigns.append((layer, self.input_sym(layer, 0)))
                 continue
             if info.role == "output":
                 src = self.input_sym(layer, 0)
                 outputs[self.output(layer, src)] = out_names.get(layer.id, layer.name)
                 continue
             self.layer(info)
+        for layer, src in assigns:
+            var = layer.attrs.get("variable_id")
+            state = self.variables.get(var)
+            self.at = f"layer {layer.name!r} (Assign)"
+            if state is None:
+                raise DeployError(f"{self.at}: no ReadValue of variable {var!r}")
+            if src != state:
+                self.copy_into(src, state)
         return inputs, outputs
+
+    def constant_variable(self, layer, var):
+        """A variable that is not data (a counter, a length): the program reads
+        its initial value at every run, so its Assign must store that value."""
+        reader = next(l for l in self.graph.order if l.type == "ReadValue" and l.attrs.get("variable_id") == var)
+        got, init = self.args.get(id(layer)), self.shapes.get(id(reader)) and self.args.get(id(reader))
+        before = np.asarray(self._read_value_out(reader)) if init is not None else None
+        if not got or before is None or not np.array_equal(np.asarray(got[0][0]), before):
+            raise DeployError(f"layer {layer.name!r} (Assign): variable {var!r} changes from run to run, but the "
+                              "whole-model plan reads it as a constant (its initial value): a program cannot carry "
+                              "it from one run to the next")
+
+    def _read_value_out(self, reader):
+        from .. import ir
+        return ir._build(reader, self.graph)(*self.args[id(reader)][0]) if reader.inputs else None
+
+    def read_value(self, layer, info):
+        """A ReadValue: a state tensor kept between runs (model_reset_state sets
+        it to the initial value, constant here)."""
+        self.at = f"layer {layer.name!r} (ReadValue)"
+        if self.plan.fmt.get(tensor_key((), layer, 0)) is None:      # not data: read as a constant
+            self.variables[layer.attrs.get("variable_id")] = None
+            return
+        fmt = self.out_fmt(layer, 0)
+        shape = self.shape_of(layer, 0)
+        if info is not None and info.data_in and info.data_in[0]:
+            init = self.input_sym(layer, 0)
+            t = self.p.tensors[init.base]
+            if t.role != "const" or init.offset or init.size != t.size or init.fmt != fmt:
+                raise DeployError(f"{self.at}: the initial value of a variable must be a constant")
+            q = t.values.reshape(shape)
+        else:
+            calls = self.args.get(id(layer))
+            q = quantize(np.asarray(calls[0][0], np.float32), *fmt).reshape(shape) if layer.inputs and calls \
+                else np.zeros(shape, np.int8 if fmt[0] == "fx8" else np.int16)
+        var = layer.attrs.get("variable_id")
+        if var in self.variables:
+            raise DeployError(f"{self.at}: variable {var!r} is read twice")
+        s = self.new(layer.name, fmt, shape, "state", values=q)
+        self.variables[var] = s
+        self.bind(layer, 0, s)
 
     def layer(self, info):
         getattr(self, "l_" + info.role, self.refuse)(info)
@@ -885,6 +945,11 @@ def lower(wm, samples, name="model"):
     lw.capture(samples[0])
     inputs, outputs = lw.run(samples)
     prog = lw.p
+    used = {n for st in prog.steps for n in st.reads() + st.writes()}
+    pruned = {}
+    for t in list(prog.tensors.values()):        # constants only their parts were taken from
+        if t.role == "const" and t.name not in used:
+            pruned[t.name] = prog.tensors.pop(t.name)
     prog.check()
     ins = []
     for s in samples:
@@ -896,13 +961,14 @@ def lower(wm, samples, name="model"):
             d[pname] = quantize(np.asarray(s[iname], np.float32), t.el, t.frac).reshape(t.shape)
         ins.append(d)
     for k, (s, d) in enumerate(zip(samples, ins)):
+        wm.reset_state()        # as the program: each sample from the variables' initial values
         _, trace = wm.run(s, trace=True)
         vals, _ = prog.run(d)
         for (key, it), (sym, n) in lw.body_keys.items():     # body tensors: iteration by iteration
             want = trace.get(key)
             if want is None or np.asarray(want).size != sym.size * n:
                 continue
-            got = _sym_values(prog, vals, sym)
+            got = _sym_values(prog, vals, sym, pruned)
             if not np.array_equal(got, np.asarray(want).reshape(n, -1)[it]):
                 raise DeployError(f"internal: the program's {key!r} (iteration {it}) differs from the "
                                   f"whole-model run on sample {k}")
@@ -910,7 +976,7 @@ def lower(wm, samples, name="model"):
             want = trace.get(key)
             if want is None:
                 continue
-            got = _sym_values(prog, vals, sym)
+            got = _sym_values(prog, vals, sym, pruned)
             want = np.asarray(want).reshape(-1)
             if got.shape != want.shape or not np.array_equal(got, want):
                 bad = int(np.argmax(got != want)) if got.shape == want.shape else -1
@@ -920,8 +986,8 @@ def lower(wm, samples, name="model"):
     return LoweredModel(prog, ins, inputs, outputs)
 
 
-def _sym_values(prog, vals, sym):
-    t = prog.tensors[sym.base]
-    raw = np.ascontiguousarray(vals[sym.base]).reshape(-1).view(np.uint8)
+def _sym_values(prog, vals, sym, pruned):
+    t = prog.tensors.get(sym.base) or pruned[sym.base]
+    raw = np.ascontiguousarray(vals[sym.base] if sym.base in vals else t.values).reshape(-1).view(np.uint8)
     n = sym.size * t.dtype.itemsize
     return raw[sym.offset:sym.offset + n].view(t.dtype)

@@ -924,6 +924,11 @@ class WholeModel:
                     out[b, d, t] = c[0]
         return out
 
+    def reset_state(self):
+        """ReadValue/Assign variables back to their initial values (both models)."""
+        self._float.reset_state()
+        self._fixed.reset_state()
+
     def __call__(self, inputs=None, /, **named):
         """Run the fixed-point model: ``{output name: array}`` (the IR's dtypes)."""
         return self._fixed(inputs, **named)
