@@ -82,6 +82,7 @@ class _Lowering:
         self.iter = 0                   # its iteration
         self.n_iter = 1                 # and their number
         self.body_keys: Dict[Tuple[str, int], _Sym] = {}    # (body tensor key, iteration) -> symbol
+        self.at = self.label = ""       # the layer lowered now: for messages, and as the steps' layer name
 
     # ------------------------------------------------------------------ tensors
     def fresh(self, stem):
@@ -141,12 +142,12 @@ class _Lowering:
         if sym.fmt == tuple(fmt):
             return sym
         out = self.new(stem, fmt, sym.shape)
-        self.p.call("mli_hlp_convert_tensor", "unary", (self.flat(sym),), self.flat(out), layer=self.at)
+        self.p.call("mli_hlp_convert_tensor", "unary", (self.flat(sym),), self.flat(out), layer=self.label)
         return out
 
     def copy_into(self, src, dst):
         """Copy (and convert) `src` into the bytes of `dst` (equal sizes)."""
-        self.p.call("mli_hlp_convert_tensor", "unary", (self.flat(src),), self.flat(dst), layer=self.at)
+        self.p.call("mli_hlp_convert_tensor", "unary", (self.flat(src),), self.flat(dst), layer=self.label)
 
     # ------------------------------------------------------------------ graph
     def input_sym(self, layer, i):
@@ -221,7 +222,7 @@ class _Lowering:
         out_names = dict(zip([r.id for r in g.results], self.wm.output_names))
         assigns, self.variables = [], {}
         for layer in g.order:
-            self.at = f"layer {layer.name!r} ({layer.type})"
+            self.at, self.label = f"layer {layer.name!r} ({layer.type})", layer.name
             if layer.type == "Parameter":
                 if not a.data.get(id(layer), (False,))[0]:
                     continue
@@ -253,7 +254,7 @@ class _Lowering:
         for layer, src in assigns:
             var = layer.attrs.get("variable_id")
             state = self.variables.get(var)
-            self.at = f"layer {layer.name!r} (Assign)"
+            self.at, self.label = f"layer {layer.name!r} (Assign)", layer.name
             if state is None:
                 raise DeployError(f"{self.at}: no ReadValue of variable {var!r}")
             if src != state:
@@ -474,6 +475,7 @@ class _Lowering:
                     if isinstance(p, MergedInput) and k > 0:
                         s = prev.get(back[p.internal])
                     self.at = f"{outer_at}, body parameter {param.name!r}"
+                    self.label = f"{layer.name}[{k}]/{param.name}"
                     if s is None:
                         if not self.wm.analysis.data.get(id(param), (False,))[0]:
                             continue            # a constant: its consumers read it as one
@@ -498,6 +500,7 @@ class _Lowering:
                     if linfo is None or linfo.role == "output":
                         continue
                     self.at = f"{outer_at}, iteration {k}, body layer {lay.name!r} ({lay.type})"
+                    self.label = f"{layer.name}[{k}]/{lay.name}"
                     self.layer(linfo)
                 for j, res in enumerate(body.results):
                     src, sport = body.producer(res.id, res.inputs[0].id)
@@ -508,9 +511,11 @@ class _Lowering:
                     if o.external in stacked:
                         out, ax, (_, first, step) = stacked[o.external]
                         self.at = f"{outer_at}, iteration {k}, output {o.external}"
+                        self.label = f"{layer.name}[{k}]:{o.external}"
                         self._place(results.get(o.internal), out, ax, first + k * step, o.part_size)
         finally:
             self.path, self.graph, self.at, self.iter, self.n_iter = (), self.wm.float_model.graph, outer_at, 0, 1
+            self.label = layer.name
         for o in outs:
             if o.external in stacked:
                 self.bind(layer, o.external, stacked[o.external][0])
@@ -548,7 +553,7 @@ class _Lowering:
             raise DeployError(f"{self.at}: mli_krn_permute takes rank <= 4, got {len(s.shape)}")
         out = self.new(layer.name, self.out_fmt(layer, 0), shape)
         self.p.call(f"mli_krn_permute_{x.fmt[0]}", "permute", (self.tensor(x),), self.tensor(out),
-                    mli.PermuteConfig(perm_dim=tuple(perm)), layer=self.at)
+                    mli.PermuteConfig(perm_dim=tuple(perm)), layer=self.label)
         self.bind(layer, 0, out)
 
     def _weights(self, info, w, bias_val):
@@ -586,7 +591,7 @@ class _Lowering:
         for r in range(rows):
             self.p.call(f"mli_krn_fully_connected_{lp.kind}", "fc",
                         (self.tensor(self.sub(x, r * K, (K,))), tw.base, tb.base),
-                        self.tensor(self.sub(out, r * M, (M,))), layer=self.at)
+                        self.tensor(self.sub(out, r * M, (M,))), layer=self.label)
         self.bind(layer, 0, out)
 
     def _conv(self, info, depthwise):
@@ -612,7 +617,7 @@ class _Lowering:
         for n in range(x.shape[0]):
             self.p.call(f"mli_krn_{role}_chw_{lp.kind}", "conv",
                         (self.tensor(self.sub(x, n * n_in, x.shape[1:])), tw.base, tb.base),
-                        self.tensor(self.sub(out, n * n_out, shape[1:])), cfg, layer=self.at)
+                        self.tensor(self.sub(out, n * n_out, shape[1:])), cfg, layer=self.label)
         self.bind(layer, 0, out)
 
     def l_conv2d(self, info):
@@ -628,7 +633,7 @@ class _Lowering:
         x = self.convert(self.input_sym(layer, 0), self.need(info, 0, el), layer.name + "_in")
         out = self.new(layer.name, self.out_fmt(layer, 0), x.shape)
         if not rows_axis:
-            self.p.call(func, sig, (self.flat(x),), self.flat(out), cfg, layer=self.at)
+            self.p.call(func, sig, (self.flat(x),), self.flat(out), cfg, layer=self.label)
         else:
             axis = int(layer.attrs.get("axis", "1")) % len(x.shape)
             if any(d != 1 for d in x.shape[axis + 1:]):
@@ -636,7 +641,7 @@ class _Lowering:
             n = x.shape[axis]
             for r in range(x.size // n):
                 self.p.call(func, sig, (self.tensor(self.sub(x, r * n, (n,))),),
-                            self.tensor(self.sub(out, r * n, (n,))), cfg, layer=self.at)
+                            self.tensor(self.sub(out, r * n, (n,))), cfg, layer=self.label)
         self.bind(layer, 0, out)
 
     def l_relu(self, info):
@@ -684,7 +689,7 @@ class _Lowering:
                     q = np.broadcast_to(q, shape)
                 names.append(self.const(f"{layer.name}_c{i}", fmt, np.ascontiguousarray(q).reshape(-1)).base)
         out = self.new(layer.name, of, shape)
-        self.p.call(f"mli_krn_eltwise_{op}_{el}", "eltwise", tuple(names), self.flat(out), layer=self.at)
+        self.p.call(f"mli_krn_eltwise_{op}_{el}", "eltwise", tuple(names), self.flat(out), layer=self.label)
         self.bind(layer, 0, out)
 
     def l_recurrent(self, info):
@@ -852,9 +857,9 @@ class _Lowering:
     def _cell_call(self, func, lstm, body, mode, x, h, wt, bt, c_row, ir, out):
         if lstm:
             self.p.call(func, "lstm", (x, h, wt, bt), out, (mode, body.act), state=(self.tensor(c_row),),
-                        scratch=(ir,), layer=self.at)
+                        scratch=(ir,), layer=self.label)
         else:
-            self.p.call(func, "rnn", (x, h, wt, bt), out, (mode, body.act), layer=self.at)
+            self.p.call(func, "rnn", (x, h, wt, bt), out, (mode, body.act), layer=self.label)
 
 
 class _GruLowering:
