@@ -34,7 +34,6 @@ import mli
 
 from ..fixed_point.analysis import tensor_key
 from ..fixed_point.formats import DATA_EL, quantize
-from ..tensor import Tensor
 from .emit import c_ident
 from .program import DeployError, Program
 
@@ -69,19 +68,23 @@ class LoweredModel(NamedTuple):
 
 
 class _Lowering:
+    """The walk over a whole-model fixed-point model's graph (see the module's text)."""
+
     def __init__(self, wm, name):
         self.wm = wm
         self.plan = wm.planner
         self.p = Program(name)
-        self.syms: Dict[Tuple[int, int], _Sym] = {}    # (layer id, output port id) -> symbol
-        self.keys: Dict[str, _Sym] = {}                 # IR tensor key -> symbol
+        self.syms = {}          # (id(layer), output port id) -> _Sym
+        self.keys = {}          # outer IR tensor key -> _Sym
+        self.body_keys = {}     # (body tensor key, iteration) -> (_Sym, iterations)
         self.names = set()
-        self.aliases: Dict[tuple, str] = {}
+        self.aliases = {}       # views and parts of constants made so far; cells' weights by layer
+        self.variables = {}     # ReadValue/Assign variable id -> its state _Sym (None: read as a constant)
+        self.args, self.shapes = {}, {}     # id(layer) -> per call: arguments, output shapes (capture)
         self.graph = wm.float_model.graph
-        self.path: tuple = ()           # the TensorIterator/Loop being unrolled
-        self.iter = 0                   # its iteration
-        self.n_iter = 1                 # and their number
-        self.body_keys: Dict[Tuple[str, int], _Sym] = {}    # (body tensor key, iteration) -> symbol
+        self.path = ()          # the TensorIterator/Loop being unrolled
+        self.iter = 0           # its iteration
+        self.n_iter = 1         # and their number
         self.at = self.label = ""       # the layer lowered now: for messages, and as the steps' layer name
 
     # ------------------------------------------------------------------ tensors

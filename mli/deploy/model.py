@@ -5,6 +5,7 @@ import os
 
 import numpy as np
 
+from .folder import deploy
 from .lower import lower
 from .program import DeployError
 
@@ -71,7 +72,6 @@ def deploy_model(model, folder, *, kind="fx16", plan=None, calibration=None, sam
     """
     from .. import ir
     from ..fixed_point import FixedPointError, to_fixed_point
-    from . import deploy
     if isinstance(samples, bool) or not isinstance(samples, int) or samples < 1:
         raise DeployError(f"samples: a positive int, got {samples!r}")
     path = None
