@@ -201,6 +201,12 @@ def test_cli_model(tmp_path):
     assert r.returncode == 2 and "one of --kind and --plan" in r.stderr
     r = cli(OV / "onnx_lstm_seqlens__onnx_fp16.xml", "-o", tmp_path / "z")
     assert r.returncode == 2 and "sequence lengths" in r.stderr and not (tmp_path / "z").exists()
+    bad = tmp_path / "bad.xml"
+    bad.write_text("<net><layers>")
+    r = cli(bad, "-o", tmp_path / "v")
+    assert r.returncode == 2 and r.stderr.count(str(bad)) == 1 and "malformed XML" in r.stderr
+    r = cli(xml, "-o", tmp_path / "v", "--calibration", bad)
+    assert r.returncode == 2 and "not a readable .npz" in r.stderr and not (tmp_path / "v").exists()
     cal = tmp_path / "cal.npz"
     z = np.load(OV / "onnx_gru_fwd__onnx_fp32.npz")
     np.savez(cal, in__X=np.stack([z["in__X"], z["in__X"][::-1]]))

@@ -80,7 +80,7 @@ def deploy_model(model, folder, *, kind="fx16", plan=None, calibration=None, sam
         try:
             model = ir.read_model(path)
         except (OSError, ir.IRError) as e:
-            raise DeployError(f"{path}: {e}") from None
+            raise DeployError(str(e) if path in str(e) else f"{path}: {e}") from None
     if calibration is None:
         if path is None:
             raise DeployError("calibration: needed when the model is not given as a file")
@@ -115,7 +115,7 @@ def _npz_inputs(npz, npz_keys, read_npz):
             raise DeployError(f"{npz}: no in__<name> arrays")
         return {k[4:]: read_npz(npz, k) for k in keys}
     except (OSError, ValueError) as e:
-        raise DeployError(f"{npz}: {e}") from None
+        raise DeployError(str(e) if npz in str(e) else f"{npz}: {e}") from None
 
 
 def read_calibration(npz):
