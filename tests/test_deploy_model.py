@@ -106,6 +106,8 @@ MAKE_CASES = [("pt_kws_crnn__torch_onnx_fp16", "fx16"), ("mo_onnx_gru_bidir_stat
               ("pt_kws_crnn__torch_static_ti_fp16", "fx8w16d"), ("keras_lstm_seq__keras_direct_fp32", "fx16"),
               ("onnx_gru_lbr1__onnx_fp16", "fx16"), ("pt_rnn_bi_l1_bf__torch_export_fp32", "fx8w16d"),
               ("pt_lstm_bi_l2_tf__torch_fp16", "fx8")]
+if ASAN:        # the sanitizer pass: three of them (compiling every golden with ASan is slow)
+    MAKE_CASES = MAKE_CASES[:3]
 
 
 @needs_build
