@@ -160,6 +160,44 @@ def test_data_set_calibration_gives_several_goldens_and_a_dump_decodes(tmp_path,
     assert fm.name in (y, prog.steps[k].out) and fm.report.n_diff == 1 and fm.report.max_abs_diff == 1
 
 
+@needs_build
+def test_pools_concat_prelu_make_check(tmp_path, build):
+    """A small NCHW model through MaxPool (padded), AvgPool, PRelu of one slope,
+    a 10-input Concat and Maximum with a constant: the pools as the specialised
+    functions MLI's dispatcher picks, bit-exact in C with the core and MLI's code."""
+    import mli
+    from mli.deploy import deploy_model
+    from mli.fixed_point.examples import _IR, _out
+    from mli.ir import read_model
+    ir = _IR("small")
+    x = ir.layer("x", "Parameter", [], [(1, 2, 6, 8)], {"shape": "1,2,6,8", "element_type": "f32"})
+    pool = ir.layer("pool", "MaxPool", [_out(x, 0, (1, 2, 6, 8))], [(1, 2, 4, 4)],
+                    {"kernel": "2,2", "strides": "2,2", "pads_begin": "1,0", "pads_end": "1,1",
+                     "rounding_type": "floor", "auto_pad": "explicit"})
+    avg = ir.layer("avg", "AvgPool", [_out(pool, 1, (1, 2, 4, 4))], [(1, 2, 4, 4)],
+                   {"kernel": "3,3", "strides": "1,1", "pads_begin": "0,0", "pads_end": "0,0",
+                    "rounding_type": "floor", "auto_pad": "same_upper", "exclude-pad": "true"})
+    pr = ir.layer("prelu", "PRelu", [_out(avg, 1, (1, 2, 4, 4)), ir.const("slope", np.array([0.125], np.float32))],
+                  [(1, 2, 4, 4)])
+    cat = ir.layer("cat", "Concat", [_out(pr, 2, (1, 2, 4, 4))] * 10, [(1, 20, 4, 4)], {"axis": "1"})
+    mx = ir.layer("max", "Maximum", [_out(cat, 10, (1, 20, 4, 4)),
+                                     ir.const("floor", np.full((1, 20, 4, 4), -0.25, np.float32))], [(1, 20, 4, 4)])
+    ir.layer("y", "Result", [_out(mx, 2, (1, 20, 4, 4))], [])
+    ir.write(tmp_path / "small.xml")
+    xs = {"x": np.random.default_rng(3).uniform(-1.5, 1.5, (4, 1, 2, 6, 8)).astype(np.float32)}
+    for kind in ("fx16", "fx8"):
+        d = tmp_path / kind
+        r = deploy_model(read_model(tmp_path / "small.xml"), d, kind=kind, calibration=xs, samples=2)
+        funcs = [s.func for s in r["program"].steps]
+        assert funcs[0] == f"mli_krn_maxpool_chw_{kind}_k2x2" and f"mli_krn_leaky_relu_{kind}" in funcs
+        assert any(f.startswith(f"mli_krn_avepool_chw_{kind}") for f in funcs)
+        n = len(funcs)
+        assert f"bit-exact (2 samples, {n} steps" in _make(d, f"BUILD={build}")
+        if ORACLE.is_file():
+            assert f"bit-exact (2 samples, {n} steps" in _make(d, f"MLI_INC={mli.get_include()}",
+                                                               f"MLI_LIB={ORACLE}", f"BUILD={build}_oracle")
+
+
 def test_refusals_name_what_and_write_nothing(tmp_path):
     from mli.deploy import DeployError, deploy_model
     from mli.fixed_point import to_fixed_point

@@ -34,6 +34,7 @@ import mli
 
 from ..fixed_point.analysis import tensor_key
 from ..fixed_point.formats import DATA_EL, quantize
+from ..tensor import Tensor
 from .emit import c_ident
 from .program import DeployError, Program
 
@@ -616,11 +617,60 @@ class _Lowering:
         shape = self.shape_of(layer, 0)
         out = self.new(layer.name, self.out_fmt(layer, 0), shape)
         role = "depthwise_conv2d" if depthwise else "conv2d"
+        func = self._variant(f"{role}_chw_{lp.kind}", x, cfg, self.p.tensors[tw.base], self.p.tensors[tb.base])
         n_in, n_out = int(np.prod(x.shape[1:])), int(np.prod(shape[1:]))
         for n in range(x.shape[0]):
-            self.p.call(f"mli_krn_{role}_chw_{lp.kind}", "conv",
+            self.p.call(func, "conv",
                         (self.tensor(self.sub(x, n * n_in, x.shape[1:])), tw.base, tb.base),
                         self.tensor(self.sub(out, n * n_out, shape[1:])), cfg, layer=self.label)
+        self.bind(layer, 0, out)
+
+    def _variant(self, name, x, cfg, *consts):
+        """The specialised MLI function the dispatcher `name` would call for
+        one batch item of `x` (what the examples' firmware names)."""
+        item = Tensor(np.zeros(x.shape[1:], np.int8 if x.fmt[0] == "fx8" else np.int16), x.fmt[1])
+        args = [Tensor(t.values, t.frac) for t in consts]
+        return getattr(mli, "debug_" + name)(item, *args, cfg)
+
+    def _pool(self, info, kind):
+        from ..fixed_point.whole import _pads
+        layer = info.layer
+        el = DATA_EL[self.plan.layers[info.key].kind]
+        x = self.convert(self.input_sym(layer, 0), self.need(info, 0, el), layer.name + "_in")
+        kh, kw = (int(v) for v in layer.attrs["kernel"].split(","))
+        sh, sw = (int(v) for v in layer.attrs.get("strides", "1,1").split(","))
+        if len(x.shape) != 4:
+            raise DeployError(f"{self.at}: a pool of NCHW data is lowered, got {list(x.shape)}")
+        b, e = _pads(layer, x.shape[2:], (kh, kw), (sh, sw))
+        cfg = mli.PoolConfig(kernel_height=kh, kernel_width=kw, stride_height=sh, stride_width=sw,
+                             padding_top=b[0], padding_bottom=e[0], padding_left=b[1], padding_right=e[1])
+        shape = self.shape_of(layer, 0)
+        out = self.new(layer.name, self.out_fmt(layer, 0), shape)
+        func = self._variant(f"{kind}_chw_{x.fmt[0]}", x, cfg)
+        n_in, n_out = int(np.prod(x.shape[1:])), int(np.prod(shape[1:]))
+        for n in range(x.shape[0]):
+            self.p.call(func, "pool", (self.tensor(self.sub(x, n * n_in, x.shape[1:])),),
+                        self.tensor(self.sub(out, n * n_out, shape[1:])), cfg, layer=self.label)
+        self.bind(layer, 0, out)
+
+    def l_maxpool(self, info):
+        self._pool(info, "maxpool")
+
+    def l_avepool(self, info):
+        self._pool(info, "avepool")
+
+    def l_leaky_relu(self, info):
+        layer = info.layer
+        lp = self.plan.layers[info.key]
+        el = DATA_EL[lp.kind]
+        x = self.convert(self.input_sym(layer, 0), self.need(info, 0, el), layer.name + "_in")
+        sf = lp.static[1]
+        slope = quantize(np.asarray(self.static(info, 1), np.float32).reshape(()), *sf)
+        name = self.fresh(layer.name + "_slope")
+        self.p.add(name, sf[0], sf[1], (), "const", np.asarray(slope).reshape(()))
+        out = self.new(layer.name, self.out_fmt(layer, 0), x.shape)
+        self.p.call(f"mli_krn_leaky_relu_{el}", "leaky_relu", (self.flat(x), name), self.flat(out),
+                    layer=self.label)
         self.bind(layer, 0, out)
 
     def l_conv2d(self, info):
