@@ -1041,6 +1041,13 @@ def lower(wm, samples, name="model"):
                 raise DeployError(f"internal: the program's {key!r} differs from the whole-model run on sample {k} "
                                   f"(element {bad}: {got[bad] if bad >= 0 else got.shape} vs "
                                   f"{want[bad] if bad >= 0 else want.shape})")
+    named = {}
+    for t, oname in list(outputs.items()):     # the outputs under the model's names where they are free
+        want = c_ident(oname)
+        if want != t and want not in prog.tensors and want not in named.values():
+            prog.rename(t, want)
+            named[t] = want
+    outputs = {named.get(t, t): o for t, o in outputs.items()}
     return LoweredModel(prog, ins, inputs, outputs)
 
 

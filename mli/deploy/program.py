@@ -168,6 +168,23 @@ class Program:
         self.tensors[name] = t
         return t
 
+    def rename(self, old, new):
+        """Tensor `old` as `new` everywhere (steps, views)."""
+        if new in self.tensors:
+            raise DeployError(f"tensor {new!r} is defined twice")
+        t = self.tensors.pop(old)
+        t.name = new
+        self.tensors[new] = t
+        for v in self.tensors.values():
+            if v.parent == old:
+                v.parent = new
+        sub = {old: new}
+        for st in self.steps:
+            st.ins = tuple(sub.get(n, n) for n in st.ins)
+            st.out = sub.get(st.out, st.out)
+            st.state = tuple(sub.get(n, n) for n in st.state)
+            st.scratch = tuple(sub.get(n, n) for n in st.scratch)
+
     def base(self, name):
         """The tensor holding `name`'s bytes: its parent for a view, else itself."""
         t = self.tensors[name]
