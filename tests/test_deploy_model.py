@@ -198,6 +198,21 @@ def test_pools_concat_prelu_make_check(tmp_path, build):
                                                                f"MLI_LIB={ORACLE}", f"BUILD={build}_oracle")
 
 
+def test_stacked_outputs_are_written_in_place():
+    """A TensorIterator's stacked output: each iteration's cell writes its h
+    straight into its slot (fold_copies), no copy into the stack remains."""
+    from mli.deploy.lower import lower
+    from mli.fixed_point import to_fixed_point
+    name = "pt_kws_crnn__torch_static_ti_fp16"
+    model, inputs = _case(name)
+    prog = lower(to_fixed_point(model, inputs, "fx16", scope="model"), [inputs]).program
+    cells = [st for st in prog.steps if st.func.startswith("mli_krn_lstm_cell")]
+    stack = {prog.base(st.out) for st in cells}
+    assert len(cells) == 49 and len(stack) == 1         # every step's h: a slot of one stacked tensor
+    copies_into = [st for st in prog.steps if st.func == "mli_hlp_convert_tensor" and prog.base(st.out) in stack]
+    assert copies_into == []
+
+
 def test_refusals_name_what_and_write_nothing(tmp_path):
     from mli.deploy import DeployError, deploy_model
     from mli.fixed_point import to_fixed_point

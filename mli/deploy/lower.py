@@ -994,6 +994,54 @@ class _GruLowering:
         self.call(f"mli_krn_eltwise_add_{d}", "eltwise", (nz, zh), out)
 
 
+def fold_copies(prog):
+    """Drop copies whose source tensor could have been written in place: a
+    whole activation written by one step and copied, in its own format, into
+    bytes of another tensor that nothing else writes becomes a view of those
+    bytes (its writer writes there directly).  Returns how many went."""
+    writers, written = {}, {}
+    for k, st in enumerate(prog.steps):
+        for n in st.writes():
+            writers.setdefault(prog.base(n), []).append(k)
+            written.setdefault(n, []).append(k)
+    drop = set()
+    for k, st in enumerate(prog.steps):
+        if st.func != "mli_hlp_convert_tensor":
+            continue
+        src, dst = prog.tensors[st.ins[0]], prog.tensors[st.out]
+        a = prog.base(src.name)
+        A, B = prog.tensors[a], prog.tensors[prog.base(dst.name)]
+        if A.role != "activation" or A.name == B.name or src.nbytes != A.nbytes or (src.el, src.frac) != \
+                (dst.el, dst.frac) or len(writers.get(a, ())) != 1 or writers[a][0] >= k:
+            continue
+        if dst.role != "view" or B.role not in ("activation", "output") or written.get(dst.name) != [k]:
+            continue
+        lo = dst.byte_offset
+        # nothing else writes the slot's bytes: only whole-tensor or disjoint views of B are written elsewhere
+        if any(j != k for j in writers.get(B.name, ()) if _touches(prog, prog.steps[j], B.name, lo, dst.nbytes)):
+            continue
+        # A's bytes become the slot: A and its views as views of B
+        for v in list(prog.tensors.values()):
+            if v.role == "view" and v.parent == a:
+                v.parent, v.byte_offset = B.name, lo + v.byte_offset
+        A.role, A.parent, A.byte_offset = "view", B.name, lo
+        drop.add(k)
+        writers[B.name] = writers.get(B.name, []) + writers.pop(a)
+    prog.steps = [st for k, st in enumerate(prog.steps) if k not in drop]
+    return len(drop)
+
+
+def _touches(prog, st, base, lo, n):
+    for name in st.writes():
+        t = prog.tensors[name]
+        if prog.base(name) != base:
+            continue
+        off = t.byte_offset if t.role == "view" else 0
+        if off < lo + n and lo < off + t.nbytes:
+            return True
+    return False
+
+
 def lower(wm, samples, name="model"):
     """The :class:`LoweredModel` of a whole-model fixed-point model `wm`
     (:func:`mli.fixed_point.to_fixed_point` with ``scope="model"``) and its
@@ -1003,6 +1051,7 @@ def lower(wm, samples, name="model"):
     lw.capture(samples[0])
     inputs, outputs = lw.run(samples)
     prog = lw.p
+    fold_copies(prog)
     used = {n for st in prog.steps for n in st.reads() + st.writes()}
     pruned = {}
     for t in list(prog.tensors.values()):        # constants only their parts were taken from
@@ -1052,7 +1101,12 @@ def lower(wm, samples, name="model"):
 
 
 def _sym_values(prog, vals, sym, pruned):
-    t = prog.tensors.get(sym.base) or pruned[sym.base]
-    raw = np.ascontiguousarray(vals[sym.base] if sym.base in vals else t.values).reshape(-1).view(np.uint8)
+    name, offset = sym.base, sym.offset
+    t = prog.tensors.get(name) or pruned[name]
+    if t.role == "view":            # folded into another tensor's bytes (fold_copies)
+        name, offset = t.parent, offset + t.byte_offset
+    sym = _Sym(name, offset, sym.shape, sym.fmt)
+    t = prog.tensors.get(name) or pruned[name]
+    raw = np.ascontiguousarray(vals[name] if name in vals else t.values).reshape(-1).view(np.uint8)
     n = sym.size * t.dtype.itemsize
     return raw[sym.offset:sym.offset + n].view(t.dtype)
