@@ -1,7 +1,8 @@
 """mli.v2 LSTM / GRU cells: every ISA path of this CPU gives the scalar
 path's integers (out, and the LSTM's cell) on random calls of every kind,
 both roundings, both directions and result modes, every output activation,
-M with and without a tail of 8 / 16, data and weights drawn with their
+M with and without a tail of 8 / 16, sequences beyond one block of hoisted
+input sums and rows of several 8-bit chunks, data and weights drawn with their
 integer extremes mixed in (saturation corners of every read-out and step)."""
 import zlib
 
@@ -26,6 +27,8 @@ def _ints(rng, shape, lo, hi, p_ext):
 def _case(rng, cell, kind):
     g = 4 if cell == "lstm" else 3
     T, N, M = int(rng.integers(1, 6)), int(rng.integers(1, 40)), int(rng.choice([1, 5, 8, 13, 16, 24, 31, 40]))
+    if rng.random() < 0.1:  # blocks of steps beyond one hoist, rows of several 8-bit chunks
+        T, N = int(rng.integers(30, 70)), int(rng.integers(500, 1100))
     p_ext = float(rng.choice([0.0, 0.05, 0.5, 1.0]))
     cfg = v.RnnCellCfg(int(rng.integers(0, 2)), int(rng.integers(0, 2)),
                        int(rng.integers(0, 3)) if cell == "lstm" else v.RNN_ACT_TANH)

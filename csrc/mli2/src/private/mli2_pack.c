@@ -172,7 +172,76 @@ void mli2_pw_sums(const m2_pw *pw, const int32_t *xp, int64_t *sums) {
     }
 }
 
+#if (defined(__GNUC__) || defined(__clang__)) && (defined(__x86_64__) || defined(__i386__))
+#include <immintrin.h>
+int mlipy_get_isa(void); /* csrc/src/private/mli_prv_dotprod.c */
+#define M2_HAVE_MULTI_AVX2 1
+/* The direct form (int16 or int8 packed weights, w8) for V vectors sharing
+ * each load of the weights: the input part of a block of steps, where the
+ * 1.1 core's AVX2 version takes the vectors one at a time and so streams
+ * the weights once per step.  Each chunk's int32 lane sums are exact
+ * (modular over the chunk, the chunk table's bound), then added into the
+ * int64 sums; the same integers as mli_prv_dot_chunked in any order. */
+__attribute__((target("avx2"), always_inline)) static inline void multi_group_avx2(
+    const void *wg, int w8, int pairs, const int32_t *ch, const int32_t *x, long xs, int64_t *sums, long ss, const int V) {
+    int p = 0;
+    for (int c = 1; c <= ch[0]; c++) {
+        const int pend = ch[c];
+        __m256i a[4][2];
+        for (int v = 0; v < V; v++) a[v][0] = a[v][1] = _mm256_setzero_si256();
+        for (; p < pend; p++) {
+            __m256i w0, w1;
+            if (w8) {
+                const int8_t *q = (const int8_t *)wg + (size_t)p * 32;
+                w0 = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)(const void *)q));
+                w1 = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)(const void *)(q + 16)));
+            } else {
+                const int16_t *q = (const int16_t *)wg + (size_t)p * 32;
+                w0 = _mm256_loadu_si256((const __m256i *)(const void *)q);
+                w1 = _mm256_loadu_si256((const __m256i *)(const void *)(q + 16));
+            }
+            for (int v = 0; v < V; v++) {
+                const __m256i xb = _mm256_set1_epi32(x[v * xs + p]);
+                a[v][0] = _mm256_add_epi32(a[v][0], _mm256_madd_epi16(xb, w0));
+                a[v][1] = _mm256_add_epi32(a[v][1], _mm256_madd_epi16(xb, w1));
+            }
+        }
+        for (int v = 0; v < V; v++)
+            for (int h = 0; h < 2; h++)
+                for (int q = 0; q < 2; q++) {
+                    int64_t *d = sums + v * ss + 8 * h + 4 * q;
+                    const __m128i part = q ? _mm256_extracti128_si256(a[v][h], 1) : _mm256_castsi256_si128(a[v][h]);
+                    __m256i t = _mm256_cvtepi32_epi64(part);
+                    if (c > 1) t = _mm256_add_epi64(t, _mm256_loadu_si256((const __m256i *)(const void *)d));
+                    _mm256_storeu_si256((__m256i *)(void *)d, t);
+                }
+    }
+    if (ch[0] < 1) /* no pairs */
+        for (int v = 0; v < V; v++) memset(sums + v * ss, 0, 16 * sizeof(int64_t));
+}
+__attribute__((target("avx2"))) static void multi_avx2(const m2_pw *pw, const int32_t *chunks, const int32_t *xp,
+                                                      long xs, int nv, int64_t *sums, long ss) {
+    const size_t glen = (size_t)pw->pairs * 2 * MLI_DOT_GROUP, esz = pw->w8 ? 1 : 2;
+    for (int g = 0; g < pw->groups; g++) {
+        const void *wg = (const char *)pw->w + (size_t)g * glen * esz;
+        const int32_t *ch = chunks + (size_t)g * ((size_t)pw->pairs + 1);
+        int64_t *sg = sums + (size_t)g * MLI_DOT_GROUP;
+        int v = 0;
+        for (; v + 4 <= nv; v += 4) multi_group_avx2(wg, pw->w8, pw->pairs, ch, xp + v * xs, xs, sg + v * ss, ss, 4);
+        if (nv - v == 3) multi_group_avx2(wg, pw->w8, pw->pairs, ch, xp + v * xs, xs, sg + v * ss, ss, 3);
+        else if (nv - v == 2) multi_group_avx2(wg, pw->w8, pw->pairs, ch, xp + v * xs, xs, sg + v * ss, ss, 2);
+        else if (nv - v == 1) multi_group_avx2(wg, pw->w8, pw->pairs, ch, xp + v * xs, xs, sg + v * ss, ss, 1);
+    }
+}
+#endif
+
 void mli2_pw_sums_multi(const m2_pw *pw, const int32_t *xp, long x_stride, int nv, int64_t *sums, long s_stride) {
+#ifdef M2_HAVE_MULTI_AVX2
+    if (nv > 1 && (pw->w8 || pw->direct) && mlipy_get_isa() == 1) {
+        multi_avx2(pw, pw->w8 ? pw->chunks : pw_table(pw, xp, x_stride, nv), xp, x_stride, nv, sums, s_stride);
+        return;
+    }
+#endif
     if (pw->w8) {
         mli_prv_dot_chunked_multi8()((const int8_t *)pw->w, pw->groups, pw->pairs, xp, x_stride, nv, pw->chunks, sums,
                                      s_stride);
