@@ -11,6 +11,9 @@ import pytest
 
 import mli
 import mli.v2 as v
+from mli20_ctypes import AVAILABLE, SKIP_REASON, Oracle
+
+needs_oracle = pytest.mark.skipif(not AVAILABLE, reason=SKIP_REASON)
 
 KINDS = ("fx16", "fx16_fx8_fx8", "sa8_sa8_sa32")
 ISAS = [i for i in mli.supported_isas() if i != "scalar"]
@@ -110,3 +113,76 @@ def test_every_path_gives_the_scalar_integers(cell, kind):
                 else:
                     assert got[1] == want[1]
     assert ok >= 150  # most calls run (the rest are refusals of the drawn formats)
+
+
+def _fresh_run(cell, kind, case):
+    return _run(cell, kind, case, mli.supported_isas()[-1], "convergent")
+
+
+@needs_oracle
+@pytest.mark.parametrize("kind", KINDS)
+def test_weights_changed_in_place_are_packed_again(kind):
+    """The packings kept across calls (mli2_pw_acquire) serve only weights of
+    the very same values: after a change in place between calls, every path
+    still gives MLI 2.0.2's own integers (its x86 build, no packing)."""
+    orc = Oracle("conv")
+    rng = np.random.default_rng(11)
+    checked = 0
+    for cell in ("lstm", "gru"):
+        for _ in range(15):
+            case = _case(rng, cell, kind)
+            if _fresh_run(cell, kind, case)[0] != "ok":
+                continue
+            x, h0, wi, wo, b, cfg, c, out = case
+            for w in (wi, wo):
+                k = int(rng.integers(0, w.buffer.size))
+                w.buffer[k] = -w.buffer[k] if w.buffer[k] not in (0, -128, -32768) else 1
+                for isa in mli.supported_isas():
+                    got = _run(cell, kind, case, isa, "convergent")
+                    cb, ob = c.buffer.copy(), out.buffer.copy()
+                    args = (x, h0, wi, wo, b, None, None, v._scratch_cfg(cfg, 4 if cell == "lstm" else 3, h0, x))
+                    st = orc.call(f"{cell}_cell_{kind}", *(args + ((c, out) if cell == "lstm" else (out,))))
+                    want_out, want_c = out.buffer.copy(), c.buffer.copy()
+                    c.buffer[:] = cb
+                    out.buffer[:] = ob
+                    assert st == 0 and got[0] == "ok"
+                    assert np.array_equal(got[1], want_out) and np.array_equal(got[2], want_c), isa
+                    checked += 1
+    assert checked >= 20
+
+
+def test_cells_on_threads_give_the_single_thread_integers():
+    """Calls on several threads at once (the GIL released; the kept packings
+    taken by one call at a time) give what each gives alone."""
+    import threading
+
+    rng = np.random.default_rng(12)
+    cases = []
+    while len(cases) < 12:
+        cell, kind = ("lstm", "gru")[len(cases) % 2], KINDS[len(cases) % 3]
+        case = _case(rng, cell, kind)
+        want = _fresh_run(cell, kind, case)
+        if want[0] == "ok":
+            cases.append((cell, kind, case, want))
+    bad = []
+
+    def work(i):
+        for r in range(30):
+            cell, kind, case, want = cases[(i + r) % len(cases)]
+            # each thread its own outputs (the inputs are shared, read only)
+            x, h0, wi, wo, b, cfg, c, out = case
+            c2 = v.Tensor.fx(c.numpy(), c.frac_bits) if not c.is_sa else \
+                v.Tensor.sa(c.numpy(), int(c.zero_point[0]), int(c.scale[0]), int(c.scale_frac_bits[0]))
+            tm = (x.shape[0], h0.shape[0])  # (out's shape is rewritten by a call)
+            out2 = v.Tensor.zeros(tm, "fx16", out.frac_bits) if not out.is_sa else \
+                v.Tensor.sa(np.zeros(tm), int(out.zero_point[0]), int(out.scale[0]), int(out.scale_frac_bits[0]))
+            got = _fresh_run(cell, kind, (x, h0, wi, wo, b, cfg, c2, out2))
+            if not (got[0] == "ok" and np.array_equal(got[1], want[1]) and np.array_equal(got[2], want[2])):
+                bad.append((i, r))
+
+    ts = [threading.Thread(target=work, args=(i,)) for i in range(4)]
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join()
+    assert not bad

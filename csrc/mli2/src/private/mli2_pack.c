@@ -252,3 +252,96 @@ void mli2_pw_sums_multi(const m2_pw *pw, const int32_t *xp, long x_stride, int n
         for (int v = 0; v < nv; v++) mli2_pw_sums(pw, xp + v * x_stride, sums + v * s_stride);
     }
 }
+
+/* ------------------------------------------------------------ packings kept across calls */
+/* A cell packs its weights per call; repacking the same weights (a model
+ * run call after call) costs more than comparing them with a copy.  Entries
+ * sit in a few global slots; a call takes one out (atomic exchange), so no
+ * two calls share one, and puts it back at the end, evicting another when
+ * the slots are full.  GCC / Clang only (their atomic builtins). */
+#if defined(__GNUC__) || defined(__clang__)
+#define M2_PWC_SLOTS 6
+#define M2_PWC_MAX_BYTES ((size_t)1 << 22) /* weights worth a copy */
+typedef struct {
+    int w8, n, M, ng;
+    void *snap; /* the ng * n rows of M weights as they were packed */
+    m2_pw pw;
+} m2_pwc;
+static m2_pwc *m2_pwc_slot[M2_PWC_SLOTS];
+static unsigned m2_pwc_next;
+
+static void pwc_drop(m2_pwc *e) {
+    if (!e) return;
+    e->pw.pwc = NULL;
+    mli2_pw_free(&e->pw);
+    free(e->snap), free(e);
+}
+static void pwc_put(m2_pwc *e) {
+    for (int i = 0; i < M2_PWC_SLOTS; i++) {
+        m2_pwc *expect = NULL;
+        if (__atomic_compare_exchange_n(&m2_pwc_slot[i], &expect, e, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) return;
+    }
+    const unsigned k = __atomic_fetch_add(&m2_pwc_next, 1u, __ATOMIC_RELAXED) % M2_PWC_SLOTS;
+    pwc_drop(__atomic_exchange_n(&m2_pwc_slot[k], e, __ATOMIC_ACQ_REL));
+}
+/* whether e holds the packing of these weights */
+static int pwc_same(const m2_pwc *e, int w8, const void *W, long gs, long ws, int n, int M, int ng) {
+    if (e->w8 != w8 || e->n != n || e->M != M || e->ng != ng) return 0;
+    const size_t row = (size_t)M * (w8 ? 1 : 2), esz = w8 ? 1 : 2;
+    const char *s = (const char *)e->snap;
+    if (gs == (long)n * ws && ws == (long)M) return memcmp(s, W, row * (size_t)n * (size_t)ng) == 0;
+    for (int k = 0; k < ng; k++)
+        for (int r = 0; r < n; r++, s += row)
+            if (memcmp(s, (const char *)W + ((size_t)k * (size_t)gs + (size_t)r * (size_t)ws) * esz, row)) return 0;
+    return 1;
+}
+#endif
+
+int mli2_pw_acquire(m2_pw *pw, int w8, const void *W, long gs, long ws, int n, int M, int ng) {
+#if defined(__GNUC__) || defined(__clang__)
+    const size_t row = (size_t)M * (w8 ? 1 : 2), esz = w8 ? 1 : 2, bytes = row * (size_t)n * (size_t)ng;
+    if (bytes > 0 && bytes <= M2_PWC_MAX_BYTES) {
+        /* an entry is read only once taken out of its slot (another call may
+         * free what it takes); one with other values goes back */
+        for (int i = 0; i < M2_PWC_SLOTS; i++) {
+            m2_pwc *e = __atomic_exchange_n(&m2_pwc_slot[i], NULL, __ATOMIC_ACQ_REL);
+            if (!e) continue;
+            if (pwc_same(e, w8, W, gs, ws, n, M, ng)) {
+                *pw = e->pw;
+                pw->pwc = e;
+                return 1;
+            }
+            pwc_put(e);
+        }
+        if (!mli2_pw_init_gates(pw, w8, W, gs, ws, n, M, ng)) return 0;
+        m2_pwc *e = (m2_pwc *)calloc(1, sizeof(m2_pwc));
+        void *snap = e ? malloc(bytes) : NULL;
+        if (!snap) {
+            free(e);
+            return 1; /* packed, not kept */
+        }
+        char *d = (char *)snap;
+        for (int k = 0; k < ng; k++)
+            for (int r = 0; r < n; r++, d += row)
+                memcpy(d, (const char *)W + ((size_t)k * (size_t)gs + (size_t)r * (size_t)ws) * esz, row);
+        e->w8 = w8, e->n = n, e->M = M, e->ng = ng, e->snap = snap;
+        pw->pwc = e;
+        return 1;
+    }
+#endif
+    return mli2_pw_init_gates(pw, w8, W, gs, ws, n, M, ng);
+}
+
+void mli2_pw_release(m2_pw *pw) {
+#if defined(__GNUC__) || defined(__clang__)
+    m2_pwc *e = (m2_pwc *)pw->pwc;
+    if (e) {
+        e->pw = *pw;
+        e->pw.pwc = e;
+        memset(pw, 0, sizeof(*pw));
+        pwc_put(e);
+        return;
+    }
+#endif
+    mli2_pw_free(pw);
+}

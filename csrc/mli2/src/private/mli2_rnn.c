@@ -188,7 +188,7 @@ void mli2_cell_set_out(mli_tensor *out, int T_out, int M) {
 }
 
 void mli2_seq_free(m2_seq *s) {
-    mli2_pw_free(&s->pin), mli2_pw_free(&s->pout[0]), mli2_pw_free(&s->pout[1]);
+    mli2_pw_release(&s->pin), mli2_pw_release(&s->pout[0]), mli2_pw_release(&s->pout[1]);
     free(s->xp), free(s->hp), free(s->s_in), free(s->s_h), free(s->bt);
     s->xp = s->hp = NULL, s->s_in = s->s_h = s->bt = NULL;
 }
@@ -208,13 +208,13 @@ int mli2_seq_init(m2_seq *s, m2_kind kind, int G, const mli_tensor *in, const ml
     int ok = 1;
     const char *wi = (const char *)weights_in->data.mem.ptr, *wo = (const char *)weights_out->data.mem.ptr;
     const long gsi = weights_in->mem_stride[0], gso = weights_out->mem_stride[0];
-    ok &= mli2_pw_init_gates(&s->pin, w8, wi, gsi, weights_in->mem_stride[1], s->N, s->M, G);
+    ok &= mli2_pw_acquire(&s->pin, w8, wi, gsi, weights_in->mem_stride[1], s->N, s->M, G);
     /* LSTM: one block of 4 gates; GRU: gates 0, 1 (h) and gate 2 (r * h) */
     s->npout = G == 4 ? 1 : 2;
     s->pout_g0[0] = 0, s->pout_g0[1] = 2;
     for (int b = 0; b < s->npout; b++) {
         const int g0 = s->pout_g0[b], ng = (b + 1 < s->npout ? s->pout_g0[b + 1] : G) - g0;
-        ok &= mli2_pw_init_gates(&s->pout[b], w8, wo + (long)g0 * gso * wsz, gso, weights_out->mem_stride[1], s->M,
+        ok &= mli2_pw_acquire(&s->pout[b], w8, wo + (long)g0 * gso * wsz, gso, weights_out->mem_stride[1], s->M,
                                  s->M, ng);
     }
     const size_t pin = (size_t)(s->N + 1) / 2 + 1, ph = (size_t)(s->M + 1) / 2 + 1;
