@@ -186,3 +186,44 @@ def test_cells_on_threads_give_the_single_thread_integers():
     for t in ts:
         t.join()
     assert not bad
+
+
+def test_lut_changed_in_place_is_seen():
+    """The sa8 activation tables kept across calls (mli2_act_sa8_table_kept)
+    serve only LUTs of the very same values: after a change of a LUT in place,
+    a call gives what it gives once every kept table is gone."""
+    rng = np.random.default_rng(13)
+    for cell in ("lstm", "gru"):
+        while True:
+            case = _case(rng, cell, "sa8_sa8_sa32")
+            if _fresh_run(cell, "sa8_sa8_sa32", case)[0] == "ok":
+                break
+        x, h0, wi, wo, b, cfg, c, out = case
+        fn = getattr(v, f"{cell}_cell_sa8_sa8_sa32")
+
+        def run(sl):
+            cb, ob = c.buffer.copy(), out.buffer.copy()
+            if cell == "lstm":
+                fn(x, h0, wi, wo, b, v.tanh_lut(), sl, cfg, c, out)
+            else:
+                fn(x, h0, wi, wo, b, v.tanh_lut(), sl, cfg, out)
+            r = (out.buffer.copy(), c.buffer.copy())
+            c.buffer[:] = cb
+            out.buffer[:] = ob
+            return r
+
+        def sigm_copy():
+            lut = v.Lut(v.sigm_get_lut_size())
+            v.sigm_create_lut(lut)
+            return lut
+
+        sl = sigm_copy()
+        before = run(sl)
+        sl.buffer[:sl.length] = np.clip(sl.buffer[:sl.length].astype(np.int32) // 2 + 9000, -32768, 32767)
+        changed = run(sl)
+        for j in range(24):  # other tables until every kept one is gone
+            other = sigm_copy()
+            other.buffer[j] += 1
+            run(other)
+        assert all(np.array_equal(a, b) for a, b in zip(changed, run(sl)))
+        assert not all(np.array_equal(a, b) for a, b in zip(changed, before))

@@ -265,3 +265,60 @@ void mli2_seq_h_sums(m2_seq *s, const void *h, int32_t zp, int g0, int g1) {
         if (s->pout_g0[b] >= g0 && s->pout_g0[b] < g1)
             mli2_pw_sums(&s->pout[b], s->hp, s->s_h + (long)s->pout_g0[b] * s->Mp);
 }
+
+/* m2_act_sa8_table costs a few microseconds (256 lookups through the
+ * general code), as much as a short sequence's steps: the last few tables
+ * are kept, each with a copy of the LUT it was made from, and served where
+ * table, format, activation and rounding mode are the same.  Global slots
+ * as for the packings (mli2_pack.c): an entry is read only once taken out
+ * of its slot by an atomic exchange.  GCC / Clang only. */
+#define M2_ACT_KEEP 8
+#define M2_ACT_KEEP_L 1024
+typedef struct {
+    int sigm, up;
+    int32_t L, O, q;
+    m2_fmt in;
+    int8_t tab[256];
+    int16_t t[M2_ACT_KEEP_L];
+} m2_act_kept;
+#if defined(__GNUC__) || defined(__clang__)
+static m2_act_kept *m2_act_slot[M2_ACT_KEEP];
+static unsigned m2_act_next;
+static void act_put(m2_act_kept *k) {
+    for (int i = 0; i < M2_ACT_KEEP; i++) {
+        m2_act_kept *expect = NULL;
+        if (__atomic_compare_exchange_n(&m2_act_slot[i], &expect, k, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) return;
+    }
+    const unsigned i = __atomic_fetch_add(&m2_act_next, 1u, __ATOMIC_RELAXED) % M2_ACT_KEEP;
+    free(__atomic_exchange_n(&m2_act_slot[i], k, __ATOMIC_ACQ_REL));
+}
+#endif
+
+void mli2_act_sa8_table_kept(const m2_lut *T, m2_fmt in, int sigm, int8_t tab[256]) {
+#if defined(__GNUC__) || defined(__clang__)
+    const int up = mli2_round_up;
+    if (T->L >= 1 && T->L <= M2_ACT_KEEP_L) {
+        const size_t tb = (size_t)T->L * sizeof(int16_t);
+        for (int i = 0; i < M2_ACT_KEEP; i++) {
+            m2_act_kept *k = __atomic_exchange_n(&m2_act_slot[i], NULL, __ATOMIC_ACQ_REL);
+            if (!k) continue;
+            const int same = k->sigm == sigm && k->up == up && k->L == T->L && k->O == T->O && k->q == T->q &&
+                             k->in.zp == in.zp && k->in.scale == in.scale && k->in.shift == in.shift &&
+                             memcmp(k->t, T->t, tb) == 0;
+            if (same) memcpy(tab, k->tab, 256);
+            act_put(k);
+            if (same) return;
+        }
+        m2_act_sa8_table(T, in, sigm, tab);
+        m2_act_kept *k = (m2_act_kept *)malloc(sizeof(m2_act_kept));
+        if (k) {
+            k->sigm = sigm, k->up = up, k->L = T->L, k->O = T->O, k->q = T->q, k->in = in;
+            memcpy(k->t, T->t, tb);
+            memcpy(k->tab, tab, 256);
+            act_put(k);
+        }
+        return;
+    }
+#endif
+    m2_act_sa8_table(T, in, sigm, tab);
+}
