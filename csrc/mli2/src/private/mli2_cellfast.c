@@ -1,7 +1,8 @@
 /* The fused element-wise steps of the LSTM and GRU cells (mli2_cellfast.h):
- * branch-free loops over the outputs, one version per instruction set
- * chosen at run time (the ISA switch of the 1.1 core), all computing the
- * same integers as the per-step code of the cells.
+ * branch-free loops over the outputs, a scalar and an AVX-512 version
+ * chosen at run time (the ISA switch of the 1.1 core; the AVX2 path takes
+ * the intrinsics of mli2_cellavx2.c), all computing the same integers as
+ * the per-step code of the cells.
  *
  * Ranges (why the forms of mli2_lanes.h are exact here):
  * - FX16 read-out: |sum| <= N * 2^30 < 2^61 and |bias term| < 2^31, shift
@@ -495,7 +496,7 @@ ALWAYS void gru_out_body(m2_kind kind, int up, int xl, const m2_cf_plan *pp, int
     }
 }
 
-/* one version per instruction set and kind */
+/* a scalar and an AVX-512 version per kind (AVX2: mli2_cellavx2.c) */
 #if (defined(__GNUC__) || defined(__clang__)) && (defined(__x86_64__) || defined(__i386__))
 #if defined(__clang__)
 #define CF_AVX512 __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq")))
