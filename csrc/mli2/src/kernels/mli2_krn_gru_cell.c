@@ -76,7 +76,7 @@ static mli_status gru_run(m2_kind kind, const mli_tensor *in, const mli_tensor *
     int8_t sig_g[256], tanh_g[256];
     int8_t one_minus[256]; /* 1 - z, a function of z alone */
     if (sa) {
-        m2_act_sa8_table(&sl, fir, 1, sig_g), m2_act_sa8_table(&tl, fir, 0, tanh_g);
+        mli2_act_sa8_table_kept(&sl, fir, 1, sig_g), mli2_act_sa8_table_kept(&tl, fir, 0, tanh_g);
         for (int e = -128; e < 128; e++) one_minus[e + 128] = m2_sa_addsub(&sub_one, 127, e, 1);
     }
     for (int g = 0; g < 3; g++) {

@@ -83,9 +83,9 @@ static mli_status lstm_run(m2_kind kind, const mli_tensor *in, const mli_tensor 
     /* sa8: every activation input is an int8 of a format fixed for the call */
     int8_t sig_g[256], tanh_g[256], act_c[256];
     if (sa) {
-        m2_act_sa8_table(&sl, fir, 1, sig_g);
-        m2_act_sa8_table(&tl, fir, 0, tanh_g);
-        if (cfg->act != RNN_ACT_NONE) m2_act_sa8_table(cfg->act == RNN_ACT_TANH ? &tl : &sl, fc, cfg->act == RNN_ACT_SIGM, act_c);
+        mli2_act_sa8_table_kept(&sl, fir, 1, sig_g);
+        mli2_act_sa8_table_kept(&tl, fir, 0, tanh_g);
+        if (cfg->act != RNN_ACT_NONE) mli2_act_sa8_table_kept(cfg->act == RNN_ACT_TANH ? &tl : &sl, fc, cfg->act == RNN_ACT_SIGM, act_c);
     }
     for (int g = 0; g < 4; g++) {
         m2_dense_in ins[2];

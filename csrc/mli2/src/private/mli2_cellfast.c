@@ -1,7 +1,8 @@
 /* The fused element-wise steps of the LSTM and GRU cells (mli2_cellfast.h):
- * branch-free loops over the outputs, one version per instruction set
- * chosen at run time (the ISA switch of the 1.1 core), all computing the
- * same integers as the per-step code of the cells.
+ * branch-free loops over the outputs, a scalar and an AVX-512 version
+ * chosen at run time (the ISA switch of the 1.1 core; the AVX2 path takes
+ * the intrinsics of mli2_cellavx2.c), all computing the same integers as
+ * the per-step code of the cells.
  *
  * Ranges (why the forms of mli2_lanes.h are exact here):
  * - FX16 read-out: |sum| <= N * 2^30 < 2^61 and |bias term| < 2^31, shift
@@ -495,15 +496,14 @@ ALWAYS void gru_out_body(m2_kind kind, int up, int xl, const m2_cf_plan *pp, int
     }
 }
 
-/* one version per instruction set and kind */
+/* a scalar and an AVX-512 version per kind (AVX2: mli2_cellavx2.c) */
 #if (defined(__GNUC__) || defined(__clang__)) && (defined(__x86_64__) || defined(__i386__))
 #if defined(__clang__)
-#define CF_AVX2 __attribute__((target("avx2")))
 #define CF_AVX512 __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq")))
 #else
-/* gcc's generic tuning does not vectorize table lookups with gathers; these
- * tunings do (and the AVX-512 loop fills 512-bit vectors) */
-#define CF_AVX2 __attribute__((target("avx2,tune=haswell")))
+/* gcc's generic tuning does not vectorize table lookups with gathers; this
+ * tuning does (and the loop fills 512-bit vectors).  The AVX2 path has its
+ * own steps (mli2_cellavx2.c). */
 #define CF_AVX512 __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,tune=skylake-avx512,prefer-vector-width=512")))
 #endif
 /* xl (AVX-512; FX kinds: every table with nseg > 0, sa8: the int16
@@ -514,7 +514,6 @@ ALWAYS void gru_out_body(m2_kind kind, int up, int xl, const m2_cf_plan *pp, int
                          : (p)->sig16 && (p)->tnh16 && (p)->act16 && (p)->om16)
 #define CF_MV(name, BODY, K, U, params, args, ...)                                          \
     static void name##_scalar params { BODY(K, U, 0, __VA_ARGS__); }                        \
-    CF_AVX2 static void name##_avx2 params { BODY(K, U, 0, __VA_ARGS__); }                  \
     CF_AVX512 static void name##_avx512 params {                                            \
         if (CF_XL(p))                                                        \
             BODY(K, U, 1, __VA_ARGS__);                                                     \
@@ -524,7 +523,6 @@ ALWAYS void gru_out_body(m2_kind kind, int up, int xl, const m2_cf_plan *pp, int
     static void name params {                                                                \
         switch (mlipy_get_isa()) {                                                          \
         case 2: name##_avx512 args; return;                                                 \
-        case 1: name##_avx2 args; return;                                                   \
         default: name##_scalar args; return;                                                \
         }                                                                                   \
     }
@@ -568,15 +566,27 @@ CF_KINDS(go, gru_out_body, GO_P, GO_A, p, M, Mp, s_in, bt, s_h, h, zr, y)
 
 void mli2_cf_lstm_step(const m2_cf_plan *p, int M, long Mp, const int64_t *s_in, const int64_t *bt,
                        const int64_t *s_h, void *c, void *y) {
+    if (mlipy_get_isa() == 1 && mli2_cf_have_avx2()) {
+        mli2_cf_lstm_step_avx2 LSTM_A;
+        return;
+    }
     CF_PICK(lstm, LSTM_A)
 }
 
 void mli2_cf_gru_zr(const m2_cf_plan *p, int M, long Mp, const int64_t *s_in, const int64_t *bt,
                     const int64_t *s_h, const void *h, void *zr, void *rh) {
+    if (mlipy_get_isa() == 1 && mli2_cf_have_avx2()) {
+        mli2_cf_gru_zr_avx2 ZR_A;
+        return;
+    }
     CF_PICK(zr, ZR_A)
 }
 
 void mli2_cf_gru_out(const m2_cf_plan *p, int M, long Mp, const int64_t *s_in, const int64_t *bt,
                      const int64_t *s_h, const void *h, const void *zr, void *y) {
+    if (mlipy_get_isa() == 1 && mli2_cf_have_avx2()) {
+        mli2_cf_gru_out_avx2 GO_A;
+        return;
+    }
     CF_PICK(go, GO_A)
 }

@@ -59,4 +59,14 @@ void mli2_cf_gru_zr(const m2_cf_plan *p, int M, long Mp, const int64_t *s_in, co
 void mli2_cf_gru_out(const m2_cf_plan *p, int M, long Mp, const int64_t *s_in, const int64_t *bt,
                      const int64_t *s_h, const void *h, const void *zr, void *y);
 
+/* The same steps written for AVX2 (mli2_cellavx2.c), taken on the AVX2
+ * path where mli2_cf_have_avx2() (x86 builds with GCC or Clang). */
+int mli2_cf_have_avx2(void);
+void mli2_cf_lstm_step_avx2(const m2_cf_plan *p, int M, long Mp, const int64_t *s_in, const int64_t *bt,
+                            const int64_t *s_h, void *c, void *y);
+void mli2_cf_gru_zr_avx2(const m2_cf_plan *p, int M, long Mp, const int64_t *s_in, const int64_t *bt,
+                         const int64_t *s_h, const void *h, void *zr, void *rh);
+void mli2_cf_gru_out_avx2(const m2_cf_plan *p, int M, long Mp, const int64_t *s_in, const int64_t *bt,
+                          const int64_t *s_h, const void *h, const void *zr, void *y);
+
 #endif /* MLI2_CELLFAST_H */

@@ -172,7 +172,76 @@ void mli2_pw_sums(const m2_pw *pw, const int32_t *xp, int64_t *sums) {
     }
 }
 
+#if (defined(__GNUC__) || defined(__clang__)) && (defined(__x86_64__) || defined(__i386__))
+#include <immintrin.h>
+int mlipy_get_isa(void); /* csrc/src/private/mli_prv_dotprod.c */
+#define M2_HAVE_MULTI_AVX2 1
+/* The direct form (int16 or int8 packed weights, w8) for V vectors sharing
+ * each load of the weights: the input part of a block of steps, where the
+ * 1.1 core's AVX2 version takes the vectors one at a time and so streams
+ * the weights once per step.  Each chunk's int32 lane sums are exact
+ * (modular over the chunk, the chunk table's bound), then added into the
+ * int64 sums; the same integers as mli_prv_dot_chunked in any order. */
+__attribute__((target("avx2"), always_inline)) static inline void multi_group_avx2(
+    const void *wg, int w8, int pairs, const int32_t *ch, const int32_t *x, long xs, int64_t *sums, long ss, const int V) {
+    int p = 0;
+    for (int c = 1; c <= ch[0]; c++) {
+        const int pend = ch[c];
+        __m256i a[4][2];
+        for (int v = 0; v < V; v++) a[v][0] = a[v][1] = _mm256_setzero_si256();
+        for (; p < pend; p++) {
+            __m256i w0, w1;
+            if (w8) {
+                const int8_t *q = (const int8_t *)wg + (size_t)p * 32;
+                w0 = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)(const void *)q));
+                w1 = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)(const void *)(q + 16)));
+            } else {
+                const int16_t *q = (const int16_t *)wg + (size_t)p * 32;
+                w0 = _mm256_loadu_si256((const __m256i *)(const void *)q);
+                w1 = _mm256_loadu_si256((const __m256i *)(const void *)(q + 16));
+            }
+            for (int v = 0; v < V; v++) {
+                const __m256i xb = _mm256_set1_epi32(x[v * xs + p]);
+                a[v][0] = _mm256_add_epi32(a[v][0], _mm256_madd_epi16(xb, w0));
+                a[v][1] = _mm256_add_epi32(a[v][1], _mm256_madd_epi16(xb, w1));
+            }
+        }
+        for (int v = 0; v < V; v++)
+            for (int h = 0; h < 2; h++)
+                for (int q = 0; q < 2; q++) {
+                    int64_t *d = sums + v * ss + 8 * h + 4 * q;
+                    const __m128i part = q ? _mm256_extracti128_si256(a[v][h], 1) : _mm256_castsi256_si128(a[v][h]);
+                    __m256i t = _mm256_cvtepi32_epi64(part);
+                    if (c > 1) t = _mm256_add_epi64(t, _mm256_loadu_si256((const __m256i *)(const void *)d));
+                    _mm256_storeu_si256((__m256i *)(void *)d, t);
+                }
+    }
+    if (ch[0] < 1) /* no pairs */
+        for (int v = 0; v < V; v++) memset(sums + v * ss, 0, 16 * sizeof(int64_t));
+}
+__attribute__((target("avx2"))) static void multi_avx2(const m2_pw *pw, const int32_t *chunks, const int32_t *xp,
+                                                      long xs, int nv, int64_t *sums, long ss) {
+    const size_t glen = (size_t)pw->pairs * 2 * MLI_DOT_GROUP, esz = pw->w8 ? 1 : 2;
+    for (int g = 0; g < pw->groups; g++) {
+        const void *wg = (const char *)pw->w + (size_t)g * glen * esz;
+        const int32_t *ch = chunks + (size_t)g * ((size_t)pw->pairs + 1);
+        int64_t *sg = sums + (size_t)g * MLI_DOT_GROUP;
+        int v = 0;
+        for (; v + 4 <= nv; v += 4) multi_group_avx2(wg, pw->w8, pw->pairs, ch, xp + v * xs, xs, sg + v * ss, ss, 4);
+        if (nv - v == 3) multi_group_avx2(wg, pw->w8, pw->pairs, ch, xp + v * xs, xs, sg + v * ss, ss, 3);
+        else if (nv - v == 2) multi_group_avx2(wg, pw->w8, pw->pairs, ch, xp + v * xs, xs, sg + v * ss, ss, 2);
+        else if (nv - v == 1) multi_group_avx2(wg, pw->w8, pw->pairs, ch, xp + v * xs, xs, sg + v * ss, ss, 1);
+    }
+}
+#endif
+
 void mli2_pw_sums_multi(const m2_pw *pw, const int32_t *xp, long x_stride, int nv, int64_t *sums, long s_stride) {
+#ifdef M2_HAVE_MULTI_AVX2
+    if (nv > 1 && (pw->w8 || pw->direct) && mlipy_get_isa() == 1) {
+        multi_avx2(pw, pw->w8 ? pw->chunks : pw_table(pw, xp, x_stride, nv), xp, x_stride, nv, sums, s_stride);
+        return;
+    }
+#endif
     if (pw->w8) {
         mli_prv_dot_chunked_multi8()((const int8_t *)pw->w, pw->groups, pw->pairs, xp, x_stride, nv, pw->chunks, sums,
                                      s_stride);
@@ -182,4 +251,97 @@ void mli2_pw_sums_multi(const m2_pw *pw, const int32_t *xp, long x_stride, int n
     } else {
         for (int v = 0; v < nv; v++) mli2_pw_sums(pw, xp + v * x_stride, sums + v * s_stride);
     }
+}
+
+/* ------------------------------------------------------------ packings kept across calls */
+/* A cell packs its weights per call; repacking the same weights (a model
+ * run call after call) costs more than comparing them with a copy.  Entries
+ * sit in a few global slots; a call takes one out (atomic exchange), so no
+ * two calls share one, and puts it back at the end, evicting another when
+ * the slots are full.  GCC / Clang only (their atomic builtins). */
+#if defined(__GNUC__) || defined(__clang__)
+#define M2_PWC_SLOTS 6
+#define M2_PWC_MAX_BYTES ((size_t)1 << 22) /* weights worth a copy */
+typedef struct {
+    int w8, n, M, ng;
+    void *snap; /* the ng * n rows of M weights as they were packed */
+    m2_pw pw;
+} m2_pwc;
+static m2_pwc *m2_pwc_slot[M2_PWC_SLOTS];
+static unsigned m2_pwc_next;
+
+static void pwc_drop(m2_pwc *e) {
+    if (!e) return;
+    e->pw.pwc = NULL;
+    mli2_pw_free(&e->pw);
+    free(e->snap), free(e);
+}
+static void pwc_put(m2_pwc *e) {
+    for (int i = 0; i < M2_PWC_SLOTS; i++) {
+        m2_pwc *expect = NULL;
+        if (__atomic_compare_exchange_n(&m2_pwc_slot[i], &expect, e, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) return;
+    }
+    const unsigned k = __atomic_fetch_add(&m2_pwc_next, 1u, __ATOMIC_RELAXED) % M2_PWC_SLOTS;
+    pwc_drop(__atomic_exchange_n(&m2_pwc_slot[k], e, __ATOMIC_ACQ_REL));
+}
+/* whether e holds the packing of these weights */
+static int pwc_same(const m2_pwc *e, int w8, const void *W, long gs, long ws, int n, int M, int ng) {
+    if (e->w8 != w8 || e->n != n || e->M != M || e->ng != ng) return 0;
+    const size_t row = (size_t)M * (w8 ? 1 : 2), esz = w8 ? 1 : 2;
+    const char *s = (const char *)e->snap;
+    if (gs == (long)n * ws && ws == (long)M) return memcmp(s, W, row * (size_t)n * (size_t)ng) == 0;
+    for (int k = 0; k < ng; k++)
+        for (int r = 0; r < n; r++, s += row)
+            if (memcmp(s, (const char *)W + ((size_t)k * (size_t)gs + (size_t)r * (size_t)ws) * esz, row)) return 0;
+    return 1;
+}
+#endif
+
+int mli2_pw_acquire(m2_pw *pw, int w8, const void *W, long gs, long ws, int n, int M, int ng) {
+#if defined(__GNUC__) || defined(__clang__)
+    const size_t row = (size_t)M * (w8 ? 1 : 2), esz = w8 ? 1 : 2, bytes = row * (size_t)n * (size_t)ng;
+    if (bytes > 0 && bytes <= M2_PWC_MAX_BYTES) {
+        /* an entry is read only once taken out of its slot (another call may
+         * free what it takes); one with other values goes back */
+        for (int i = 0; i < M2_PWC_SLOTS; i++) {
+            m2_pwc *e = __atomic_exchange_n(&m2_pwc_slot[i], NULL, __ATOMIC_ACQ_REL);
+            if (!e) continue;
+            if (pwc_same(e, w8, W, gs, ws, n, M, ng)) {
+                *pw = e->pw;
+                pw->pwc = e;
+                return 1;
+            }
+            pwc_put(e);
+        }
+        if (!mli2_pw_init_gates(pw, w8, W, gs, ws, n, M, ng)) return 0;
+        m2_pwc *e = (m2_pwc *)calloc(1, sizeof(m2_pwc));
+        void *snap = e ? malloc(bytes) : NULL;
+        if (!snap) {
+            free(e);
+            return 1; /* packed, not kept */
+        }
+        char *d = (char *)snap;
+        for (int k = 0; k < ng; k++)
+            for (int r = 0; r < n; r++, d += row)
+                memcpy(d, (const char *)W + ((size_t)k * (size_t)gs + (size_t)r * (size_t)ws) * esz, row);
+        e->w8 = w8, e->n = n, e->M = M, e->ng = ng, e->snap = snap;
+        pw->pwc = e;
+        return 1;
+    }
+#endif
+    return mli2_pw_init_gates(pw, w8, W, gs, ws, n, M, ng);
+}
+
+void mli2_pw_release(m2_pw *pw) {
+#if defined(__GNUC__) || defined(__clang__)
+    m2_pwc *e = (m2_pwc *)pw->pwc;
+    if (e) {
+        e->pw = *pw;
+        e->pw.pwc = e;
+        memset(pw, 0, sizeof(*pw));
+        pwc_put(e);
+        return;
+    }
+#endif
+    mli2_pw_free(pw);
 }

@@ -246,12 +246,20 @@ typedef struct {
      * most chunks of a group, a bound on every row's sum of |w|) */
     int32_t *chunks1;
     int64_t l1b;
+    void *pwc; /* the cache entry this packing belongs to (mli2_pw_acquire), or NULL */
 } m2_pw;
 int mli2_pw_init(m2_pw *pw, int w8, const void *W, long ws, int n, int M); /* 0: out of memory */
 /* ng matrices gs elements apart packed as one: gate k's outputs at
  * k * Mp (Mp = M rounded up to 16) in the sums */
 int mli2_pw_init_gates(m2_pw *pw, int w8, const void *W, long gs, long ws, int n, int M, int ng);
 void mli2_pw_free(m2_pw *pw);
+/* mli2_pw_init_gates, or the packing of an earlier call when its weights are
+ * the same values (a copy of them is kept): a few calls' packings stay
+ * cached across calls and threads.  Release with mli2_pw_release. */
+int mli2_pw_acquire(m2_pw *pw, int w8, const void *W, long gs, long ws, int n, int M, int ng);
+void mli2_pw_release(m2_pw *pw);
+/* m2_act_sa8_table, served from a few kept per thread where the same (the cells' tables) */
+void mli2_act_sa8_table_kept(const m2_lut *T, m2_fmt in, int sigm, int8_t tab[256]);
 /* x (int8 if x8, else int16; minus zp) as int16 pairs, the last one zero-padded. */
 void mli2_pairs(const void *x, int x8, int n, int32_t zp, int32_t *dst);
 void mli2_pw_sums(const m2_pw *pw, const int32_t *xp, int64_t *sums);

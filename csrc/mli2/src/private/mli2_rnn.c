@@ -188,7 +188,7 @@ void mli2_cell_set_out(mli_tensor *out, int T_out, int M) {
 }
 
 void mli2_seq_free(m2_seq *s) {
-    mli2_pw_free(&s->pin), mli2_pw_free(&s->pout[0]), mli2_pw_free(&s->pout[1]);
+    mli2_pw_release(&s->pin), mli2_pw_release(&s->pout[0]), mli2_pw_release(&s->pout[1]);
     free(s->xp), free(s->hp), free(s->s_in), free(s->s_h), free(s->bt);
     s->xp = s->hp = NULL, s->s_in = s->s_h = s->bt = NULL;
 }
@@ -208,13 +208,13 @@ int mli2_seq_init(m2_seq *s, m2_kind kind, int G, const mli_tensor *in, const ml
     int ok = 1;
     const char *wi = (const char *)weights_in->data.mem.ptr, *wo = (const char *)weights_out->data.mem.ptr;
     const long gsi = weights_in->mem_stride[0], gso = weights_out->mem_stride[0];
-    ok &= mli2_pw_init_gates(&s->pin, w8, wi, gsi, weights_in->mem_stride[1], s->N, s->M, G);
+    ok &= mli2_pw_acquire(&s->pin, w8, wi, gsi, weights_in->mem_stride[1], s->N, s->M, G);
     /* LSTM: one block of 4 gates; GRU: gates 0, 1 (h) and gate 2 (r * h) */
     s->npout = G == 4 ? 1 : 2;
     s->pout_g0[0] = 0, s->pout_g0[1] = 2;
     for (int b = 0; b < s->npout; b++) {
         const int g0 = s->pout_g0[b], ng = (b + 1 < s->npout ? s->pout_g0[b + 1] : G) - g0;
-        ok &= mli2_pw_init_gates(&s->pout[b], w8, wo + (long)g0 * gso * wsz, gso, weights_out->mem_stride[1], s->M,
+        ok &= mli2_pw_acquire(&s->pout[b], w8, wo + (long)g0 * gso * wsz, gso, weights_out->mem_stride[1], s->M,
                                  s->M, ng);
     }
     const size_t pin = (size_t)(s->N + 1) / 2 + 1, ph = (size_t)(s->M + 1) / 2 + 1;
@@ -264,4 +264,61 @@ void mli2_seq_h_sums(m2_seq *s, const void *h, int32_t zp, int g0, int g1) {
     for (int b = 0; b < s->npout; b++)
         if (s->pout_g0[b] >= g0 && s->pout_g0[b] < g1)
             mli2_pw_sums(&s->pout[b], s->hp, s->s_h + (long)s->pout_g0[b] * s->Mp);
+}
+
+/* m2_act_sa8_table costs a few microseconds (256 lookups through the
+ * general code), as much as a short sequence's steps: the last few tables
+ * are kept, each with a copy of the LUT it was made from, and served where
+ * table, format, activation and rounding mode are the same.  Global slots
+ * as for the packings (mli2_pack.c): an entry is read only once taken out
+ * of its slot by an atomic exchange.  GCC / Clang only. */
+#define M2_ACT_KEEP 8
+#define M2_ACT_KEEP_L 1024
+typedef struct {
+    int sigm, up;
+    int32_t L, O, q;
+    m2_fmt in;
+    int8_t tab[256];
+    int16_t t[M2_ACT_KEEP_L];
+} m2_act_kept;
+#if defined(__GNUC__) || defined(__clang__)
+static m2_act_kept *m2_act_slot[M2_ACT_KEEP];
+static unsigned m2_act_next;
+static void act_put(m2_act_kept *k) {
+    for (int i = 0; i < M2_ACT_KEEP; i++) {
+        m2_act_kept *expect = NULL;
+        if (__atomic_compare_exchange_n(&m2_act_slot[i], &expect, k, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) return;
+    }
+    const unsigned i = __atomic_fetch_add(&m2_act_next, 1u, __ATOMIC_RELAXED) % M2_ACT_KEEP;
+    free(__atomic_exchange_n(&m2_act_slot[i], k, __ATOMIC_ACQ_REL));
+}
+#endif
+
+void mli2_act_sa8_table_kept(const m2_lut *T, m2_fmt in, int sigm, int8_t tab[256]) {
+#if defined(__GNUC__) || defined(__clang__)
+    const int up = mli2_round_up;
+    if (T->L >= 1 && T->L <= M2_ACT_KEEP_L) {
+        const size_t tb = (size_t)T->L * sizeof(int16_t);
+        for (int i = 0; i < M2_ACT_KEEP; i++) {
+            m2_act_kept *k = __atomic_exchange_n(&m2_act_slot[i], NULL, __ATOMIC_ACQ_REL);
+            if (!k) continue;
+            const int same = k->sigm == sigm && k->up == up && k->L == T->L && k->O == T->O && k->q == T->q &&
+                             k->in.zp == in.zp && k->in.scale == in.scale && k->in.shift == in.shift &&
+                             memcmp(k->t, T->t, tb) == 0;
+            if (same) memcpy(tab, k->tab, 256);
+            act_put(k);
+            if (same) return;
+        }
+        m2_act_sa8_table(T, in, sigm, tab);
+        m2_act_kept *k = (m2_act_kept *)malloc(sizeof(m2_act_kept));
+        if (k) {
+            k->sigm = sigm, k->up = up, k->L = T->L, k->O = T->O, k->q = T->q, k->in = in;
+            memcpy(k->t, T->t, tb);
+            memcpy(k->tab, tab, 256);
+            act_put(k);
+        }
+        return;
+    }
+#endif
+    m2_act_sa8_table(T, in, sigm, tab);
 }
