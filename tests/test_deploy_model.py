@@ -242,7 +242,7 @@ def test_cli_model(tmp_path):
 
     def cli(*args):
         return subprocess.run([sys.executable, "-m", "mli", "deploy", *map(str, args)], capture_output=True,
-                              text=True, env=child_env(), timeout=600)
+                              text=True, env=child_env(), timeout=600, cwd=tmp_path)     # not the source tree
     r = cli(xml, "-o", d, "--kind", "fx8")
     assert r.returncode == 0, r.stderr
     assert "bit-exact with the fixed-point model on 1 golden sample(s)" in r.stdout and "RAM (arena)" in r.stdout
