@@ -1,6 +1,7 @@
 """Shared fixtures: where ../shared is, hypothesis profiles, the float_figures mark."""
 import os
 import pathlib
+import shutil
 
 import pytest
 
@@ -81,3 +82,24 @@ def cap_child_memory():
         import resource
 
         resource.setrlimit(resource.RLIMIT_AS, (CHILD_MEMORY_LIMIT, CHILD_MEMORY_LIMIT))
+
+
+# ``make check`` of a folder ``mli deploy`` wrote (test_deploy, test_deploy_model): warnings as
+# errors, and ASan/UBSan in the sanitizer pass
+_CC = shutil.which("cc") or shutil.which("gcc")
+_MAKE = shutil.which("make")
+needs_build = pytest.mark.skipif(_CC is None or _MAKE is None, reason="no C compiler or make")
+DEPLOY_CFLAGS = "-O1 -std=c11 -Wall -Wextra -Werror -pedantic" + (
+    " -fsanitize=address,undefined -fno-sanitize-recover=all" if ASAN else "")
+
+
+def make_check(d, *extra, expect=0):
+    """``make -C d check *extra``: its stdout, asserting its exit code (make reports the
+    check's exit 1 as 2)."""
+    import subprocess
+
+    env = dict(os.environ, CFLAGS=DEPLOY_CFLAGS)
+    r = subprocess.run([_MAKE, "-s", "-j2", "-C", str(d), "check", *extra], capture_output=True, text=True,
+                       env=env, timeout=1200)
+    assert r.returncode == expect, r.stdout[-3000:] + r.stderr[-3000:]
+    return r.stdout

@@ -20,19 +20,15 @@ import subprocess
 import numpy as np
 import pytest
 
-from conftest import ASAN, SHARED
+from conftest import SHARED, needs_build
+from conftest import make_check as _make
 
 KWS = SHARED / "data" / "kws"
 HAR = SHARED / "data" / "har"
 ORACLE = SHARED / "oracle_c" / "libmli11_conv.so"
-CC = shutil.which("cc") or shutil.which("gcc")
-MAKE = shutil.which("make")
 
 pytestmark = [pytest.mark.skipif(not (KWS / "quantized.npz").is_file(),
                                  reason=f"KWS data not found at {KWS} (set MLI_SHARED; CI always has it)")]
-needs_build = pytest.mark.skipif(CC is None or MAKE is None, reason="no C compiler or make")
-CFLAGS = "-O1 -std=c11 -Wall -Wextra -Werror -pedantic" + (" -fsanitize=address,undefined -fno-sanitize-recover=all"
-                                                           if ASAN else "")
 
 
 @pytest.fixture(scope="module")
@@ -82,12 +78,6 @@ def test_arena_plan_never_overlaps_live_tensors(folder, kws):
     assert info["arena_bytes"] < sum(s.nbytes for s in slots.values())   # buffers are shared
 
 
-def _make(d, *extra, expect=0):
-    env = dict(os.environ, CFLAGS=CFLAGS)
-    r = subprocess.run([MAKE, "-s", "-j2", "-C", str(d), "check", *extra], capture_output=True, text=True, env=env,
-                       timeout=900)
-    assert r.returncode == expect, r.stdout[-3000:] + r.stderr[-3000:]
-    return r.stdout
 
 
 @needs_build

@@ -14,23 +14,18 @@
   before anything is written.
 """
 import json
-import os
-import shutil
 import subprocess
 import sys
 
 import numpy as np
 import pytest
 
-from conftest import ASAN, SHARED, child_env, manifest_cases
+from conftest import ASAN, SHARED, needs_build
+from conftest import child_env, manifest_cases
+from conftest import make_check as _make
 
 OV, CASES = manifest_cases("ov_real", "the OpenVINO real-converter cases (ov_real)")
 ORACLE = SHARED / "oracle_c" / "libmli11_conv.so"
-CC = shutil.which("cc") or shutil.which("gcc")
-MAKE = shutil.which("make")
-needs_build = pytest.mark.skipif(CC is None or MAKE is None, reason="no C compiler or make")
-CFLAGS = "-O1 -std=c11 -Wall -Wextra -Werror -pedantic" + (" -fsanitize=address,undefined -fno-sanitize-recover=all"
-                                                           if ASAN else "")
 # the only cases no kind lowers: their sequence lengths are a model input
 SEQLENS = {"mo_onnx_lstm_seqlens__mo_newfe_fp32", "onnx_lstm_seqlens__onnx_fp16"}
 # LowLatency2 variables (ReadValue/Assign) that the whole-model plan reads as constants
@@ -46,12 +41,6 @@ def _case(name):
     return read_model(OV / f"{name}.xml"), {k[4:]: z[k] for k in z.files if k.startswith("in__")}
 
 
-def _make(d, *extra, expect=0):
-    env = dict(os.environ, CFLAGS=CFLAGS)
-    r = subprocess.run([MAKE, "-s", "-j2", "-C", str(d), "check", *extra], capture_output=True, text=True, env=env,
-                       timeout=1200)
-    assert r.returncode == expect, r.stdout[-3000:] + r.stderr[-3000:]
-    return r.stdout
 
 
 @pytest.fixture(scope="module")

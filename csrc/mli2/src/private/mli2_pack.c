@@ -277,12 +277,7 @@ static void pwc_drop(m2_pwc *e) {
     free(e->snap), free(e);
 }
 static void pwc_put(m2_pwc *e) {
-    for (int i = 0; i < M2_PWC_SLOTS; i++) {
-        m2_pwc *expect = NULL;
-        if (__atomic_compare_exchange_n(&m2_pwc_slot[i], &expect, e, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) return;
-    }
-    const unsigned k = __atomic_fetch_add(&m2_pwc_next, 1u, __ATOMIC_RELAXED) % M2_PWC_SLOTS;
-    pwc_drop(__atomic_exchange_n(&m2_pwc_slot[k], e, __ATOMIC_ACQ_REL));
+    pwc_drop((m2_pwc *)mli2_slot_put((void **)m2_pwc_slot, M2_PWC_SLOTS, &m2_pwc_next, e));
 }
 /* whether e holds the packing of these weights */
 static int pwc_same(const m2_pwc *e, int w8, const void *W, long gs, long ws, int n, int M, int ng) {

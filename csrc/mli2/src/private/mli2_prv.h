@@ -260,6 +260,19 @@ int mli2_pw_acquire(m2_pw *pw, int w8, const void *W, long gs, long ws, int n, i
 void mli2_pw_release(m2_pw *pw);
 /* m2_act_sa8_table, served from a few kept per thread where the same (the cells' tables) */
 void mli2_act_sa8_table_kept(const m2_lut *T, m2_fmt in, int sigm, int8_t tab[256]);
+#if defined(__GNUC__) || defined(__clang__)
+/* The caches of calls' work (packings, tables): entry e into the first free of
+ * n slots, else in place of the next one in turn; returns the entry it put out
+ * (NULL if none), which the caller frees. */
+static inline void *mli2_slot_put(void **slots, int n, unsigned *next, void *e) {
+    for (int i = 0; i < n; i++) {
+        void *expect = NULL;
+        if (__atomic_compare_exchange_n(&slots[i], &expect, e, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) return NULL;
+    }
+    const unsigned k = __atomic_fetch_add(next, 1u, __ATOMIC_RELAXED) % (unsigned)n;
+    return __atomic_exchange_n(&slots[k], e, __ATOMIC_ACQ_REL);
+}
+#endif
 /* x (int8 if x8, else int16; minus zp) as int16 pairs, the last one zero-padded. */
 void mli2_pairs(const void *x, int x8, int n, int32_t zp, int32_t *dst);
 void mli2_pw_sums(const m2_pw *pw, const int32_t *xp, int64_t *sums);

@@ -285,12 +285,7 @@ typedef struct {
 static m2_act_kept *m2_act_slot[M2_ACT_KEEP];
 static unsigned m2_act_next;
 static void act_put(m2_act_kept *k) {
-    for (int i = 0; i < M2_ACT_KEEP; i++) {
-        m2_act_kept *expect = NULL;
-        if (__atomic_compare_exchange_n(&m2_act_slot[i], &expect, k, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) return;
-    }
-    const unsigned i = __atomic_fetch_add(&m2_act_next, 1u, __ATOMIC_RELAXED) % M2_ACT_KEEP;
-    free(__atomic_exchange_n(&m2_act_slot[i], k, __ATOMIC_ACQ_REL));
+    free(mli2_slot_put((void **)m2_act_slot, M2_ACT_KEEP, &m2_act_next, k));
 }
 #endif
 
