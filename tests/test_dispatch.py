@@ -123,6 +123,54 @@ def test_prepared_reuse_agrees(kind, mode):
 
 
 @pytest.mark.skipif(len(PATHS) < 2, reason="this CPU has only the scalar path")
+@pytest.mark.parametrize("kind", ["fx16", "fx8w16d", "fx8"])
+@pytest.mark.parametrize("cell", ["lstm", "rnn"])
+def test_one_step_calls_follow_weights_changed_in_place(kind, cell):
+    # one-step calls with out= given keep the packed weights, and what is
+    # derived from them (largest row sums of |w|), while the caller's weights
+    # stay byte for byte the same; the caller then rewrites its weights in
+    # place between calls: small ones, full-scale ones (other bounds, other
+    # chunking), small again.  Every call must give the scalar path's integers.
+    N, M = 9, 32  # M % 16 == 0: the fused step
+    rng = np.random.default_rng(11)
+    dt = np.int8 if kind == "fx8" else np.int16
+    wt = np.int16 if kind == "fx16" else np.int8
+    q = 7 if kind == "fx8" else 15
+    G = 4 if cell == "lstm" else 1
+    w_np = extreme(rng, (G, M, N + M) if G > 1 else (M, N + M), wt, "trained")
+    b_np = extreme(rng, (G, M) if G > 1 else (M,), wt, "trained")
+    fn = getattr(mli, f"{'lstm_cell' if cell == 'lstm' else 'basic_rnn_cell'}_{kind}")
+    W, B = mli.Tensor(w_np, q), mli.Tensor(b_np, q - 2)
+    h = mli.Tensor(extreme(rng, M, dt, "random"), q)
+    c0 = extreme(rng, M, dt, "random")
+    sets = [extreme(rng, w_np.shape, wt, m) for m in ("trained", "edges", "max", "trained", "random", "trained")]
+    xs = [mli.Tensor(extreme(rng, N, dt, "random"), q - 3) for _ in sets]
+
+    def run(isa):
+        got = []
+        with mli.use_isa(isa):
+            out = mli.Tensor(np.zeros(M, dt), 0)
+            c_out = mli.Tensor(np.zeros(M, dt), q - 4)
+            for w_new, x in zip(sets, xs):
+                w_np[...] = w_new  # the caller's array, under its mli.Tensor
+                for _ in range(2):  # the second call reuses what the first packed
+                    cfg = mli.RnnCellConfig(mode=mli.RNN_ONE_TO_ONE, act=1)
+                    if cell == "lstm":
+                        fn(x, h, W, B, cfg, mli.Tensor(c0, q - 4), out=out, cell_out=c_out)
+                        got.append((out.numpy().copy(), c_out.numpy().copy()))
+                    else:
+                        fn(x, h, W, B, cfg, out=out)
+                        got.append((out.numpy().copy(),))
+        return got
+
+    want = run("scalar")
+    for isa in PATHS[1:]:
+        for i, (g, w) in enumerate(zip(run(isa), want)):
+            for a, e in zip(g, w):
+                np.testing.assert_array_equal(a, e, err_msg=f"{isa}, call {i}")
+
+
+@pytest.mark.skipif(len(PATHS) < 2, reason="this CPU has only the scalar path")
 @pytest.mark.parametrize("kind", ["fx8", "fx16", "fx8w16d"])
 def test_fused_lstm_step_agrees(kind):
     # trained-like weights, biases and formats with M % 16 == 0, where the fused

@@ -13,9 +13,11 @@ TABLES = [  # name, function, length, offset, lut_frac
     ("sigm", lambda t: 1.0 / (1.0 + math.exp(-t)), 180, 90, 3),
     ("expneg", math.exp, 181, 179, 4),  # entry i: exp(-t) at t = (179 - i) / 16
 ]
-# Each table is emitted three times: int16 as MLI keeps it, widened to int32
-# for gathers, and padded to 192 entries (its last value repeated) for
-# in-register lookups of the vectorized evaluation.
+# Each table is emitted four times: int16 as MLI keeps it, widened to int32
+# for gathers, padded to 192 entries (its last value repeated) for
+# in-register lookups of the vectorized evaluation, and as pairs of padded
+# neighbours (entry i | entry i+1 << 16) so that one 32-bit gather brings
+# both points of an interpolation (built here, not per kernel call).
 
 
 TAIL_MARK = "/* ------------------------------------------------------------------------\n * Vector evaluation"
@@ -28,6 +30,12 @@ def entries(fn, length, offset, frac):
         y = int(y + 0.5) if y >= 0 else -int(-y + 0.5)  # half away from zero
         out.append(max(-32768, min(32767, y)))
     return out
+
+
+def pair(lo, hi):
+    """The int32 whose low half is lo and high half hi (both int16)."""
+    v = (lo & 0xFFFF) | ((hi & 0xFFFF) << 16)
+    return v - (1 << 32) if v >= 1 << 31 else v
 
 
 def main():
@@ -47,8 +55,13 @@ def main():
         for k in range(0, 192, 12):
             lines.append("    " + ", ".join(str(v) for v in padded[k:k + 12]) + ",")
         lines.append("};")
-        lines.append(f"const mli_lut mli_prv_{name}_lut = {{{name}_data, {name}_data32, {name}_pad192, {length}, "
-                     f"{offset}, {frac}}};")
+        pairs = [pair(padded[i], padded[i + 1] if i + 1 < 192 else 0) for i in range(192)]
+        lines.append(f"static const int32_t {name}_pair192[192] = {{")
+        for k in range(0, 192, 8):
+            lines.append("    " + ", ".join(str(v) for v in pairs[k:k + 8]) + ",")
+        lines.append("};")
+        lines.append(f"const mli_lut mli_prv_{name}_lut = {{{name}_data, {name}_data32, {name}_pad192, {name}_pair192, "
+                     f"{length}, {offset}, {frac}}};")
         lines.append("")
     path = pathlib.Path(__file__).resolve().parents[1] / "src" / "private" / "mli_prv_lut.c"
     old = path.read_text() if path.exists() else ""

@@ -27,7 +27,7 @@ typedef struct {
     int h_in_place;                  /* the state may be read where it is (it overlaps no gate) */
     int32_t up;
     lut_setup sigm, tanh_, out;
-    int32_t tp[3][LUT_PAIR_LEN]; /* pair tables: sigm, tanh, the output activation */
+    const int32_t *tp[3];        /* pair tables: sigm, tanh, the output activation */
     int32_t t8[3][256];          /* 8-bit data: mli_prv_lut_vec8's results (sigm, tanh, out) */
 } lstm_avx2;
 
@@ -56,9 +56,9 @@ static int lstm_avx2_init(lstm_avx2 *fz, const mli_dense_plan *plan, int M, int 
         lut_prepare(&mli_prv_sigm_lut, f_ir, &fz->sigm);
         lut_prepare(&mli_prv_tanh_lut, f_ir, &fz->tanh_);
         lut_prepare(outl, f_c, &fz->out);
-        lut_pair_table(&mli_prv_sigm_lut, fz->tp[0]);
-        lut_pair_table(&mli_prv_tanh_lut, fz->tp[1]);
-        lut_pair_table(outl, fz->tp[2]);
+        fz->tp[0] = mli_prv_sigm_lut.pair192;
+        fz->tp[1] = mli_prv_tanh_lut.pair192;
+        fz->tp[2] = outl->pair192;
     }
     return 1;
 }

@@ -22,7 +22,7 @@ typedef struct {
     mli_rec_avx2 rec;
     int K, M, N, activate;
     lut_setup ls;
-    int32_t tp[LUT_PAIR_LEN]; /* the activation's pair table */
+    const int32_t *tp;          /* the activation's pair table */
     int32_t t8[256];          /* 8-bit data: mli_prv_lut_vec8's results */
 } rnn_avx2;
 
@@ -46,7 +46,7 @@ static int rnn_avx2_init(rnn_avx2 *fz, const mli_dense_plan *plan, int K, int M,
             for (int i = 0; i < 256; i++) fz->t8[i] = t[i];
         } else {
             lut_prepare(lut, f_d, &fz->ls);
-            lut_pair_table(lut, fz->tp);
+            fz->tp = lut->pair192;
         }
     }
     return 1;

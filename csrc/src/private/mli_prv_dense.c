@@ -14,12 +14,14 @@ static MLIPY_THREAD_LOCAL struct {
     int reuse; /* the caller vouches that weights packed earlier are unchanged */
 } workspace;
 
-/* The first 64 bytes of a workspace say what it holds packed. */
+/* The start of a workspace says what it holds packed, and keeps what was
+ * derived from the packed weights alone. */
 typedef struct {
     uint32_t magic;
     int K, N, S, wsize;
     long row_stride;
     const void *weights;
+    mli_dense_l1_memo l1w;
 } mli_pack_header;
 #define MLI_PACK_MAGIC 0x6d6c6970u
 
@@ -46,7 +48,7 @@ static int mli_prv_workspace_packed(const void *W, long row_stride, int K, int N
     if (workspace.reuse && hd->magic == MLI_PACK_MAGIC && hd->weights == W && hd->row_stride == row_stride &&
         hd->K == K && hd->N == N && hd->S == S && hd->wsize == wsize)
         return 1;
-    mli_pack_header now = {MLI_PACK_MAGIC, K, N, S, wsize, row_stride, W};
+    mli_pack_header now = {MLI_PACK_MAGIC, K, N, S, wsize, row_stride, W, {0, 0, 0}};
     *hd = now;
     return 0;
 }
@@ -83,6 +85,7 @@ static int mli_prv_workspace_take(mli_dense_plan *plan, int K, int N, int S) {
     plan->groups = (K + MLI_DOT_GROUP - 1) / MLI_DOT_GROUP;
     plan->n_pairs = (N + 1) / 2;
     plan->s_pairs = (S + 1) / 2;
+    plan->l1w = &((mli_pack_header *)workspace.buf)->l1w;
     char *p = (char *)align64((size_t)workspace.buf + sizeof(mli_pack_header));
     const size_t g = (size_t)plan->groups;
 #define TAKE(field, type, count) plan->field = (type *)p; p += align64((size_t)(count) * sizeof(type))

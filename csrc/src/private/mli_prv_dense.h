@@ -21,6 +21,14 @@ typedef struct {
     int out_shift;   /* f_h + f_w - f_o (FC: f_in + f_w - f_o) */
 } mli_dense_shifts;
 
+/* The packed weights' own largest sums of |w| of a row (input part, state
+ * part), kept with the packing in the workspace: computed by the first call
+ * that needs them after the weights were packed (have: 0 until then). */
+typedef struct {
+    int64_t in, st;
+    int have;
+} mli_dense_l1_memo;
+
 /* What one kernel call decided about the dense path (filled by *_plan). */
 typedef struct {
     int packed;              /* 0: plain path */
@@ -39,6 +47,8 @@ typedef struct {
     int64_t *s_all;               /* their exact input sums, groups * 16 per step */
     int64_t *l1_in, *l1_st;       /* per group: a bound on any row's sum of |w| over the part */
     int unclamped;                /* 1: no partial sum can reach the 40-bit limit, whatever the data */
+    int64_t bias_top;             /* the largest |bias_term[k]| */
+    mli_dense_l1_memo *l1w;       /* the packed weights' own sums, kept with them */
 } mli_dense_plan;
 
 /* A sequence's input part x_t . W[k][0:N] does not depend on the state, so

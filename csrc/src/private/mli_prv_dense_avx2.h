@@ -139,6 +139,20 @@ __attribute__((target("avx2"))) static int64_t mli_rec_avx2_l1(const void *w, in
     return best;
 }
 
+/* Both parts' mli_rec_avx2_l1, from the memo kept with the packing when a
+ * call since the packing already computed them (the weights are the same
+ * bytes: a changed or repacked W resets the memo). */
+static inline void mli_rec_avx2_l1_kept(const mli_dense_plan *plan, int w8, int64_t *l1i, int64_t *l1s) {
+    mli_dense_l1_memo *m = plan->l1w;
+    if (!m->have) {
+        m->in = mli_rec_avx2_l1(plan->w_in, plan->groups, plan->n_pairs, w8);
+        m->st = mli_rec_avx2_l1(plan->w_st, plan->groups, plan->s_pairs, w8);
+        m->have = 1;
+    }
+    *l1i = m->in;
+    *l1s = m->st;
+}
+
 /* Whether the AVX2 recurrent read-out computes this plan's steps (the
  * plan's weights packed in the direct form on both parts, fast read-out, K
  * rows, S > 0), and its setup: the bias terms' split into plan->s_in (as
@@ -162,21 +176,18 @@ static inline int mli_rec_avx2_init(mli_rec_avx2 *r, const mli_dense_plan *plan,
     r->up = mlipy_rounding_up;
     r->bth = (int32_t *)(void *)plan->s_in;
     r->btl = r->bth + Kp;
-    int64_t top = 0, l1i = 0, l1s = 0;
-    for (int k = 0; k < K; k++) {
-        const int64_t a = plan->bias_term[k] < 0 ? -plan->bias_term[k] : plan->bias_term[k];
-        top = a > top ? a : top;
-    }
+    const int64_t top = plan->bias_top;
+    int64_t l1i = 0, l1s = 0;
     for (int g = 0; g < plan->groups; g++) {
         l1i = plan->l1_in[g] > l1i ? plan->l1_in[g] : l1i;
         l1s = plan->l1_st[g] > l1s ? plan->l1_st[g] : l1s;
     }
     if (w8) {
         const int64_t io = d8 ? 128 : 32768;
-        if (!mli_rec_avx2_i32(its, os, io, top, l1i, l1s) &&
-            !mli_rec_avx2_i32(its, os, io, top, mli_rec_avx2_l1(plan->w_in, plan->groups, plan->n_pairs, 1),
-                              mli_rec_avx2_l1(plan->w_st, plan->groups, plan->s_pairs, 1)))
-            return 0;
+        if (!mli_rec_avx2_i32(its, os, io, top, l1i, l1s)) {
+            mli_rec_avx2_l1_kept(plan, 1, &l1i, &l1s);
+            if (!mli_rec_avx2_i32(its, os, io, top, l1i, l1s)) return 0;
+        }
         for (int k = 0; k < Kp; k++) r->bth[k] = k < K ? (int32_t)plan->bias_term[k] : 0;
         r->cl = 0;
         r->l1i = r->l1s = 0;
@@ -187,17 +198,19 @@ static inline int mli_rec_avx2_init(mli_rec_avx2 *r, const mli_dense_plan *plan,
     int64_t cl = 0;
     /* the weights' own sums: the bounds below, and per step whether a row
      * is one chunk for that step's data */
-    l1i = mli_rec_avx2_l1(plan->w_in, plan->groups, plan->n_pairs, 0);
-    l1s = mli_rec_avx2_l1(plan->w_st, plan->groups, plan->s_pairs, 0);
+    mli_rec_avx2_l1_kept(plan, 0, &l1i, &l1s);
     if (!mli_rec_avx2_ok16(its, os, top, l1i, l1s, n_in, n_st, &cl)) return 0;
     r->l1i = l1i;
     r->l1s = l1s;
     r->cl = (int32_t)cl;
     const int64_t mD = ((int64_t)1 << r->D) - 1;
+    const int D = r->D;
+    const int64_t *restrict bts = plan->bias_term;
+    int32_t *restrict bth = r->bth, *restrict btl = r->btl;
     for (int k = 0; k < Kp; k++) {
-        const int64_t bt = k < K ? plan->bias_term[k] : 0; /* |bt| < 2^39 (mli_rec_avx2_ok16) */
-        r->bth[k] = (int32_t)(bt >> r->D);                   /* floor */
-        r->btl[k] = (int32_t)(bt & mD);
+        const int64_t bt = k < K ? bts[k] : 0; /* |bt| < 2^39 (mli_rec_avx2_ok16) */
+        bth[k] = (int32_t)(bt >> D);           /* floor */
+        btl[k] = (int32_t)(bt & mD);
     }
     return 1;
 }

@@ -257,10 +257,16 @@ void MLI_CAT(mli_prv_dense_plan_, DENSE_SFX)(mli_dense_plan *plan, const DENSE_W
     /* Whether a partial sum can reach the 40-bit limit with any data: the
      * largest |bias term| and, per group of rows, bounds on sum |w| */
     int64_t top = 0;
-    for (int k = 0; k < K; k++) {
-        const int64_t a = plan->bias_term[k] < 0 ? -plan->bias_term[k] : plan->bias_term[k];
-        top = a > top ? a : top;
+    if (K > 0) { /* a bias term is monotone in the bias: the largest |term| is at its smallest or largest bias */
+        int bmin = b[0], bmax = b[0];
+        for (int k = 1; k < K; k++) {
+            bmin = b[k] < bmin ? b[k] : bmin;
+            bmax = b[k] > bmax ? b[k] : bmax;
+        }
+        const int64_t tlo = MLI_CAT(bias_term_, DENSE_SFX)(bmin, sh), thi = MLI_CAT(bias_term_, DENSE_SFX)(bmax, sh);
+        top = (tlo < 0 ? -tlo : tlo) > (thi < 0 ? -thi : thi) ? (tlo < 0 ? -tlo : tlo) : (thi < 0 ? -thi : thi);
     }
+    plan->bias_top = top;
     plan->unclamped = 1;
     for (int g = 0; g < plan->groups; g++) {
         plan->l1_in[g] = MLI_CAT(l1_bound_, DENSE_SFX)(plan->direct_in, plan->chunk_in, g, plan->n_pairs, N);

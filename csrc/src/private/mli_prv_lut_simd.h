@@ -113,15 +113,10 @@ __attribute__((target("avx512f,avx512bw"))) static inline __m512i lut32_avx512(c
 }
 
 /* ---- AVX2: 8 int32 lanes, one gather per 8 lookups --------------------
- * A pair table holds t[i] = T[i] (low half) | T[i+1] << 16 for every index
- * lut_one can reach, so one vpgatherdd gives both entries of the
- * interpolation (the direct case uses the low halves). */
-#define LUT_PAIR_LEN 192
-static inline void lut_pair_table(const mli_lut *lut, int32_t *t) {
-    for (int i = 0; i < LUT_PAIR_LEN - 1; i++)
-        t[i] = (int32_t)((uint32_t)(uint16_t)lut->pad192[i] | ((uint32_t)(uint16_t)lut->pad192[i + 1] << 16));
-    t[LUT_PAIR_LEN - 1] = (int32_t)(uint32_t)(uint16_t)lut->pad192[LUT_PAIR_LEN - 1];
-}
+ * A pair table (mli_lut.pair192, made by gen_lut.py) holds
+ * t[i] = T[i] (low half) | T[i+1] << 16 for every index lut_one can reach,
+ * so one vpgatherdd gives both entries of the interpolation (the direct
+ * case uses the low halves). */
 
 /* The per-call constants of lut_setup as vectors (made once per step, not
  * per lookup). */
