@@ -125,12 +125,13 @@ def test_prepared_reuse_agrees(kind, mode):
 @pytest.mark.skipif(len(PATHS) < 2, reason="this CPU has only the scalar path")
 @pytest.mark.parametrize("kind", ["fx16", "fx8w16d", "fx8"])
 @pytest.mark.parametrize("cell", ["lstm", "rnn"])
-def test_one_step_calls_follow_weights_changed_in_place(kind, cell):
+def test_one_step_calls_follow_weights_and_bias_changed_in_place(kind, cell):
     # one-step calls with out= given keep the packed weights, and what is
-    # derived from them (largest row sums of |w|), while the caller's weights
-    # stay byte for byte the same; the caller then rewrites its weights in
-    # place between calls: small ones, full-scale ones (other bounds, other
-    # chunking), small again.  Every call must give the scalar path's integers.
+    # derived from them and the bias (largest row sums of |w|, bias terms,
+    # bounds), while the caller's weights stay byte for byte the same; the
+    # caller then rewrites its weights and bias in place between calls: small
+    # ones, full-scale ones (other bounds, other chunking), the bias alone.
+    # Every call must give the scalar path's integers.
     N, M = 9, 32  # M % 16 == 0: the fused step
     rng = np.random.default_rng(11)
     dt = np.int8 if kind == "fx8" else np.int16
@@ -143,7 +144,11 @@ def test_one_step_calls_follow_weights_changed_in_place(kind, cell):
     W, B = mli.Tensor(w_np, q), mli.Tensor(b_np, q - 2)
     h = mli.Tensor(extreme(rng, M, dt, "random"), q)
     c0 = extreme(rng, M, dt, "random")
-    sets = [extreme(rng, w_np.shape, wt, m) for m in ("trained", "edges", "max", "trained", "random", "trained")]
+    sets = []
+    for wm, bm in (("trained", "trained"), ("edges", "trained"), ("max", "max"), ("keep", "min"), ("keep", "edges"),
+                   ("trained", "trained"), ("keep", "max"), ("random", "random"), ("keep", "trained")):
+        w_new = sets[-1][0] if wm == "keep" else extreme(rng, w_np.shape, wt, wm)
+        sets.append((w_new, extreme(rng, b_np.shape, wt, bm)))
     xs = [mli.Tensor(extreme(rng, N, dt, "random"), q - 3) for _ in sets]
 
     def run(isa):
@@ -151,8 +156,9 @@ def test_one_step_calls_follow_weights_changed_in_place(kind, cell):
         with mli.use_isa(isa):
             out = mli.Tensor(np.zeros(M, dt), 0)
             c_out = mli.Tensor(np.zeros(M, dt), q - 4)
-            for w_new, x in zip(sets, xs):
-                w_np[...] = w_new  # the caller's array, under its mli.Tensor
+            for (w_new, b_new), x in zip(sets, xs):
+                w_np[...] = w_new  # the caller's arrays, under their mli.Tensor
+                b_np[...] = b_new
                 for _ in range(2):  # the second call reuses what the first packed
                     cfg = mli.RnnCellConfig(mode=mli.RNN_ONE_TO_ONE, act=1)
                     if cell == "lstm":

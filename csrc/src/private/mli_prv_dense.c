@@ -22,6 +22,7 @@ typedef struct {
     long row_stride;
     const void *weights;
     mli_dense_l1_memo l1w;
+    mli_dense_plan_memo memo;
 } mli_pack_header;
 #define MLI_PACK_MAGIC 0x6d6c6970u
 
@@ -48,7 +49,7 @@ static int mli_prv_workspace_packed(const void *W, long row_stride, int K, int N
     if (workspace.reuse && hd->magic == MLI_PACK_MAGIC && hd->weights == W && hd->row_stride == row_stride &&
         hd->K == K && hd->N == N && hd->S == S && hd->wsize == wsize)
         return 1;
-    mli_pack_header now = {MLI_PACK_MAGIC, K, N, S, wsize, row_stride, W, {0, 0, 0}};
+    mli_pack_header now = {MLI_PACK_MAGIC, K, N, S, wsize, row_stride, W, {0, 0, 0}, {0, {0, 0, 0}, 0, 0}};
     *hd = now;
     return 0;
 }
@@ -67,7 +68,7 @@ size_t mli_prv_dense_workspace_size(int K, int N, int S) {
            align64(groups * (np + 1) * sizeof(int32_t)) + align64(groups * (sp + 1) * sizeof(int32_t)) +
            align64(MLI_DENSE_HOIST_STEPS * np * sizeof(int32_t)) +
            align64(MLI_DENSE_HOIST_STEPS * groups * MLI_DOT_GROUP * sizeof(int64_t)) +
-           2 * align64(groups * sizeof(int64_t));
+           2 * align64(groups * sizeof(int64_t)) + align64(groups * MLI_DOT_GROUP * sizeof(int16_t));
 }
 
 size_t mlipy_workspace_size(int K, int N, int S) {
@@ -86,6 +87,7 @@ static int mli_prv_workspace_take(mli_dense_plan *plan, int K, int N, int S) {
     plan->n_pairs = (N + 1) / 2;
     plan->s_pairs = (S + 1) / 2;
     plan->l1w = &((mli_pack_header *)workspace.buf)->l1w;
+    plan->memo = &((mli_pack_header *)workspace.buf)->memo;
     char *p = (char *)align64((size_t)workspace.buf + sizeof(mli_pack_header));
     const size_t g = (size_t)plan->groups;
 #define TAKE(field, type, count) plan->field = (type *)p; p += align64((size_t)(count) * sizeof(type))
@@ -110,6 +112,7 @@ static int mli_prv_workspace_take(mli_dense_plan *plan, int K, int N, int S) {
     TAKE(s_all, int64_t, MLI_DENSE_HOIST_STEPS * g * MLI_DOT_GROUP);
     TAKE(l1_in, int64_t, g);
     TAKE(l1_st, int64_t, g);
+    TAKE(b_copy, int16_t, g * MLI_DOT_GROUP);
 #undef TAKE
     return 1;
 }

@@ -29,6 +29,17 @@ typedef struct {
     int have;
 } mli_dense_l1_memo;
 
+/* What a plan derived from the packed weights and the bias (bias_term,
+ * l1_in, l1_st in the workspace; bias_top, unclamped here), kept with the
+ * packing: a later call that reuses the packing with the same bias bytes
+ * (b_copy) and shifts takes them as they are (have: 0 until then). */
+typedef struct {
+    int have;
+    mli_dense_shifts sh;
+    int64_t bias_top;
+    int unclamped;
+} mli_dense_plan_memo;
+
 /* What one kernel call decided about the dense path (filled by *_plan). */
 typedef struct {
     int packed;              /* 0: plain path */
@@ -49,6 +60,8 @@ typedef struct {
     int unclamped;                /* 1: no partial sum can reach the 40-bit limit, whatever the data */
     int64_t bias_top;             /* the largest |bias_term[k]| */
     mli_dense_l1_memo *l1w;       /* the packed weights' own sums, kept with them */
+    mli_dense_plan_memo *memo;    /* the plan's bias-derived fields, kept with the packing */
+    void *b_copy;                 /* the bias those were derived from (K weights' bytes) */
 } mli_dense_plan;
 
 /* A sequence's input part x_t . W[k][0:N] does not depend on the state, so

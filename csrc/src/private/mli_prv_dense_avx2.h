@@ -153,6 +153,30 @@ static inline void mli_rec_avx2_l1_kept(const mli_dense_plan *plan, int w8, int6
     *l1s = m->st;
 }
 
+/* The bias terms (40-bit: -2^39 <= bt < 2^39) split at bit D (9..29) into
+ * bth = floor(bt / 2^D) and btl = bt mod 2^D, zero past K up to Kp.  The
+ * floor as a logical shift of bt + 2^39 (never negative) less 2^(39-D). */
+__attribute__((target("avx2"))) static void mli_rec_avx2_bias_split(const int64_t *bt, int K, int Kp, int D,
+                                                                    int32_t *bth, int32_t *btl) {
+    const int64_t mD = ((int64_t)1 << D) - 1;
+    const __m256i off = _mm256_set1_epi64x((int64_t)1 << 39), offs = _mm256_set1_epi64x((int64_t)1 << (39 - D));
+    const __m256i mask = _mm256_set1_epi64x(mD), even = _mm256_setr_epi32(0, 2, 4, 6, 1, 3, 5, 7);
+    const __m128i sh = _mm_cvtsi32_si128(D);
+    int k = 0;
+    for (; k + 4 <= K; k += 4) {
+        const __m256i v = _mm256_loadu_si256((const __m256i *)(bt + k));
+        const __m256i hi = _mm256_sub_epi64(_mm256_srl_epi64(_mm256_add_epi64(v, off), sh), offs);
+        const __m256i lo = _mm256_and_si256(v, mask);
+        _mm_storeu_si128((__m128i *)(bth + k), _mm256_castsi256_si128(_mm256_permutevar8x32_epi32(hi, even)));
+        _mm_storeu_si128((__m128i *)(btl + k), _mm256_castsi256_si128(_mm256_permutevar8x32_epi32(lo, even)));
+    }
+    for (; k < Kp; k++) {
+        const int64_t b = k < K ? bt[k] : 0;
+        bth[k] = (int32_t)(b >> D); /* floor */
+        btl[k] = (int32_t)(b & mD);
+    }
+}
+
 /* Whether the AVX2 recurrent read-out computes this plan's steps (the
  * plan's weights packed in the direct form on both parts, fast read-out, K
  * rows, S > 0), and its setup: the bias terms' split into plan->s_in (as
@@ -203,15 +227,7 @@ static inline int mli_rec_avx2_init(mli_rec_avx2 *r, const mli_dense_plan *plan,
     r->l1i = l1i;
     r->l1s = l1s;
     r->cl = (int32_t)cl;
-    const int64_t mD = ((int64_t)1 << r->D) - 1;
-    const int D = r->D;
-    const int64_t *restrict bts = plan->bias_term;
-    int32_t *restrict bth = r->bth, *restrict btl = r->btl;
-    for (int k = 0; k < Kp; k++) {
-        const int64_t bt = k < K ? bts[k] : 0; /* |bt| < 2^39 (mli_rec_avx2_ok16) */
-        bth[k] = (int32_t)(bt >> D);           /* floor */
-        btl[k] = (int32_t)(bt & mD);
-    }
+    mli_rec_avx2_bias_split(plan->bias_term, K, Kp, r->D, r->bth, r->btl);
     return 1;
 }
 

@@ -223,32 +223,11 @@ static int MLI_CAT(never_clamped_, DENSE_SFX)(int64_t bt_max, int64_t c_in, int6
  * do not allow the direct form over chunks. */
 #define DENSE_SPLIT (sizeof(DENSE_IO_T) == 2 && sizeof(DENSE_W_T) == 2)
 
-/* Which SIMD form: row by row on W as given when packing would not pay
- * for itself (long rows, few steps), else packed once per call (or once for
- * all calls of a caller that reuses its workspace). */
-void MLI_CAT(mli_prv_dense_plan_, DENSE_SFX)(mli_dense_plan *plan, const DENSE_W_T *W, long row_stride, int K,
-                                             int N, int S, const DENSE_W_T *b, mli_dense_shifts sh, long steps) {
-    plan->packed = 0;
-    plan->rows = 0;
-    plan->hoist = 0;
-    if (!mli_prv_workspace_take(plan, K, N, S)) return;
-    const int have_rows = sizeof(DENSE_W_T) == 1 ? mli_prv_dot_rows8() != NULL : mli_prv_dot_rows16() != NULL;
-    /* rows cost ~15 extra cycles per row and step; packing ~1/4 cycle per weight once */
-    if (have_rows && !mli_prv_workspace_reused() && (long)(N + S) > 80 * steps) {
-        plan->rows = 1; /* zero padding for the vector loads past N and S */
-        memset(plan->r_in, 0, ((size_t)N / MLI_DOT_ROW_PAD + 1) * MLI_DOT_ROW_PAD * sizeof(int16_t));
-        memset(plan->rlo_in, 0, ((size_t)N / MLI_DOT_ROW_PAD + 1) * MLI_DOT_ROW_PAD * sizeof(int16_t));
-        memset(plan->r_st, 0, ((size_t)S / MLI_DOT_ROW_PAD + 1) * MLI_DOT_ROW_PAD * sizeof(int16_t));
-        memset(plan->rlo_st, 0, ((size_t)S / MLI_DOT_ROW_PAD + 1) * MLI_DOT_ROW_PAD * sizeof(int16_t));
-    } else if (!mli_prv_workspace_packed(W, row_stride, K, N, S, (int)sizeof(DENSE_W_T))) {
-        /* and the chunk tables, kept in the workspace with the packed weights */
-        MLI_CAT(pack_, DENSE_SFX)(W, row_stride, K, 0, N, (DENSE_PK_T *)plan->w_in, plan->chunk_in);
-        if (S > 0) MLI_CAT(pack_, DENSE_SFX)(W, row_stride, K, N, S, (DENSE_PK_T *)plan->w_st, plan->chunk_st);
-    }
-    /* 8-bit weights always allow the direct form (a pair's |w| sum <= 256) */
-    plan->direct_in = !plan->rows && plan->chunk_in[0] >= 0;
-    plan->direct_st = !plan->rows && S > 0 && plan->chunk_st[0] >= 0;
-    plan->hoist = plan->direct_in && steps > 1;
+/* The plan's bias terms and the bounds that say whether a partial sum can
+ * reach the accumulator's limit with any data (bias_top, l1_in, l1_st,
+ * unclamped). */
+static void MLI_CAT(plan_bias_, DENSE_SFX)(mli_dense_plan *plan, int K, int N, int S, const DENSE_W_T *b,
+                                          mli_dense_shifts sh) {
     if (sh.bias_shift >= 0 && sh.bias_shift <= 40) {
         MLI_CAT(bias_terms_, DENSE_SFX)(b, K, sh.bias_shift, plan->bias_term);
     } else {
@@ -273,6 +252,54 @@ void MLI_CAT(mli_prv_dense_plan_, DENSE_SFX)(mli_dense_plan *plan, const DENSE_W
         plan->l1_st[g] = S > 0 ? MLI_CAT(l1_bound_, DENSE_SFX)(plan->direct_st, plan->chunk_st, g, plan->s_pairs, S) : 0;
         plan->unclamped &= MLI_CAT(never_clamped_, DENSE_SFX)(top, DENSE_IO_MAXABS * plan->l1_in[g],
                                                               DENSE_IO_MAXABS * plan->l1_st[g], S, sh);
+    }
+}
+
+/* Which SIMD form: row by row on W as given when packing would not pay
+ * for itself (long rows, few steps), else packed once per call (or once for
+ * all calls of a caller that reuses its workspace). */
+void MLI_CAT(mli_prv_dense_plan_, DENSE_SFX)(mli_dense_plan *plan, const DENSE_W_T *W, long row_stride, int K,
+                                             int N, int S, const DENSE_W_T *b, mli_dense_shifts sh, long steps) {
+    plan->packed = 0;
+    plan->rows = 0;
+    plan->hoist = 0;
+    int kept = 0; /* the workspace's packing was reused */
+    if (!mli_prv_workspace_take(plan, K, N, S)) return;
+    const int have_rows = sizeof(DENSE_W_T) == 1 ? mli_prv_dot_rows8() != NULL : mli_prv_dot_rows16() != NULL;
+    /* rows cost ~15 extra cycles per row and step; packing ~1/4 cycle per weight once */
+    if (have_rows && !mli_prv_workspace_reused() && (long)(N + S) > 80 * steps) {
+        plan->rows = 1; /* zero padding for the vector loads past N and S */
+        memset(plan->r_in, 0, ((size_t)N / MLI_DOT_ROW_PAD + 1) * MLI_DOT_ROW_PAD * sizeof(int16_t));
+        memset(plan->rlo_in, 0, ((size_t)N / MLI_DOT_ROW_PAD + 1) * MLI_DOT_ROW_PAD * sizeof(int16_t));
+        memset(plan->r_st, 0, ((size_t)S / MLI_DOT_ROW_PAD + 1) * MLI_DOT_ROW_PAD * sizeof(int16_t));
+        memset(plan->rlo_st, 0, ((size_t)S / MLI_DOT_ROW_PAD + 1) * MLI_DOT_ROW_PAD * sizeof(int16_t));
+    } else if (!mli_prv_workspace_packed(W, row_stride, K, N, S, (int)sizeof(DENSE_W_T))) {
+        /* and the chunk tables, kept in the workspace with the packed weights */
+        MLI_CAT(pack_, DENSE_SFX)(W, row_stride, K, 0, N, (DENSE_PK_T *)plan->w_in, plan->chunk_in);
+        if (S > 0) MLI_CAT(pack_, DENSE_SFX)(W, row_stride, K, N, S, (DENSE_PK_T *)plan->w_st, plan->chunk_st);
+    } else {
+        kept = 1;
+    }
+    /* 8-bit weights always allow the direct form (a pair's |w| sum <= 256) */
+    plan->direct_in = !plan->rows && plan->chunk_in[0] >= 0;
+    plan->direct_st = !plan->rows && S > 0 && plan->chunk_st[0] >= 0;
+    plan->hoist = plan->direct_in && steps > 1;
+    mli_dense_plan_memo *memo = plan->memo;
+    const size_t bias_bytes = (size_t)K * sizeof(DENSE_W_T);
+    if (kept && memo->have && memo->sh.bias_shift == sh.bias_shift && memo->sh.in_to_state == sh.in_to_state &&
+        memo->sh.out_shift == sh.out_shift && memcmp(plan->b_copy, b, bias_bytes) == 0) {
+        plan->bias_top = memo->bias_top; /* bias_term, l1_in and l1_st are still in the workspace */
+        plan->unclamped = memo->unclamped;
+    } else {
+        memo->have = 0;
+        MLI_CAT(plan_bias_, DENSE_SFX)(plan, K, N, S, b, sh);
+        if (!plan->rows) { /* the packing's: kept for the next call that reuses it */
+            memcpy(plan->b_copy, b, bias_bytes);
+            memo->sh = sh;
+            memo->bias_top = plan->bias_top;
+            memo->unclamped = plan->unclamped;
+            memo->have = 1;
+        }
     }
     /* the branch-free read-out handles right shifts; other shifts use dense_out */
     plan->fast_epilogue = sh.out_shift > 0 && sh.out_shift < 62 && (S == 0 || (sh.in_to_state >= -23 && sh.in_to_state < 62));
