@@ -24,7 +24,7 @@ and warnings come where they always did."""
 from __future__ import annotations
 
 import warnings
-from typing import Any, List, Optional, Sequence, Set, Tuple
+from typing import Any, Dict, List, Optional, Sequence, Set, Tuple
 
 import numpy as np
 
@@ -32,6 +32,7 @@ from ..graph import limits
 from ..graph.loop import Loop
 from ..graph.ports import ConcatOutput
 from ..graph.tensor_iterator import _Stacked
+from .fast import FastSteps, compilable, signature
 from .program import _F16, _F32, _NO_FOLD, _Program, _execute
 
 _ELEMENTWISE = frozenset({
@@ -40,6 +41,11 @@ _ELEMENTWISE = frozenset({
     "LogicalNot", "Select", "Convert", "Sigmoid", "Tanh", "Exp", "ReLU", "Abs", "Negative",
     "Identity"})
 _RESHAPES = frozenset({"Squeeze", "Unsqueeze", "Reshape"})
+
+
+#: a Loop with a recurrent condition is planned when it runs at most this many iterations
+#: (its sequence steps are computed for all of them before stepping)
+_MAX_BOUND = 4096
 
 
 class _Stack:
@@ -123,10 +129,22 @@ class LiftedPlan:
         loop_in |= {rs for _, _, rs in merged}
         loop_in |= set(program.result_slots)
         self.stack_reads = sorted(loop_in & seq)
-        self.useful = bool(self.lift) or not self.loop
-        if self.is_loop:    # the condition must be known before stepping: no recurrent one
+        built = program.built
+        self.useful = bool(self.lift) or not self.loop or compilable(self.loop, built)
+        # the stepped part compiled per signature of what it reads (see mli.ir.fast)
+        self.outside = sorted({i for st in self.loop for i in st[1]} - self.loop_outs)
+        self.changing = ({s for _, s, _ in merged} | seq) & set(self.outside)
+        self._fast: Dict[Tuple, FastSteps] = {}
+        self.dynamic = False
+        if self.is_loop:
             self.cond_slot = program.result_slots[ti.execution_condition]
-            self.useful &= (self.cond_slot in known or self.cond_slot in seq) \
+            # a recurrent condition is stepped with the rest (then nothing may hold state:
+            # giving up after some iterations must leave no trace; and no step may be
+            # replaced, e.g. by one recording its values per iteration)
+            self.dynamic = self.cond_slot in self.loop_outs and not any(
+                st[4].type in _NO_FOLD or st[4].body is not None for st in self.loop) \
+                and all(built.get(id(st[0])) is st[0] for st in program.steps)
+            self.useful &= (self.cond_slot in known or self.cond_slot in seq or self.dynamic) \
                 and not ti._ci_carried
             self.cond_steps = _cone(self.lift, self.cond_slot)
         self._plan_whole_sequence()
@@ -156,18 +174,29 @@ class LiftedPlan:
         try:
             with warnings.catch_warnings(record=True) as caught:
                 warnings.simplefilter("always")
-                n = self._loop_count(arrays, plans) if self.is_loop else ti._count(plans)
+                if self.dynamic:
+                    n = self._loop_bound(arrays, plans)
+                else:
+                    n = self._loop_count(arrays, plans) if self.is_loop else ti._count(plans)
                 if n == 0:
                     return None
                 vals = self._lifted_values(arrays, plans, n, self.lift)
             if caught:
                 return None
-            whole = self._quietly(self._whole_sequence, vals, arrays, n)
+            whole = None if self.dynamic else self._quietly(self._whole_sequence, vals, arrays, n)
         except _GiveUp:
             return None
         except Exception:       # noqa: BLE001 -- stepping raises it where it belongs
             return None
-        scans, last = whole if whole is not None else self._step(vals, arrays, n)
+        if whole is not None:
+            scans, last = whole
+        elif self.dynamic:
+            stepped = self._step(vals, arrays, n, until=self.ti._trip(arrays[0]))
+            if stepped is None:
+                return None
+            scans, last, n = stepped
+        else:
+            scans, last = self._step(vals, arrays, n)
         if self.is_loop and sum(v.array.nbytes if isinstance(v, _Stacked) else
                                 sum(x.nbytes for x in v) for v in scans) \
                 > limits.max_loop_output_bytes():
@@ -322,8 +351,13 @@ class LiftedPlan:
             _lift_step(step, vals, n)
         return vals
 
-    def _step(self, vals, arrays, n):
-        """Step the recurrent part; returns (scans, last) for the driver's _finish."""
+    def _step(self, vals, arrays, n, until=None):
+        """Step the recurrent part; returns (scans, last) for the driver's _finish.
+
+        With ``until`` (a Loop's trip count, for a recurrent condition): it stops after
+        the iteration whose condition is false and returns (scans, last, iterations), or
+        None when the condition is not a boolean scalar or still true after ``n``
+        iterations short of the trip count (stepping raises there)."""
         p, ti = self.program, self.ti
         stacks = [(s, vals[s].array) for s in self.stack_reads]
         for s, _ in stacks:
@@ -335,22 +369,82 @@ class LiftedPlan:
         concat = [res[q.internal] for q in ti._concat]
         lists = {s: [] for s in concat if s not in self.seq_slots}
         loop = self.loop
+        fast, tries = None, 3
+        done = n
+        cond = self.cond_slot if until is not None else None
         for k in range(n if loop or lists or edges else 0):
             cur = vals.copy()
             for s, a in stacks:
                 cur[s] = a[k]
             for s, v in state:
                 cur[s] = v
-            _execute(loop, cur)
+            if fast is None and tries and k + 1 < n:
+                # (a state may change shape once, e.g. from its broadcastable initial
+                # value: then the next signature is compiled too)
+                tries -= 1
+                key = signature(cur, self.outside, self.changing)
+                fast = self._fast.get(key) if key is not None else None
+                if fast is None:
+                    _execute(loop, cur)
+                    if key is not None:
+                        fast = self._compile(key, cur)
+                else:
+                    fast.run(cur)
+            elif fast is not None:
+                fast.run(cur)
+            else:
+                _execute(loop, cur)
             for s, lst in lists.items():
                 lst.append(cur[s])
             state = [(s, cur[rs]) for s, rs in edges]
-        stacked = dict(stacks)
+            if fast is not None and not fast.states_match(state):
+                fast = None
+            if cond is not None:
+                c = cur[cond]
+                if type(c) is not np.ndarray or c.dtype != np.bool_ or c.ndim > 1 \
+                        or c.size != 1:
+                    return None
+                if not c.reshape(-1)[0]:
+                    done = k + 1
+                    break
+        else:
+            if cond is not None and n != until:
+                return None
+        n = done
+        stacked = {s: a[:n] for s, a in stacks}
         scans = [_Stacked(stacked[s]) if s in stacked else lists[s] for s in concat]
         # (an invariant result may be a read-only folded constant: the caller's own copy)
         last = [stacked[s][n - 1] if s in stacked else
                 cur[s] if s in self.loop_outs else np.array(cur[s], copy=True) for s in res]
-        return scans, last
+        return (scans, last) if until is None else (scans, last, n)
+
+    def _compile(self, key, cur) -> Optional[FastSteps]:
+        """The stepped part compiled for the signature ``key`` from the slot values of
+        an iteration that ran it (kept for the next calls)."""
+        try:
+            fast = FastSteps(self.loop, cur, self.outside, self.changing,
+                             [s for _, s, _ in self.merged], self.program.result_slots,
+                             self.program.built)
+        except Exception:       # noqa: BLE001 -- not compiled: stepped as planned
+            return None
+        if not fast.compiled:
+            return None
+        if len(self._fast) >= 8:
+            self._fast.clear()
+        self._fast[key] = fast
+        return fast
+
+    def _loop_bound(self, arrays, plans) -> int:
+        """At most how many iterations a Loop with a recurrent condition runs (its trip
+        count, its sliced inputs' chunks, the iteration limit), 0 to step it as the
+        driver does (no iteration, or no bound worth computing the sequence steps for)."""
+        op = self.ti
+        trip = op._trip(arrays[0])
+        if not op._cond(arrays[1], "execution_condition input"):
+            return 0
+        bounds = [cnt for _, cnt, *_ in plans] + [limits.max_loop_iterations()]
+        bound = min(bounds + [trip] if trip >= 0 else bounds)
+        return bound if bound <= _MAX_BOUND else 0
 
 
 def _captured(sel, param, vals, res, finals, init, n):
