@@ -66,24 +66,31 @@ def _b_binary(layer, xs, fixed, fn):
 
 def _b_unary(layer, xs, fixed, fn):
     if layer.type == "Sigmoid" and xs[0].dtype in (_F32, _F64):
-        return _sigmoid_fast
+        return _sigmoid_fast(xs[0].dtype)
     u = _UNARY[layer.type]
     return lambda x: u(x)
 
 
-def _sigmoid_fast(x):
-    """``_sigmoid(x)``, the same values (as mli.ir.ops.recurrent._sigmoid_into computes
-    them): e = exp(-|x|); 1/(1+e) where x >= 0, else e/(1+e), whose numerator
-    exp(min(x, 0)) is e for x < 0 and 1 for x >= 0; both exponents in one exp call
-    over a contiguous buffer, as _sigmoid's is."""
-    w = np.empty((2,) + x.shape, x.dtype)
-    num, e = w[0], w[1]
-    np.minimum(x, 0, out=num)
-    np.abs(x, out=e)
-    np.negative(e, out=e)
-    np.exp(w, out=w)
-    d = np.add(e, 1)
-    return np.divide(num, d, out=d)
+def _sigmoid_fast(dt):
+    """``_sigmoid(x)`` for ``x`` of float type ``dt``, the same values (as
+    mli.ir.ops.recurrent._sigmoid_into computes them): e = exp(-|x|); 1/(1+e) where
+    x >= 0, else e/(1+e), whose numerator exp(min(x, 0)) is e for x < 0 and 1 for
+    x >= 0; both exponents in one exp call over a contiguous buffer, as _sigmoid's is."""
+    zero, one = dt.type(0), dt.type(1)
+    mn, ab, ng, ex, ad, dv, em = (np.minimum, np.abs, np.negative, np.exp, np.add,
+                                  np.divide, np.empty)
+
+    def sigmoid(x):
+        w = em((2,) + x.shape, dt)
+        num = w[0]
+        e = w[1]
+        mn(x, zero, out=num)
+        ab(x, out=e)
+        ng(e, out=e)
+        ex(w, out=w)
+        d = ad(e, one)
+        return dv(num, d, out=d)
+    return sigmoid
 
 
 def _b_identity(layer, xs, fixed, fn):
@@ -227,7 +234,7 @@ def _b_reduce_mean(layer, xs, fixed, fn):
     keep = parse_bool(layer.attrs.get("keep_dims", "false"))
     n = x.dtype.type(int(np.prod([x.shape[i] for i in ax])))
     dt = x.dtype
-    sm = np.sum
+    sm = np.add.reduce      # (what np.sum calls for an array)
     return lambda x, _: (sm(x, axis=ax, keepdims=keep, dtype=dt) / n).astype(dt, copy=False)
 
 

@@ -305,7 +305,8 @@ class LiftedPlan:
         for sel, s, ext in captures:
             finals[sel[0]] = _captured(sel, s, vals, res, finals, _f32(arrays[ext]), n)
         for step in rest:
-            _lift_step([step[0], [res(i) for i in step[1]], *step[2:]], vals, n)
+            _lift_step([step[0], [res(i) for i in step[1]], *step[2:]], vals, n,
+                       self.program.built)
         return self._outputs(vals, res, finals, hidden, n)
 
     def _outputs(self, vals, res, finals, hidden, n):
@@ -348,7 +349,7 @@ class LiftedPlan:
             s, ci = self.ci
             vals[s] = _Stack(np.arange(n).astype(ci.dtype).reshape((n,) + ci.shape))
         for step in steps:
-            _lift_step(step, vals, n)
+            _lift_step(step, vals, n, self.program.built)
         return vals
 
     def _step(self, vals, arrays, n, until=None):
@@ -504,8 +505,10 @@ def _counter(init: np.ndarray, c: np.ndarray, n: int) -> np.ndarray:
     return (init.astype(np.int64) + k * int(c.reshape(-1)[0])).astype(init.dtype)
 
 
-def _lift_step(step, vals, n) -> None:
-    """Run one sequence step on all iterations at once; its outputs become stacks."""
+def _lift_step(step, vals, n, built=None) -> None:
+    """Run one sequence step on all iterations at once; its outputs become stacks.
+    (``built``: the program's functions as built; a Gather is lifted only when its
+    function is one of them, not a replacement recording its calls.)"""
     fn, ins, outs, dtypes, layer = step
     xs = [vals[i] for i in ins]
     out = None
@@ -518,12 +521,30 @@ def _lift_step(step, vals, n) -> None:
     elif kind == "MatMul" and type(xs[0]) is _Stack and type(xs[1]) is not _Stack \
             and xs[1].ndim == 2 and xs[0].array.ndim >= 3:
         out = (np.asarray(fn(xs[0].array, xs[1])),)
+    elif kind == "Gather" and built is not None and built.get(id(fn)) is fn \
+            and type(xs[1]) is _Stack and xs[1].array.ndim == 1 \
+            and type(xs[0]) is not _Stack and type(xs[2]) is not _Stack \
+            and layer.attrs.get("batch_dims", "0") == "0":
+        out = _lift_gather(fn, xs, n)
     if out is None:
         out = _per_iteration(fn, xs, len(outs), n)
     for s, v, dt in zip(outs, out, dtypes):
         if v.shape[:1] != (n,) or (dt is not None and v.dtype != dt):
             raise _GiveUp
         vals[s] = _Stack(v)
+
+
+def _lift_gather(fn, xs, n):
+    """A Gather of one index per iteration from an array that stays: one Gather of all
+    the indices (the same elements), the iteration axis moved first."""
+    data, idx, axis = xs[0], xs[1].array, xs[2]
+    if np.ndim(axis) > 1 or np.size(axis) != 1 or data.ndim == 0:
+        return None
+    ax = int(np.asarray(axis).reshape(-1)[0])
+    if not -data.ndim <= ax < data.ndim:
+        return None
+    out = np.asarray(fn(data, idx, axis))
+    return (np.moveaxis(out, ax % data.ndim, 0),)
 
 
 def _lift_elementwise(fn, xs, n):
