@@ -142,7 +142,11 @@ def _b_split(layer, xs, fixed, fn):
     size = x.shape[ax] // len(parts)
     pre = (slice(None),) * ax
     index = [pre + (slice(k * size, (k + 1) * size),) for k in range(len(parts))]
-    return lambda x, _: tuple([x[i] for i in index])
+
+    def split(x, _):
+        return tuple([x[i] for i in index])
+    split.index = index     # type: ignore[attr-defined]  # (read by _fuse_sigmoids)
+    return split
 
 
 def _b_concat(layer, xs, fixed, fn):
@@ -290,6 +294,7 @@ class FastSteps:
                  and vals[s].size <= _FIXED_MAX}
         self.state_sig = {s: (vals[s].shape, vals[s].dtype) for s in carried if s in stable}
         runners: List[Tuple[Callable, Any, bool]] = []   # (runner, step, compiled)
+        parts: Dict[int, Tuple[int, Any]] = {}   # Split output -> (its input, index)
         self.compiled = 0
         for step in steps:
             fn, ins, outs, dtypes, layer = step
@@ -309,9 +314,12 @@ class FastSteps:
             self.compiled += 1
             runners.append((_runner(f, step), step, True))
             stable.update(outs)
+            for o, index in zip(outs, getattr(f, "index", ())):
+                parts[o] = (ins[0], index)
             if layer.type == "ShapeOf" or (layer.type in _FIXED_OPS
                                            and all(i in fixed for i in ins)):
                 fixed.update(outs)
+        runners = _fuse_sigmoids(runners, parts, vals, keep)
         # a compiled step with fixed outputs that nothing reads at run time (only compiled
         # into other steps) is left out
         live = set(keep)
@@ -339,6 +347,37 @@ class FastSteps:
     def run(self, vals: List[Any]) -> None:
         for r in self.runners:
             r(vals)
+
+
+def _fuse_sigmoids(runners, parts, vals, keep):
+    """Compiled Sigmoids of two or more parts of one Split (an LSTM's gates): one
+    sigmoid of the Split's input, at the first one's place, each part a view of it.
+    The sigmoid is element-wise, computed as _sigmoid_fast computes it on the part
+    (each exponent over a contiguous buffer), so the same values; a body result
+    keeps its own Sigmoid (a fresh array)."""
+    groups: Dict[int, List[int]] = {}
+    for pos, (_, step, compiled) in enumerate(runners):
+        _, ins, outs, _, layer = step
+        if compiled and layer.type == "Sigmoid" and ins[0] in parts and outs[0] not in keep:
+            src = parts[ins[0]][0]
+            if vals[src].dtype in (_F32, _F64):
+                groups.setdefault(src, []).append(pos)
+    drop = set()
+    for src, positions in groups.items():
+        if len(positions) < 2:
+            continue
+        sig = _sigmoid_fast(vals[src].dtype)
+        targets = [(runners[p][1][2][0], parts[runners[p][1][1][0]][1]) for p in positions]
+
+        def run(v, src=src, targets=targets, sig=sig):
+            a = sig(v[src])
+            for o, index in targets:
+                v[o] = a[index]
+        first = runners[positions[0]][1]
+        fused = (None, [src], [o for o, _ in targets], [first[3][0]] * len(targets), first[4])
+        runners[positions[0]] = (run, fused, True)
+        drop.update(positions[1:])
+    return [r for k, r in enumerate(runners) if k not in drop]
 
 
 def _plain(step):
