@@ -147,6 +147,12 @@ class LiftedPlan:
             self.useful &= (self.cond_slot in known or self.cond_slot in seq or self.dynamic) \
                 and not ti._ci_carried
             self.cond_steps = _cone(self.lift, self.cond_slot)
+            # the condition's steps over a window are those over fewer iterations, cut,
+            # unless one is a MatMul (one product over all iterations: BLAS may round a
+            # longer one otherwise)
+            self._window_exact = not any(st[4].type == "MatMul" for st in self.cond_steps)
+            cone = {id(st) for st in self.cond_steps}
+            self.lift_rest = [st for st in self.lift if id(st) not in cone]
         self._plan_whole_sequence()
 
     def _plan_whole_sequence(self) -> None:
@@ -174,13 +180,17 @@ class LiftedPlan:
         try:
             with warnings.catch_warnings(record=True) as caught:
                 warnings.simplefilter("always")
+                window = None
                 if self.dynamic:
                     n = self._loop_bound(arrays, plans)
+                elif self.is_loop:
+                    n, window = self._loop_window(arrays, plans)
                 else:
-                    n = self._loop_count(arrays, plans) if self.is_loop else ti._count(plans)
+                    n = ti._count(plans)
                 if n == 0:
                     return None
-                vals = self._lifted_values(arrays, plans, n, self.lift)
+                vals = self._lifted_values(arrays, plans, n, self.lift) if window is None \
+                    else self._from_window(window, n)
             if caught:
                 return None
             whole = None if self.dynamic else self._quietly(self._whole_sequence, vals, arrays, n)
@@ -208,10 +218,15 @@ class LiftedPlan:
         windows of iterations (only the steps the condition needs); 0 to step it: no
         iteration, or it would not stop within its trip count, its sliced inputs' chunks
         and the iteration limit (stepping then raises where it must)."""
+        return self._loop_window(arrays, plans)[0]
+
+    def _loop_window(self, arrays, plans):
+        """(:meth:`_loop_count`, the slot values of the last window when the lifted
+        values of its first iterations are those of a run of that many, else None)."""
         op = self.ti
         trip = op._trip(arrays[0])
         if not op._cond(arrays[1], "execution_condition input"):
-            return 0
+            return 0, None
         bounds = [cnt for _, cnt, *_ in plans] + [limits.max_loop_iterations()]
         bound = min(bounds + [trip] if trip >= 0 else bounds)
         window = min(bound, 64)
@@ -220,14 +235,23 @@ class LiftedPlan:
             c = vals[self.cond_slot]
             flags = c.array if type(c) is _Stack else np.broadcast_to(c, (window,) + np.shape(c))
             if flags.dtype != np.bool_ or flags[0].size != 1:
-                return 0
+                return 0, None
             false = np.flatnonzero(~flags.reshape(window))
             if false.size:
-                return int(false[0]) + 1
+                return int(false[0]) + 1, vals if self._window_exact else None
             if window == bound:
-                return bound if bound == trip else 0
+                return (bound if bound == trip else 0), vals if self._window_exact else None
             window = min(bound, window * 8)
-        return 0
+        return 0, None
+
+    def _from_window(self, vals, n) -> List[Any]:
+        """The lifted values for ``n`` iterations from those of a longer window (its
+        stacks' first ``n`` iterations: the same values, as no step of the condition's
+        rounds otherwise on a longer stack), then the other sequence steps."""
+        vals = [_Stack(v.array[:n]) if type(v) is _Stack else v for v in vals]
+        for step in self.lift_rest:
+            _lift_step(step, vals, n, self.program.built)
+        return vals
 
     @staticmethod
     def _quietly(fn, *args):
