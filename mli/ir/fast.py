@@ -349,7 +349,8 @@ class FastSteps:
             r(vals)
 
 
-def _fuse_sigmoids(runners, parts, vals, keep):
+def _fuse_sigmoids(runners: List[Tuple[Callable, Any, bool]], parts: Dict[int, Tuple[int, Any]],
+                   vals: Sequence[Any], keep: Sequence[int]) -> List[Tuple[Callable, Any, bool]]:
     """Compiled Sigmoids of two or more parts of one Split (an LSTM's gates): one
     sigmoid of the Split's input, at the first one's place, each part a view of it.
     The sigmoid is element-wise, computed as _sigmoid_fast computes it on the part
