@@ -193,7 +193,8 @@ class LiftedPlan:
                     else self._from_window(window, n)
             if caught:
                 return None
-            whole = None if self.dynamic else self._quietly(self._whole_sequence, vals, arrays, n)
+            whole = None if self.dynamic or self.cell is None \
+                else self._quietly(self._whole_sequence, vals, arrays, n)
         except _GiveUp:
             return None
         except Exception:       # noqa: BLE001 -- stepping raises it where it belongs
