@@ -290,3 +290,54 @@ def test_a_changed_state_shape_compiles_each_signature(tmp_path, monkeypatch):
     model({"X": X6, "A0": A0[:1], "trip": np.int64(6), "cond": np.bool_(True)})
     (p,) = plans
     assert len(p._fast) == 2
+
+
+def _gates_ti(tmp_path):
+    """A TensorIterator over X [2, 6] (axis 1): z = acc_in [2, 4] + x_t; Split(z) into 4
+    parts; acc = Concat(Sigmoid(p0), Sigmoid(p1), Tanh(p2), Sigmoid(p3)) fed back and
+    concatenated; Sigmoid(p3) is also the last-iteration output (a body result)."""
+    from test_ir import ti_net
+    w = Weights()
+    d, p = [2, 4], [2, 1]
+    layers = [param(0, "x_t", "f32", p), param(1, "acc_in", "f32", d),
+              layer(2, "z", "Add", data={"auto_broadcast": "numpy"},
+                    ins=[port(0, "f32", d), port(1, "f32", p)], outs=[port(2, "f32", d)]),
+              w.const(4, np.int64(1)),
+              layer(5, "split", "Split", data={"num_splits": 4},
+                    ins=[port(0, "f32", d), port(1, "i64", [])],
+                    outs=[port(k, "f32", p) for k in range(2, 6)]),
+              *[layer(lid, f"g{lid}", typ, ins=[port(0, "f32", p)], outs=[port(1, "f32", p)])
+                for lid, typ in ((6, "Sigmoid"), (7, "Sigmoid"), (8, "Tanh"), (9, "Sigmoid"))],
+              layer(10, "cat", "Concat", data={"axis": 1},
+                    ins=[port(k, "f32", p) for k in range(4)], outs=[port(4, "f32", d)]),
+              result(3, "f32", d), result(11, "f32", p)]
+    edges = [(1, 0, 2, 0), (0, 0, 2, 1), (2, 2, 5, 0), (4, 0, 5, 1), (5, 2, 6, 0),
+             (5, 3, 7, 0), (5, 4, 8, 0), (5, 5, 9, 0), (6, 1, 10, 0), (7, 1, 10, 1),
+             (8, 1, 10, 2), (9, 1, 10, 3), (10, 4, 3, 0), (9, 1, 11, 0)]
+    pm = pm_in(0, 0, 1) + pm_in(1, 1) + pm_out(2, 3, 1, stride=4, part=4) + pm_out(3, 11)
+    text = ti_net(pm, body=graph(layers, edges), out_t=24, dims_last=p,
+                  ins=[port(0, "f32", [2, 6]), port(1, "f32", d)],
+                  outer=[param(0, "X", "f32", [2, 6]), param(1, "A0", "f32", d)])
+    return write(tmp_path, text, w)
+
+
+def test_split_sigmoids_are_one_sigmoid_with_the_same_values(tmp_path, monkeypatch):
+    """Sigmoid(p0) and Sigmoid(p1) become one Sigmoid of the Split's input (the result
+    Sigmoid(p3) keeps its own): the same outputs as the steps, bit for bit, also at
+    exp's extremes."""
+    xml = _gates_ti(tmp_path)
+    x = np.array([[0.0, -0.0, 90.0, -90.0, 3.5, -17.25],
+                  [1e-8, -1e-8, 20.0, -20.0, 0.5, np.inf]], np.float32)
+    inputs = {"X": x, "A0": np.array([[0.25, -2.0, 1.0, 4.0], [-1.0, 0.0, 2.0, -3.0]],
+                                     np.float32)}
+    plans = _plans(monkeypatch)
+    got = read_model(xml)(inputs)
+    (p,) = plans
+    (fs,) = p._fast.values()
+    assert fs.compiled == len(p.loop) and len(fs.runners) == len(p.loop) - 1
+    with monkeypatch.context() as m:
+        _no_compiling(m)
+        ref = read_model(xml)(inputs)
+    for k, v in ref.items():
+        assert got[k].shape == v.shape
+        np.testing.assert_array_equal(got[k], v)
