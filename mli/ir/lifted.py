@@ -13,9 +13,15 @@ The sequence steps run once, on all iterations at once: their values are *stacks
 arrays with the iteration as a new leading axis.  Element-wise ops and reshapes lift
 exactly (the same operations on the same operands), a MatMul by an invariant matrix
 becomes one product over all iterations (BLAS may round it differently from the
-per-iteration products, by an ulp or so); any other op runs once per iteration and its
-results are stacked.  Only the recurrent steps are then stepped, over list slots planned
-once, each reading iteration k of the stacks it needs.
+per-iteration products, by an ulp or so), a Gather of one index per iteration is one
+Gather of them all; any other op runs once per iteration and its results are stacked.
+Only the recurrent steps are then stepped, over list slots planned once, each reading
+iteration k of the stacks it needs, through their compilation for the signature of what
+they read (:mod:`mli.ir.fast`: the same operations without the per-iteration checks).
+
+A Loop's iteration count comes from its condition's sequence steps; a condition that
+reads the recurrence is stepped with it (the sequence steps computed over the Loop's
+bound first), when no step holds state or was replaced.
 
 Anything unexpected while lifting (an error, a warning, a stack of unexpected shape)
 gives up the plan for that call: the driver then steps the body as before, so errors
