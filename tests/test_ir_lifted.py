@@ -136,12 +136,19 @@ def test_keras_loop_condition_from_its_counters(monkeypatch):
     assert {s[4].type for s in p.cond_steps} <= {"Add", "Less", "LogicalAnd"}
 
 
-def test_loop_with_a_recurrent_condition_is_stepped(monkeypatch):
-    """An early-exit Loop (its condition reads the running sum) has no plan."""
+def test_loop_with_a_recurrent_condition_is_stepped_by_its_plan(monkeypatch):
+    """An early-exit Loop (its condition reads the running sum): the plan steps the
+    recurrence with the condition, stops where it turns false, and gives what the
+    driver's stepping gives, bit for bit."""
     path, case = _case("mo_onnx_loop_early_exit__mo_newfe_fp32")
     plans = []
-    _run(path, case, True, monkeypatch, plans)
-    assert plans == [None]
+    got = _run(path, case, True, monkeypatch, plans)
+    (p,) = plans
+    assert p is not None and p.dynamic
+    ref = _run(path, case, False, monkeypatch)
+    for k, v in ref.items():
+        assert got[k].dtype == v.dtype and got[k].shape == v.shape, k
+        np.testing.assert_array_equal(got[k], v, err_msg=k)
 
 
 def _unary_ti(tmp_path, ops):

@@ -13,9 +13,15 @@ The sequence steps run once, on all iterations at once: their values are *stacks
 arrays with the iteration as a new leading axis.  Element-wise ops and reshapes lift
 exactly (the same operations on the same operands), a MatMul by an invariant matrix
 becomes one product over all iterations (BLAS may round it differently from the
-per-iteration products, by an ulp or so); any other op runs once per iteration and its
-results are stacked.  Only the recurrent steps are then stepped, over list slots planned
-once, each reading iteration k of the stacks it needs.
+per-iteration products, by an ulp or so), a Gather of one index per iteration is one
+Gather of them all; any other op runs once per iteration and its results are stacked.
+Only the recurrent steps are then stepped, over list slots planned once, each reading
+iteration k of the stacks it needs, through their compilation for the signature of what
+they read (:mod:`mli.ir.fast`: the same operations without the per-iteration checks).
+
+A Loop's iteration count comes from its condition's sequence steps; a condition that
+reads the recurrence is stepped with it (the sequence steps computed over the Loop's
+bound first), when no step holds state or was replaced.
 
 Anything unexpected while lifting (an error, a warning, a stack of unexpected shape)
 gives up the plan for that call: the driver then steps the body as before, so errors
@@ -24,7 +30,7 @@ and warnings come where they always did."""
 from __future__ import annotations
 
 import warnings
-from typing import Any, List, Optional, Sequence, Set, Tuple
+from typing import Any, Dict, List, Optional, Sequence, Set, Tuple
 
 import numpy as np
 
@@ -32,6 +38,7 @@ from ..graph import limits
 from ..graph.loop import Loop
 from ..graph.ports import ConcatOutput
 from ..graph.tensor_iterator import _Stacked
+from .fast import FastSteps, compilable, signature
 from .program import _F16, _F32, _NO_FOLD, _Program, _execute
 
 _ELEMENTWISE = frozenset({
@@ -40,6 +47,11 @@ _ELEMENTWISE = frozenset({
     "LogicalNot", "Select", "Convert", "Sigmoid", "Tanh", "Exp", "ReLU", "Abs", "Negative",
     "Identity"})
 _RESHAPES = frozenset({"Squeeze", "Unsqueeze", "Reshape"})
+
+
+#: a Loop with a recurrent condition is planned when it runs at most this many iterations
+#: (its sequence steps are computed for all of them before stepping)
+_MAX_BOUND = 4096
 
 
 class _Stack:
@@ -123,12 +135,30 @@ class LiftedPlan:
         loop_in |= {rs for _, _, rs in merged}
         loop_in |= set(program.result_slots)
         self.stack_reads = sorted(loop_in & seq)
-        self.useful = bool(self.lift) or not self.loop
-        if self.is_loop:    # the condition must be known before stepping: no recurrent one
+        built = program.built
+        self.useful = bool(self.lift) or not self.loop or compilable(self.loop, built)
+        # the stepped part compiled per signature of what it reads (see mli.ir.fast)
+        self.outside = sorted({i for st in self.loop for i in st[1]} - self.loop_outs)
+        self.changing = ({s for _, s, _ in merged} | seq) & set(self.outside)
+        self._fast: Dict[Tuple, FastSteps] = {}
+        self.dynamic = False
+        if self.is_loop:
             self.cond_slot = program.result_slots[ti.execution_condition]
-            self.useful &= (self.cond_slot in known or self.cond_slot in seq) \
+            # a recurrent condition is stepped with the rest (then nothing may hold state:
+            # giving up after some iterations must leave no trace; and no step may be
+            # replaced, e.g. by one recording its values per iteration)
+            self.dynamic = self.cond_slot in self.loop_outs and not any(
+                st[4].type in _NO_FOLD or st[4].body is not None for st in self.loop) \
+                and all(built.get(id(st[0])) is st[0] for st in program.steps)
+            self.useful &= (self.cond_slot in known or self.cond_slot in seq or self.dynamic) \
                 and not ti._ci_carried
             self.cond_steps = _cone(self.lift, self.cond_slot)
+            # the condition's steps over a window are those over fewer iterations, cut,
+            # unless one is a MatMul (one product over all iterations: BLAS may round a
+            # longer one otherwise)
+            self._window_exact = not any(st[4].type == "MatMul" for st in self.cond_steps)
+            cone = {id(st) for st in self.cond_steps}
+            self.lift_rest = [st for st in self.lift if id(st) not in cone]
         self._plan_whole_sequence()
 
     def _plan_whole_sequence(self) -> None:
@@ -156,18 +186,34 @@ class LiftedPlan:
         try:
             with warnings.catch_warnings(record=True) as caught:
                 warnings.simplefilter("always")
-                n = self._loop_count(arrays, plans) if self.is_loop else ti._count(plans)
+                window = None
+                if self.dynamic:
+                    n = self._loop_bound(arrays, plans)
+                elif self.is_loop:
+                    n, window = self._loop_window(arrays, plans)
+                else:
+                    n = ti._count(plans)
                 if n == 0:
                     return None
-                vals = self._lifted_values(arrays, plans, n, self.lift)
+                vals = self._lifted_values(arrays, plans, n, self.lift) if window is None \
+                    else self._from_window(window, n)
             if caught:
                 return None
-            whole = self._quietly(self._whole_sequence, vals, arrays, n)
+            whole = None if self.dynamic or self.cell is None \
+                else self._quietly(self._whole_sequence, vals, arrays, n)
         except _GiveUp:
             return None
         except Exception:       # noqa: BLE001 -- stepping raises it where it belongs
             return None
-        scans, last = whole if whole is not None else self._step(vals, arrays, n)
+        if whole is not None:
+            scans, last = whole
+        elif self.dynamic:
+            stepped = self._step(vals, arrays, n, until=self.ti._trip(arrays[0]))
+            if stepped is None:
+                return None
+            scans, last, n = stepped
+        else:
+            scans, last = self._step(vals, arrays, n)
         if self.is_loop and sum(v.array.nbytes if isinstance(v, _Stacked) else
                                 sum(x.nbytes for x in v) for v in scans) \
                 > limits.max_loop_output_bytes():
@@ -179,10 +225,15 @@ class LiftedPlan:
         windows of iterations (only the steps the condition needs); 0 to step it: no
         iteration, or it would not stop within its trip count, its sliced inputs' chunks
         and the iteration limit (stepping then raises where it must)."""
+        return self._loop_window(arrays, plans)[0]
+
+    def _loop_window(self, arrays, plans):
+        """(:meth:`_loop_count`, the slot values of the last window when the lifted
+        values of its first iterations are those of a run of that many, else None)."""
         op = self.ti
         trip = op._trip(arrays[0])
         if not op._cond(arrays[1], "execution_condition input"):
-            return 0
+            return 0, None
         bounds = [cnt for _, cnt, *_ in plans] + [limits.max_loop_iterations()]
         bound = min(bounds + [trip] if trip >= 0 else bounds)
         window = min(bound, 64)
@@ -191,14 +242,23 @@ class LiftedPlan:
             c = vals[self.cond_slot]
             flags = c.array if type(c) is _Stack else np.broadcast_to(c, (window,) + np.shape(c))
             if flags.dtype != np.bool_ or flags[0].size != 1:
-                return 0
+                return 0, None
             false = np.flatnonzero(~flags.reshape(window))
             if false.size:
-                return int(false[0]) + 1
+                return int(false[0]) + 1, vals if self._window_exact else None
             if window == bound:
-                return bound if bound == trip else 0
+                return (bound if bound == trip else 0), vals if self._window_exact else None
             window = min(bound, window * 8)
-        return 0
+        return 0, None
+
+    def _from_window(self, vals, n) -> List[Any]:
+        """The lifted values for ``n`` iterations from those of a longer window (its
+        stacks' first ``n`` iterations: the same values, as no step of the condition's
+        rounds otherwise on a longer stack), then the other sequence steps."""
+        vals = [_Stack(v.array[:n]) if type(v) is _Stack else v for v in vals]
+        for step in self.lift_rest:
+            _lift_step(step, vals, n, self.program.built)
+        return vals
 
     @staticmethod
     def _quietly(fn, *args):
@@ -276,7 +336,8 @@ class LiftedPlan:
         for sel, s, ext in captures:
             finals[sel[0]] = _captured(sel, s, vals, res, finals, _f32(arrays[ext]), n)
         for step in rest:
-            _lift_step([step[0], [res(i) for i in step[1]], *step[2:]], vals, n)
+            _lift_step([step[0], [res(i) for i in step[1]], *step[2:]], vals, n,
+                       self.program.built)
         return self._outputs(vals, res, finals, hidden, n)
 
     def _outputs(self, vals, res, finals, hidden, n):
@@ -319,11 +380,16 @@ class LiftedPlan:
             s, ci = self.ci
             vals[s] = _Stack(np.arange(n).astype(ci.dtype).reshape((n,) + ci.shape))
         for step in steps:
-            _lift_step(step, vals, n)
+            _lift_step(step, vals, n, self.program.built)
         return vals
 
-    def _step(self, vals, arrays, n):
-        """Step the recurrent part; returns (scans, last) for the driver's _finish."""
+    def _step(self, vals, arrays, n, until=None):
+        """Step the recurrent part; returns (scans, last) for the driver's _finish.
+
+        With ``until`` (a Loop's trip count, for a recurrent condition): it stops after
+        the iteration whose condition is false and returns (scans, last, iterations), or
+        None when the condition is not a boolean scalar or still true after ``n``
+        iterations short of the trip count (stepping raises there)."""
         p, ti = self.program, self.ti
         stacks = [(s, vals[s].array) for s in self.stack_reads]
         for s, _ in stacks:
@@ -335,22 +401,82 @@ class LiftedPlan:
         concat = [res[q.internal] for q in ti._concat]
         lists = {s: [] for s in concat if s not in self.seq_slots}
         loop = self.loop
+        fast, tries = None, 3
+        done = n
+        cond = self.cond_slot if until is not None else None
         for k in range(n if loop or lists or edges else 0):
             cur = vals.copy()
             for s, a in stacks:
                 cur[s] = a[k]
             for s, v in state:
                 cur[s] = v
-            _execute(loop, cur)
+            if fast is None and tries and k + 1 < n:
+                # (a state may change shape once, e.g. from its broadcastable initial
+                # value: then the next signature is compiled too)
+                tries -= 1
+                key = signature(cur, self.outside, self.changing)
+                fast = self._fast.get(key) if key is not None else None
+                if fast is None:
+                    _execute(loop, cur)
+                    if key is not None:
+                        fast = self._compile(key, cur)
+                else:
+                    fast.run(cur)
+            elif fast is not None:
+                fast.run(cur)
+            else:
+                _execute(loop, cur)
             for s, lst in lists.items():
                 lst.append(cur[s])
             state = [(s, cur[rs]) for s, rs in edges]
-        stacked = dict(stacks)
+            if fast is not None and not fast.states_match(state):
+                fast = None
+            if cond is not None:
+                c = cur[cond]
+                if type(c) is not np.ndarray or c.dtype != np.bool_ or c.ndim > 1 \
+                        or c.size != 1:
+                    return None
+                if not c.reshape(-1)[0]:
+                    done = k + 1
+                    break
+        else:
+            if cond is not None and n != until:
+                return None
+        n = done
+        stacked = {s: a[:n] for s, a in stacks}
         scans = [_Stacked(stacked[s]) if s in stacked else lists[s] for s in concat]
         # (an invariant result may be a read-only folded constant: the caller's own copy)
         last = [stacked[s][n - 1] if s in stacked else
                 cur[s] if s in self.loop_outs else np.array(cur[s], copy=True) for s in res]
-        return scans, last
+        return (scans, last) if until is None else (scans, last, n)
+
+    def _compile(self, key, cur) -> Optional[FastSteps]:
+        """The stepped part compiled for the signature ``key`` from the slot values of
+        an iteration that ran it (kept for the next calls)."""
+        try:
+            fast = FastSteps(self.loop, cur, self.outside, self.changing,
+                             [s for _, s, _ in self.merged], self.program.result_slots,
+                             self.program.built)
+        except Exception:       # noqa: BLE001 -- not compiled: stepped as planned
+            return None
+        if not fast.compiled:
+            return None
+        if len(self._fast) >= 8:
+            self._fast.clear()
+        self._fast[key] = fast
+        return fast
+
+    def _loop_bound(self, arrays, plans) -> int:
+        """At most how many iterations a Loop with a recurrent condition runs (its trip
+        count, its sliced inputs' chunks, the iteration limit), 0 to step it as the
+        driver does (no iteration, or no bound worth computing the sequence steps for)."""
+        op = self.ti
+        trip = op._trip(arrays[0])
+        if not op._cond(arrays[1], "execution_condition input"):
+            return 0
+        bounds = [cnt for _, cnt, *_ in plans] + [limits.max_loop_iterations()]
+        bound = min(bounds + [trip] if trip >= 0 else bounds)
+        return bound if bound <= _MAX_BOUND else 0
 
 
 def _captured(sel, param, vals, res, finals, init, n):
@@ -410,8 +536,10 @@ def _counter(init: np.ndarray, c: np.ndarray, n: int) -> np.ndarray:
     return (init.astype(np.int64) + k * int(c.reshape(-1)[0])).astype(init.dtype)
 
 
-def _lift_step(step, vals, n) -> None:
-    """Run one sequence step on all iterations at once; its outputs become stacks."""
+def _lift_step(step, vals, n, built=None) -> None:
+    """Run one sequence step on all iterations at once; its outputs become stacks.
+    (``built``: the program's functions as built; a Gather is lifted only when its
+    function is one of them, not a replacement recording its calls.)"""
     fn, ins, outs, dtypes, layer = step
     xs = [vals[i] for i in ins]
     out = None
@@ -424,12 +552,30 @@ def _lift_step(step, vals, n) -> None:
     elif kind == "MatMul" and type(xs[0]) is _Stack and type(xs[1]) is not _Stack \
             and xs[1].ndim == 2 and xs[0].array.ndim >= 3:
         out = (np.asarray(fn(xs[0].array, xs[1])),)
+    elif kind == "Gather" and built is not None and built.get(id(fn)) is fn \
+            and type(xs[1]) is _Stack and xs[1].array.ndim == 1 \
+            and type(xs[0]) is not _Stack and type(xs[2]) is not _Stack \
+            and layer.attrs.get("batch_dims", "0") == "0":
+        out = _lift_gather(fn, xs, n)
     if out is None:
         out = _per_iteration(fn, xs, len(outs), n)
     for s, v, dt in zip(outs, out, dtypes):
         if v.shape[:1] != (n,) or (dt is not None and v.dtype != dt):
             raise _GiveUp
         vals[s] = _Stack(v)
+
+
+def _lift_gather(fn, xs, n):
+    """A Gather of one index per iteration from an array that stays: one Gather of all
+    the indices (the same elements), the iteration axis moved first."""
+    data, idx, axis = xs[0], xs[1].array, xs[2]
+    if np.ndim(axis) > 1 or np.size(axis) != 1 or data.ndim == 0:
+        return None
+    ax = int(np.asarray(axis).reshape(-1)[0])
+    if not -data.ndim <= ax < data.ndim:
+        return None
+    out = np.asarray(fn(data, idx, axis))
+    return (np.moveaxis(out, ax % data.ndim, 0),)
 
 
 def _lift_elementwise(fn, xs, n):

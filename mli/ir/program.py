@@ -127,6 +127,9 @@ class _Program:
                     steps.append(step)
         self.template: List[Optional[np.ndarray]] = [template.get(i) for i in range(len(slots))]
         self.steps = steps
+        # the steps' functions as the registry built them (by id, kept alive): a step
+        # replaced later (replace_step: taps, fixed-point kernels) is not one of them
+        self.built: Dict[int, Any] = {id(st[0]): st[0] for st in steps}
         self.param_slots = [slots[(p.id, p.outputs[0].id)] for p in graph.parameters]
         self.result_slots = [slots[graph._producer[(r.id, r.inputs[0].id)]]
                              for r in graph.results]

@@ -485,7 +485,13 @@ def _compiled_spec(a, n_acts, gates, clip, dirs):
 
 def _c_array(v, dtype=None):
     """`v` as the C runner reads it: C-contiguous and aligned (an IR's weights can
-    sit at any byte offset of its .bin; a misaligned float load is undefined in C)."""
+    sit at any byte offset of its .bin; a misaligned float load is undefined in C).
+    (An array that already is one is returned as is, as np.require does, without its
+    cost.)"""
+    if type(v) is np.ndarray and (dtype is None or v.dtype == dtype):
+        f = v.flags
+        if f.c_contiguous and f.aligned:
+            return v
     return np.require(v, dtype, requirements=["C", "A"])
 
 
