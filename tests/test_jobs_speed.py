@@ -116,3 +116,18 @@ def test_the_fall_back_starts_and_imports_nothing():
                        env=child_env(), cwd=os.path.dirname(__file__))
     assert p.returncode == 0, p.stderr
     assert p.stdout.strip() == "[]"
+
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+SHARED = pathlib.Path(os.environ.get("MLI_SHARED", ROOT.parent / "shared"))
+
+
+@pytest.mark.skipif(not (SHARED / "vectors" / "ov_ti_loop").is_dir(), reason="../shared is not beside the project")
+def test_openvino_cases_through_workers_same_results_in_the_same_order(processes):
+    # the small chunks of an OpenVINO folder (36 cases: 32 chunks with 2 jobs) through two workers
+    from mli.tools import vectors
+
+    folder = str(SHARED / "vectors" / "ov_ti_loop")
+    one = vectors.run_dir(folder, jobs=1)
+    two = vectors.run_dir(folder, jobs=2)
+    assert len(one) == 36 and one == two
