@@ -180,8 +180,10 @@ def run(log=print, quick=False, jobs=2, shared=None) -> dict:
         "other processes during the row, on average; (forced): worker processes whatever the size")
     log(H.table(["data set", "--jobs 1", f"--jobs {jobs}", "speed-up", "CPU 1 / N", "others", "same results"], table))
     for name, r in res["rows"].items():
-        big = r["jobs1_s"] >= 1.0 and not r["forced"]
-        goal = (f"--jobs {jobs} >= {GOAL_X}x (>= 1 s of work), {name}" if big else
+        # ">= 1 s of single-core work": the 1-job run's CPU time, which other work on
+        # the machine does not stretch as it does the wall time
+        big = r["jobs1_cpu_s"] >= 1.0 and not r["forced"]
+        goal = (f"--jobs {jobs} >= {GOAL_X}x (>= 1 s of one-core CPU), {name}" if big else
                 f"--jobs {jobs} no slower than --jobs 1, {name}")
         met = (r["speedup"] >= GOAL_X if big else r["speedup"] >= 0.95) and r["same"]
         if r["forced"]:
