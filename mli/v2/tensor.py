@@ -12,12 +12,23 @@ The data buffer is a numpy array in native byte order whose dtype is the
 container of ``el_type`` (int8 for FX_8 and SA_8, int16 for FX_16, int32 for
 SA_32), or a uint8 array holding the container's raw bytes (as the case
 files do); the constructor refuses any other dtype or byte order with
-``TypeError``.  Read-only arrays are accepted as inputs."""
+``TypeError``.  Read-only arrays are accepted as inputs.
+
+The SA parameter arrays that :class:`Tensor` makes (``set_sa``, the
+constructor, a kernel's output) are numpy views of C memory
+(``mli.v2._core2.SaMemory``): change their values in place or assign new
+arrays, but not their dtype or strides in place.  The C bridge keeps what it
+read of a Tensor's SA attributes in ``_sa_cache`` (with pointers into that
+memory, so in-place changes of values count), which assigning any of those
+attributes replaces; a kernel that leaves its output's per-tensor parameters
+as they were leaves its arrays in place."""
 from __future__ import annotations
 
-from typing import Optional, Sequence
+from typing import Any, Optional, Sequence
 
 import numpy as np
+
+from . import _core2
 
 FX_8, FX_16, SA_8, SA_32 = 0x008, 0x010, 0x108, 0x120
 EL_TYPES = {"fx8": FX_8, "fx16": FX_16, "sa8": SA_8, "sa32": SA_32}
@@ -61,6 +72,34 @@ def _check_buffer(buffer, el_type: int) -> None:
                         f"{np.dtype(want)} array, or a uint8 array of its raw bytes{hint}")
 
 
+# the attributes whose assignment drops the bridge's _sa_cache of a Tensor
+_SA_FIELDS = frozenset(("sa_type", "sa_dim", "zero_point", "scale", "scale_frac_bits", "zero_point_capacity",
+                        "scale_capacity", "scale_frac_bits_capacity"))
+
+
+def _sa_scalars(zp: int, scale: int, fb: int) -> "tuple[np.ndarray, np.ndarray, np.ndarray]":
+    """One-element int16 / int16 / int8 arrays holding zp, scale, fb: views of
+    one SaMemory (the bridge reads them from there)."""
+    mem = _core2.SaMemory(6)
+    z = np.frombuffer(mem, np.int16, 1, 0)
+    s = np.frombuffer(mem, np.int16, 1, 2)
+    f = np.frombuffer(mem, np.int8, 1, 4)
+    z[0], s[0], f[0] = zp, scale, fb
+    return z, s, f
+
+
+def _sa_axis(zp: np.ndarray, scale: np.ndarray, fb: np.ndarray) -> "tuple[np.ndarray, np.ndarray, np.ndarray]":
+    """Copies of the 1-D int16 / int16 / int8 arrays zp, scale, fb as views of
+    one SaMemory."""
+    nz, ns = zp.nbytes, scale.nbytes
+    mem = _core2.SaMemory(nz + ns + fb.nbytes)
+    z = np.frombuffer(mem, np.int16, zp.size, 0)
+    s = np.frombuffer(mem, np.int16, scale.size, nz)
+    f = np.frombuffer(mem, np.int8, fb.size, nz + ns)
+    z[...], s[...], f[...] = zp, scale, fb
+    return z, s, f
+
+
 def dense_strides(shape: Sequence[int]) -> list:
     st: list = []
     acc = 1
@@ -95,10 +134,28 @@ class Tensor:
         self.frac_bits = int(frac_bits)
         self.sa_type = 0
         self.sa_dim = -1
-        self.zero_point = np.zeros(1, np.int16)
-        self.scale = np.ones(1, np.int16)
-        self.scale_frac_bits = np.zeros(1, np.int8)
+        self.zero_point, self.scale, self.scale_frac_bits = _sa_scalars(0, 1, 0)
         self.zero_point_capacity = self.scale_capacity = self.scale_frac_bits_capacity = 0
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        object.__setattr__(self, name, value)
+        if name in _SA_FIELDS:
+            # a new token: the bridge's cache (and one being made now) is stale
+            object.__setattr__(self, "_sa_cache", object())
+
+    def __delattr__(self, name: str) -> None:
+        object.__delattr__(self, name)
+        if name in _SA_FIELDS:
+            object.__setattr__(self, "_sa_cache", object())
+
+    def __getstate__(self) -> dict:
+        # (copy, deepcopy and pickle: the bridge's cache stays with the original)
+        state = dict(self.__dict__)
+        state.pop("_sa_cache", None)
+        return state
+
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update(state)
 
     # ---------------------------------------------------------------- makers
     @classmethod
@@ -185,24 +242,29 @@ class Tensor:
         self.sa_type = 0
         self.sa_dim = int(dim)
         if dim < 0:
-            self.zero_point = np.array([int(np.asarray(zero_point).reshape(-1)[0])], np.int16)
-            self.scale = np.array([int(np.asarray(scale).reshape(-1)[0])], np.int16)
-            self.scale_frac_bits = np.array([int(np.asarray(scale_frac_bits).reshape(-1)[0])], np.int8)
+            z = np.array([int(np.asarray(zero_point).reshape(-1)[0])], np.int16)
+            s = np.array([int(np.asarray(scale).reshape(-1)[0])], np.int16)
+            f = np.array([int(np.asarray(scale_frac_bits).reshape(-1)[0])], np.int8)
+            self.zero_point, self.scale, self.scale_frac_bits = _sa_scalars(int(z[0]), int(s[0]), int(f[0]))
             self.zero_point_capacity = self.scale_capacity = self.scale_frac_bits_capacity = 0
         else:
-            self.zero_point = np.ascontiguousarray(zero_point, np.int16).reshape(-1).copy()
-            self.scale = np.ascontiguousarray(scale, np.int16).reshape(-1).copy()
-            self.scale_frac_bits = np.ascontiguousarray(scale_frac_bits, np.int8).reshape(-1).copy()
+            self.zero_point, self.scale, self.scale_frac_bits = _sa_axis(
+                np.ascontiguousarray(zero_point, np.int16).reshape(-1),
+                np.ascontiguousarray(scale, np.int16).reshape(-1),
+                np.ascontiguousarray(scale_frac_bits, np.int8).reshape(-1))
             self.zero_point_capacity = self.zero_point.nbytes
             self.scale_capacity = self.scale.nbytes
             self.scale_frac_bits_capacity = self.scale_frac_bits.nbytes
 
     def _set_sa_inline(self, typ, zp, scale, fb, zc, sc, fc) -> None:  # used by the C bridge
-        self.sa_type, self.sa_dim = int(typ), -1
-        self.zero_point = np.array([zp], np.int16)
-        self.scale = np.array([scale], np.int16)
-        self.scale_frac_bits = np.array([fb], np.int8)
-        self.zero_point_capacity, self.scale_capacity, self.scale_frac_bits_capacity = int(zc), int(sc), int(fc)
+        z, s, f = _sa_scalars(zp, scale, fb)
+        fields = dict(sa_type=int(typ), sa_dim=-1, zero_point=z, scale=s, scale_frac_bits=f,
+                      zero_point_capacity=int(zc), scale_capacity=int(sc), scale_frac_bits_capacity=int(fc))
+        if type(self) is Tensor:
+            self.__dict__.update(fields, _sa_cache=object())
+        else:  # (a subclass may define these as properties)
+            for k, val in fields.items():
+                setattr(self, k, val)
 
     @property
     def is_sa(self) -> bool:
@@ -249,6 +311,9 @@ class Tensor:
              f"scale_frac_bits={self.scale_frac_bits.tolist()}" if self.is_sa else f"frac_bits={self.frac_bits}")
         return (f"Tensor({EL_TYPE_NAMES.get(self.el_type, hex(self.el_type))}, shape={self.shape[:self.rank]}, "
                 f"mem_stride={self.mem_stride[:self.rank]}, {p})")
+
+
+_core2._register_tensor_type(Tensor)
 
 
 class Lut:
