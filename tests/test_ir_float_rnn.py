@@ -220,12 +220,11 @@ def test_dtype_dispatch_through_the_op():
 def test_shape_cache_of_the_planned_program():
     """The shape-derived steps of a model with dynamic dims are kept per set of input
     shapes: alternating shapes give the values of a run of every step in order."""
-    from pathlib import Path
     from mli.ir import read_model
-    xml = Path(__file__).resolve().parent.parent.parent / "shared" / "vectors" / "ov_real" / \
-        "pt_har_lstm__torch_fp16.xml"
+    from conftest import SHARED
+    xml = SHARED / "vectors" / "ov_real" / "pt_har_lstm__torch_fp16.xml"
     if not xml.is_file():
-        pytest.skip("shared/vectors/ov_real not found")
+        pytest.skip(f"{xml} not found (set MLI_SHARED)")
     model, plain = read_model(xml), read_model(xml)
     assert model._program._shape_steps
     plain._program._shape_steps = []          # every step, in graph order, each call

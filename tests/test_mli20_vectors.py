@@ -8,11 +8,12 @@ import pytest
 import mli
 from mli.v2 import cases
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-VECTORS = os.path.join(HERE, "..", "..", "shared", "vectors", "mli20")
+from conftest import SHARED
+
+VECTORS = os.path.join(SHARED, "vectors", "mli20")
 
 pytestmark = pytest.mark.skipif(not os.path.isdir(VECTORS),
-                                reason="../shared/vectors/mli20 is absent (MLI 2.0.2 reference cases)")
+                                reason=f"{VECTORS} is absent (MLI 2.0.2 reference cases; set MLI_SHARED)")
 
 
 def _files():
