@@ -385,7 +385,6 @@ def comparison(shapes, R):
 def bench_waits(args, budget, R):
     """Issue 13's rows beyond the kernels, each from its own script's run()."""
     import bench_ir
-    import bench_jobs
     import bench_overhead
     import bench_rows
     section("8. where users wait: per-call overhead, TensorIterator, IR models, batched rows, --jobs")
@@ -396,8 +395,29 @@ def bench_waits(args, budget, R):
     R["ir"] = bench_ir.run(log, quick=args.quick)
     log("\n### batched rows (bench_rows.py)\n")
     R["rows"] = bench_rows.run(log, sub)
-    log("\n### --jobs (bench_jobs.py)\n")
-    R["jobs"] = bench_jobs.run(log, quick=args.quick)
+    log("\n### --jobs (bench_jobs.py, in a process of its own)\n")
+    R["jobs"] = _jobs_in_own_process(args.quick)
+
+
+def _jobs_in_own_process(quick):
+    """bench_jobs.py run as a command: a user's `mli ... --jobs` starts from one thread
+    and forks its workers, where this process may hold threads by now (OpenVINO's),
+    which make the pool start them through a fork server instead."""
+    import subprocess
+    import tempfile
+    here = os.path.dirname(os.path.abspath(__file__))
+    with tempfile.TemporaryDirectory() as tmp:
+        out = os.path.join(tmp, "jobs.json")
+        cmd = [sys.executable, os.path.join(here, "bench_jobs.py"), "--json", out] + (["--quick"] if quick else [])
+        env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in (os.path.dirname(here), os.environ.get("PYTHONPATH")) if p))
+        p = subprocess.run(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        for line in p.stdout.splitlines():
+            if not line.startswith("- ["):   # (the goals are printed with bench.py's own)
+                log(line)
+        if p.returncode != 0 or not os.path.exists(out):
+            raise RuntimeError(f"bench_jobs.py failed (exit {p.returncode})")
+        with open(out) as f:
+            return json.load(f)
 
 
 def bench_v2(args, budget, R, shapes):

@@ -51,7 +51,9 @@ _ORIG = {}
 
 def _timed_call(fn, mode, chunk):
     c0 = time.process_time()
-    data = _ORIG["call"](fn, mode, chunk)
+    # a spawned worker (the caller ran threads: bench.py with torch loaded) imported
+    # this module afresh: its jobs._worker_call is the package's own
+    data = _ORIG.get("call", jobs._worker_call)(fn, mode, chunk)
     return pickle.dumps((_TAG, os.getpid(), time.process_time() - c0, data), pickle.HIGHEST_PROTOCOL)
 
 
@@ -251,10 +253,15 @@ def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--jobs", type=int, default=2)
+    ap.add_argument("--json", metavar="FILE", help="also write the figures to FILE as JSON (bench.py reads it)")
     a = ap.parse_args(argv)
     r = run(lambda s="": print(s, flush=True), a.quick, a.jobs)
     for g in r["goals"]:
         print(f"- [{'met' if g['met'] else 'MISSED'}] {g['goal']}: {g['figures']}")
+    if a.json:
+        import json
+        with open(a.json, "w") as f:
+            json.dump(r, f, default=str)
     return 0
 
 
