@@ -278,6 +278,38 @@ def test_fused_readout_limits_agree(kind, wmode):
                 np.testing.assert_array_equal(a, bb, err_msg=f"format {i} output {j}: {isa} differs from scalar")
 
 
+@pytest.mark.skipif(len(PATHS) < 2, reason="this CPU has only the scalar path")
+@pytest.mark.parametrize("M", [16, 32, 64])
+@pytest.mark.parametrize("below", [0, 1])
+@pytest.mark.parametrize("rounding", ["convergent", "up"])
+def test_fused_one_chunk_boundary_agrees(M, below, rounding):
+    # the fused steps sum a row of the state part in one int32 chunk where
+    # max|h| times the row's sum of |w| is below 2^31: state weights all
+    # -16384 and h0 all -2^31 / (16384 M) put every row's sum at exactly 2^31
+    # (one chunk would wrap), and one less at 2^31 - 16384 M (one chunk is
+    # exact); the later steps' h are what the cell makes of it
+    N, T = 16, 40
+    w = np.zeros((4, M, N + M), np.int16)
+    w[:, :, N:] = -16384
+    w[:, :, :N] = np.arange(4 * M * N).reshape(4, M, N) % 7 - 3
+    h0 = np.full(M, -(2 ** 31 // (16384 * M)) + below, np.int16)
+    x = (np.arange(T * N).reshape(T, N) % 11 - 5).astype(np.int16)
+    b, c0 = np.zeros((4, M), np.int16), np.zeros(M, np.int16)
+    got = {}
+    for isa in PATHS:
+        with mli.use_isa(isa), mli.rounding(rounding):
+            outs = []
+            for fh, fw in ((15, 15), (12, 15), (15, 10)):
+                ir = mli.Tensor(np.zeros(4 * M, np.int16), 0)
+                y, c = mli.lstm_cell(mli.Tensor(x, 15), mli.Tensor(h0, fh), mli.Tensor(w, fw), mli.Tensor(b, fw),
+                                     mli.RnnCellConfig(mode=1, act=1, ir=ir), mli.Tensor(c0, 12))
+                outs += [y.numpy().copy(), c.numpy().copy(), ir.numpy().copy()]
+            got[isa] = outs
+    for isa in PATHS[1:]:
+        for j, (a, bb) in enumerate(zip(got["scalar"], got[isa])):
+            np.testing.assert_array_equal(a, bb, err_msg=f"output {j}: {isa} differs from scalar")
+
+
 @pytest.mark.parametrize("op", ["avepool", "maxpool"])
 @pytest.mark.parametrize("kind", ["fx8", "fx16"])
 def test_pool_paths_agree(op, kind):

@@ -25,6 +25,7 @@ typedef struct {
     int M, its, os, ir_shift, mshift, act; /* act: 0 none (p = c), 1 tanh, 2 sigm */
     int i32; /* 8-bit weights: every accumulator value provably inside int32 (lstm16_i32_ok) */
     int32_t up;
+    int64_t l1s; /* fx16: the largest sum of |w| of a row of the state part (the packed weights' own) */
     lut_setup sigm, tanh_, out; /* gates (frac f_ir) and the output activation (frac f_c) */
     int16_t t8[3][256]; /* 8-bit data: the same three as tables of mli_prv_lut_vec8's results */
 } lstm16_fused;
@@ -67,6 +68,13 @@ static void lstm16_fused_init(lstm16_fused *fz, const mli_dense_plan *plan, int 
     lut_prepare(&mli_prv_tanh_lut, f_ir, &fz->tanh_);
     lut_prepare(act == RNN_ACT_TANH ? &mli_prv_tanh_lut : &mli_prv_sigm_lut, f_c, &fz->out);
     fz->i32 = w8 && lstm16_i32_ok(plan, 4 * M, fz->its, fz->os, d8 ? 128 : 32768);
+    fz->l1s = 0;
+#ifdef MLIPY_X86_TARGETS
+    if (!w8) { /* kept with the packing (computed once after the weights are packed) */
+        int64_t l1i;
+        mli_rec_avx2_l1_kept(plan, 0, &l1i, &fz->l1s);
+    }
+#endif
     /* fx16 with its <= 0: the bias terms shifted left once per call, into
      * plan->s_st (the fused step has its state sums in registers) */
     if (!w8 && fz->its <= 0)
@@ -158,6 +166,42 @@ __attribute__((always_inline)) LSTM16_TARGET static inline __m512i lstm16_ld(con
 __attribute__((always_inline)) LSTM16_TARGET static inline void lstm16_st(void *p, int i, __m512i v, const int d8) {
     if (d8) _mm_storeu_si128((__m128i *)((int8_t *)p + i), _mm512_cvtsepi32_epi8(v));
     else _mm256_storeu_si256((__m256i *)((int16_t *)p + i), _mm512_cvtsepi32_epi16(v));
+}
+
+/* The modular int32 sums of 16 rows over n consecutive column pairs: x
+ * pairs from xq, the rows' packed weights from wq on (64 bytes per pair, or
+ * 32 with 8-bit weights). */
+#define LSTM16_WQ(q, w8) \
+    ((w8) ? _mm512_cvtepi8_epi16(_mm256_loadu_si256((const __m256i *)(q))) : _mm512_loadu_si512((const void *)(q)))
+__attribute__((always_inline)) LSTM16_TARGET static inline __m512i lstm16_dot_run(const int32_t *x, const char *wq, int n,
+                                                                                 const int w8) {
+    const size_t st = w8 ? 32 : 64;
+    __m512i a = _mm512_setzero_si512(), b = _mm512_setzero_si512();
+    __m512i d = _mm512_setzero_si512(), e = _mm512_setzero_si512();
+    int p = 0;
+    for (; p + 3 < n; p += 4) {
+        a = _mm512_dpwssd_epi32(a, _mm512_set1_epi32(x[p]), LSTM16_WQ(wq + (size_t)p * st, w8));
+        b = _mm512_dpwssd_epi32(b, _mm512_set1_epi32(x[p + 1]), LSTM16_WQ(wq + (size_t)(p + 1) * st, w8));
+        d = _mm512_dpwssd_epi32(d, _mm512_set1_epi32(x[p + 2]), LSTM16_WQ(wq + (size_t)(p + 2) * st, w8));
+        e = _mm512_dpwssd_epi32(e, _mm512_set1_epi32(x[p + 3]), LSTM16_WQ(wq + (size_t)(p + 3) * st, w8));
+    }
+    for (; p < n; p++) a = _mm512_dpwssd_epi32(a, _mm512_set1_epi32(x[p]), LSTM16_WQ(wq + (size_t)p * st, w8));
+    return _mm512_add_epi32(_mm512_add_epi32(a, b), _mm512_add_epi32(d, e));
+}
+
+/* max |v| over n int16 (32768 for -32768), n a multiple of 16 */
+LSTM16_TARGET static inline int32_t lstm16_maxabs16(const int16_t *v, int n) {
+    __m512i m = _mm512_setzero_si512();
+    for (int i = 0; i < n; i += 32) {
+        const __mmask32 k = n - i >= 32 ? 0xFFFFFFFFu : 0xFFFFu;
+        m = _mm512_max_epu16(m, _mm512_abs_epi16(_mm512_maskz_loadu_epi16(k, (const void *)(v + i))));
+    }
+    const __m256i h = _mm256_max_epu16(_mm512_castsi512_si256(m), _mm512_extracti64x4_epi64(m, 1));
+    __m128i q = _mm_max_epu16(_mm256_castsi256_si128(h), _mm256_extracti128_si256(h, 1));
+    q = _mm_max_epu16(q, _mm_srli_si128(q, 8));
+    q = _mm_max_epu16(q, _mm_srli_si128(q, 4));
+    q = _mm_max_epu16(q, _mm_srli_si128(q, 2));
+    return (int32_t)(uint16_t)_mm_cvtsi128_si32(q);
 }
 
 /* The input sums of one step, x . W[k][0:N] for the 4M rows (groups * 16
@@ -254,22 +298,16 @@ __attribute__((always_inline)) LSTM16_TARGET static inline void lstm16_fused_bod
     const __m512i up32 = _mm512_set1_epi32(fz->up);
     const __m512i ibias32 = _mm512_set1_epi32(fz->its > 0 ? (1 << (fz->its - 1)) - 1 : 0);
     const __m512i obias32 = _mm512_set1_epi32((1 << (fz->os - 1)) - 1);
+    /* fx16: where max|h| times the largest sum of |w| of a row is below 2^31,
+     * each row is one chunk for this step (its modular int32 sum is exact) */
+    const int32_t one_chunk[2] = {1, pairs};
+    const int one = !w8 && (int64_t)lstm16_maxabs16((const int16_t *)x, M) * fz->l1s < ((int64_t)1 << 31);
     for (int g = 0; g < groups; g++) {
         const int32_t *ch = pl->chunk_st + (size_t)g * ((size_t)pairs + 1);
         const int16_t *wg = pl->w_st + (size_t)g * (size_t)pairs * 2 * MLI_DOT_GROUP;
         const int8_t *wg8 = (const int8_t *)pl->w_st + (size_t)g * (size_t)pairs * 2 * MLI_DOT_GROUP;
-#define LSTM16_W(p) (w8 ? _mm512_cvtepi8_epi16(_mm256_loadu_si256((const __m256i *)(wg8 + (size_t)(p) * 32))) \
-                        : _mm512_loadu_si512((const void *)(wg + (size_t)(p) * 32)))
         if (i32) { /* lstm16_i32_ok: all in int32 lanes, the modular sums exact, no clamp acting */
-            __m512i a = _mm512_setzero_si512(), b = _mm512_setzero_si512();
-            __m512i d = _mm512_setzero_si512(), e = _mm512_setzero_si512();
-            for (int p = 0; p < pairs; p += 4) { /* pairs = M / 2, a multiple of 8 */
-                a = _mm512_dpwssd_epi32(a, _mm512_set1_epi32(x[p]), LSTM16_W(p));
-                b = _mm512_dpwssd_epi32(b, _mm512_set1_epi32(x[p + 1]), LSTM16_W(p + 1));
-                d = _mm512_dpwssd_epi32(d, _mm512_set1_epi32(x[p + 2]), LSTM16_W(p + 2));
-                e = _mm512_dpwssd_epi32(e, _mm512_set1_epi32(x[p + 3]), LSTM16_W(p + 3));
-            }
-            a = _mm512_add_epi32(_mm512_add_epi32(a, b), _mm512_add_epi32(d, e));
+            const __m512i a = lstm16_dot_run(x, (const char *)wg8, pairs, 1);
             const int k0 = g * MLI_DOT_GROUP;
             const __m512i v0 = _mm512_add_epi64(_mm512_loadu_si512((const void *)(pl->bias_term + k0)),
                                                 _mm512_loadu_si512((const void *)(si + k0)));
@@ -285,21 +323,14 @@ __attribute__((always_inline)) LSTM16_TARGET static inline void lstm16_fused_bod
         }
         /* fx16: the sums start at the read-out's rounding offset 2^(os-1) */
         __m512i s[2] = {w8 ? _mm512_setzero_si512() : ohalf, w8 ? _mm512_setzero_si512() : ohalf};
-        int p = 0;
-        for (int k = 1; k <= ch[0]; k++) {
-            const int pend = ch[k];
-            __m512i a = _mm512_setzero_si512(), b = _mm512_setzero_si512();
-            __m512i d = _mm512_setzero_si512(), e = _mm512_setzero_si512();
-            for (; p + 3 < pend; p += 4) {
-                a = _mm512_dpwssd_epi32(a, _mm512_set1_epi32(x[p]), LSTM16_W(p));
-                b = _mm512_dpwssd_epi32(b, _mm512_set1_epi32(x[p + 1]), LSTM16_W(p + 1));
-                d = _mm512_dpwssd_epi32(d, _mm512_set1_epi32(x[p + 2]), LSTM16_W(p + 2));
-                e = _mm512_dpwssd_epi32(e, _mm512_set1_epi32(x[p + 3]), LSTM16_W(p + 3));
-            }
-            for (; p < pend; p++) a = _mm512_dpwssd_epi32(a, _mm512_set1_epi32(x[p]), LSTM16_W(p));
-            a = _mm512_add_epi32(_mm512_add_epi32(a, b), _mm512_add_epi32(d, e)); /* modular: exact per chunk */
+        const char *wb = w8 ? (const char *)wg8 : (const char *)wg;
+        const int32_t *chg = one ? one_chunk : ch;
+        for (int k = 1, p = 0; k <= chg[0]; k++) {
+            const int pend = chg[k];
+            const __m512i a = lstm16_dot_run(x + p, wb + (size_t)p * (w8 ? 32 : 64), pend - p, w8); /* modular: exact per chunk */
             s[0] = _mm512_add_epi64(s[0], _mm512_cvtepi32_epi64(_mm512_castsi512_si256(a)));
             s[1] = _mm512_add_epi64(s[1], _mm512_cvtepi32_epi64(_mm512_extracti64x4_epi64(a, 1)));
+            p = pend;
         }
         __m512i q2[2];
         for (int hf = 0; hf < 2 && !w8; hf++) {
@@ -416,7 +447,6 @@ __attribute__((always_inline)) LSTM16_TARGET static inline void lstm16_fused_bod
         }
     }
     if (nxt && xn) lstm16_in_sums(pl, xn, pl->N, sn, w8, d8); /* the next step's input sums */
-#undef LSTM16_W
 }
 /* One step (and the input sums of the next into sn when xn is not NULL);
  * lstm16_first_sums: those of the first step. */
