@@ -20,6 +20,8 @@ Sections printed (see benchmarks/README.md):
                       batched rows, --jobs (bench_overhead/_ir/_rows/_jobs.py)
   9. MLI 2.0.2        mli.v2 LSTM/GRU per kind vs the 1.1 LSTM and PyTorch (bench_mli2.py)
  10. goals            each goal "met" or "MISSED" with its figures
+ 11. issue 26         the rows of the speed issue's table with their goals (MLIPY_ISA=avx2 on an
+                      AVX-512 machine also holds numpy, OpenBLAS and PyTorch to AVX2)
 
 PyTorch is optional (skipped when not importable); it is never a dependency
 of mli-py.  Times are best-of-many-short-repeats means (time.perf_counter_ns); nothing
@@ -30,6 +32,26 @@ import os
 # single thread for every library, before numpy (or torch) is imported
 for _v in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ[_v] = "1"
+
+
+def _cpu_has_avx512():
+    try:
+        with open("/proc/cpuinfo") as f:
+            return any(line.startswith("flags") and " avx512f" in line for line in f)
+    except OSError:
+        return False
+
+
+# MLIPY_ISA=avx2 on an AVX-512 machine stands in for an AVX2 machine: the float
+# baselines are held to AVX2 as well (before numpy and torch load), unless
+# MLIPY_BASELINES_UNCAPPED=1.  OpenVINO has no such switch: its rows keep AVX-512.
+BASELINE_CAPS = {"ATEN_CPU_CAPABILITY": "avx2", "ONEDNN_MAX_CPU_ISA": "AVX2", "OPENBLAS_CORETYPE": "Haswell",
+                 "NPY_DISABLE_CPU_FEATURES": "AVX512F AVX512CD AVX512_SKX AVX512_CLX AVX512_CNL AVX512_ICL AVX512_SPR"}
+BASELINES_CAPPED = (os.environ.get("MLIPY_ISA", "").strip().lower() == "avx2" and _cpu_has_avx512()
+                    and os.environ.get("MLIPY_BASELINES_UNCAPPED") != "1")
+if BASELINES_CAPPED:
+    for _k, _v in BASELINE_CAPS.items():
+        os.environ.setdefault(_k, _v)
 
 import argparse  # noqa: E402
 import itertools  # noqa: E402
@@ -537,10 +559,93 @@ def goals(shapes, R, torch_ver):
     R["goals"] = lines
 
 
+def issue26_table(shapes, R):
+    """The rows of issue 26's table ("where users wait") side by side with their
+    goals, from the figures of the sections that ran."""
+    section(f"11. issue 26: where users wait (ISA path {mli.isa()}, CPU SIMD {R['env'].get('cpu_simd_flags', '?')})")
+    if R.get("quick"):
+        log("--quick: short repeats and one run per --jobs row; read the verdicts of a full run.")
+        log()
+    if BASELINES_CAPPED:
+        log("MLIPY_ISA=avx2 on an AVX-512 machine, a stand-in for an AVX2 machine: numpy, OpenBLAS and PyTorch "
+            "held to AVX2 too (" + ", ".join(f"{k}={os.environ.get(k)}" for k in BASELINE_CAPS) + "); "
+            "OpenVINO keeps its AVX-512 code.")
+        log()
+    rows = []
+
+    def row(what, measured, goal, met):
+        rows.append([what, measured, goal, "-" if met is None else ("met" if met else "MISSED")])
+
+    def ratios(shape):
+        b = R["baselines"].get(sk(shape), {})
+        al = b.get("mli_fx16_alongside", {}).get("best_ns")
+        t = b.get("torch_f32", {}).get("best_ns")
+        n = b.get("numpy_f32", {}).get("best_ns")
+        return al, (t / al if t and al else None), (n / al if n and al else None)
+
+    k = R["kernels"]
+    if k.get(key("lstm", "fx16", sk(HAR))):
+        al, tr, nr = ratios(HAR)
+        kk = k[key("lstm", "fx16", sk(HAR))]
+        row("fx16 LSTM 32x32x128 (HAR), one sequence",
+            f"{H.fmt_t(kk['us_per_seq'])}; {kk['gmac_s']:.1f} GMAC/s; "
+            f"torch {'-' if tr is None else f'{tr:.2f}x'}, numpy {'-' if nr is None else f'{nr:.1f}x'} slower",
+            ">= 5x torch, >= 40x numpy", None if tr is None or nr is None else (tr >= 5 and nr >= 40))
+    for shape in shapes:
+        if shape == HAR or not k.get(key("lstm", "fx16", sk(shape))):
+            continue
+        al, tr, _ = ratios(shape)
+        row(f"fx16 LSTM {H.shape_name(shape)}",
+            f"{H.fmt_t(k[key('lstm', 'fx16', sk(shape))]['us_per_seq'])}; torch "
+            f"{'-' if tr is None else f'{tr:.2f}x'} slower", ">= 3x torch", None if tr is None else tr >= 3)
+    rw = R.get("rows")
+    if rw and "goal" in rw:
+        sp = {kk: v["speedup"] for kk, v in rw.items() if kk != "goal"}
+        row("64 rows sharing weights (rows call vs 64 calls, per row, HAR)",
+            ", ".join(f"{kk} {v:.2f}x" for kk, v in sp.items()), ">= 3x, every kind", min(sp.values()) >= 3)
+    jb = R.get("jobs")
+    if jb:
+        for name, r in jb["rows"].items():
+            if r.get("forced"):
+                continue
+            big = r["jobs1_cpu_s"] >= 1.0
+            row(f"--jobs {jb['jobs']} vs --jobs 1: {name}",
+                f"{r['jobs1_s']:.3f} -> {r['jobsN_s']:.3f} s = {r['speedup']:.2f}x "
+                f"({r['jobs1_cpu_s']:.2f} s of one-job CPU)",
+                ">= 1.7x (>= 1 s of work); never slower" if big else "never slower (< 1 s of work)",
+                (r["speedup"] >= 1.7 if big else True) and r["speedup"] >= 1 / 1.05 and r["same"])
+    ir = R.get("ir")
+    if ir and ir.get("float_median"):
+        med = ir["float_median"]
+        row(f"float IR models vs OpenVINO CPU f32 (median of {med['cases']})", f"{med['ratio']:.2f}x",
+            "<= 1.5x", med["ratio"] <= 1.5)
+    o = R.get("overhead")
+    if o:
+        best, comp = o["best_us"], o["step_compute_us"]
+        g, pr = best["one step, out=/cell_out= given"], best["prepared call (same x)"]
+        row("one-step lstm_cell_fx16, out=/cell_out= given (HAR)", f"{g:.2f} us best round", "<= 1.5 us", g <= 1.5)
+        row("mli.prepare(...)() (HAR)", f"{pr:.2f} us best round (the step's compute {comp:.2f} us)",
+            f"<= 0.4 us + compute = {0.4 + comp:.2f} us", pr <= 0.4 + comp)
+    m2 = R.get("mli2")
+    if m2:
+        worst = []
+        for r in m2["rows"]:
+            for cell in ("lstm", "gru"):
+                f16, s8 = r.get(f"{cell}_fx16"), r.get(f"{cell}_sa8_sa8_sa32")
+                if f16 and s8:
+                    worst.append((s8 / f16, f"{cell} {r['shape']}"))
+        if worst:
+            w = max(worst)
+            row("MLI 2.0.2 sa8 LSTM/GRU vs fx16", f"at most {w[0]:.2f}x the fx16 time ({w[1]})",
+                "no slower (2 % allowance)", w[0] <= SAME_SPEED_SLACK)
+    log(H.table(["where users wait", "measured", "goal", "verdict"], rows))
+    R["issue26"] = [dict(zip(("what", "measured", "goal", "verdict"), r)) for r in rows]
+
+
 def print_env(env):
     for k in ("mli_isa", "mli_supported_isas", "MLIPY_ISA", "mli_version", "mli_core", "mli_rounding",
               "cpu", "cpu_simd_flags", "logical_cpus", "loadavg_start", "loadavg_end", "python", "numpy",
-              "torch", "threads", "platform", "command", "elapsed_s", "load_note"):
+              "torch", "baseline_caps", "threads", "platform", "command", "elapsed_s", "load_note"):
         if k in env:
             log(f"- {k}: {env[k]}")
 
@@ -569,6 +674,8 @@ def main(argv=None):
          "budget": vars(budget), "shapes": [list(s) for s in shapes], "quick": args.quick}
     R["env"] = H.environment(None)
     R["env"]["command"] = "PYTHONPATH=. python " + " ".join(["benchmarks/bench.py"] + sys.argv[1:])
+    R["env"]["baseline_caps"] = (", ".join(f"{k}={os.environ.get(k)}" for k in BASELINE_CAPS) if BASELINES_CAPPED
+                                 else "none (numpy, OpenBLAS and PyTorch take their best code for this CPU)")
 
     log("# mli-py benchmark" + (" (--quick)" if args.quick else ""))
     section("1. environment (code path)")
@@ -591,6 +698,7 @@ def main(argv=None):
     if "mli2" in run_sec:
         bench_v2(args, budget, R, shapes)
     goals(shapes, R, torch_ver)
+    issue26_table(shapes, R)
 
     R["env"]["loadavg_end"] = os.getloadavg()
     load = monitor.result()
