@@ -441,9 +441,10 @@ def sa8_tensors(rng, in_shape, w_shape, oc, w_dim, n_scales):
     b_sfb = max(-128, min(127, b_sfb))
     b_scales = [bias_scale_for(qi["scale"], qi["sfb"], ws, qw["sfb"], b_sfb) + int(rng.choice([0, 0, 1, -1]))
                 for ws in w_scales]
-    b_scales = [max(-(1 << 31), min((1 << 31) - 1, b)) for b in b_scales]
     if rng.random() < 0.05:
         b_scales[int(rng.integers(0, len(b_scales)))] += int(rng.choice([2, -5, 1000]))
+    # an int32 field (after the nudge: a scale near -2^31 nudged by -5 stays in range)
+    b_scales = [max(-(1 << 31), min((1 << 31) - 1, b)) for b in b_scales]
     in_asym = {"zero_point": zero_point(rng), "scale": qi["scale"], "dim": -1, "scale_frac_bits": qi["sfb"]}
     how = str(rng.choice(["uniform", "uniform", "extreme", "max", "min", "small"]))
     xin = strided_spec(rng, SA8, in_shape, asym=in_asym, how=how, holes=rng.random() < 0.5)
