@@ -127,6 +127,7 @@ static int lstm16_fused_ok(const mli_dense_plan *plan, int M, int N, long batch,
 
 #ifdef MLIPY_X86_TARGETS
 #define LSTM16_TARGET __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,avx512vnni")))
+#define LSTM16_BLOCK_ROWS 1024 /* 4M up to which the state sums of a step are made ahead (lstm16_dot_block4) */
 
 /* (v + 2^(s-1) - 1 + (up | bit s of v)) >> s on 16 int32 lanes, |v| < 2^30 */
 LSTM16_TARGET static inline __m512i lstm16_round32(__m512i v, __m128i s, __m512i bias, __m512i up) {
@@ -187,6 +188,31 @@ __attribute__((always_inline)) LSTM16_TARGET static inline __m512i lstm16_dot_ru
     }
     for (; p < n; p++) a = _mm512_dpwssd_epi32(a, _mm512_set1_epi32(x[p]), LSTM16_WQ(wq + (size_t)p * st, w8));
     return _mm512_add_epi32(_mm512_add_epi32(a, b), _mm512_add_epi32(d, e));
+}
+
+/* The whole-row modular int32 sums of 4 consecutive groups (64 rows) of
+ * int16 packed weights from wg (groups glen bytes apart) into out[0..63]:
+ * each broadcast of an x pair serves the four groups, two accumulators per
+ * group (even and odd pairs); pairs is even. */
+LSTM16_TARGET static inline void lstm16_dot_block4(const int32_t *x, const char *wg, size_t glen, int pairs,
+                                                   int32_t *out) {
+    __m512i a[8];
+    for (int i = 0; i < 8; i++) a[i] = _mm512_setzero_si512();
+    const char *w0 = wg, *w1 = wg + glen, *w2 = wg + 2 * glen, *w3 = wg + 3 * glen;
+    for (int p = 0; p < pairs; p += 2) {
+        const size_t o = (size_t)p * 64;
+        const __m512i u = _mm512_set1_epi32(x[p]), v = _mm512_set1_epi32(x[p + 1]);
+        a[0] = _mm512_dpwssd_epi32(a[0], u, _mm512_loadu_si512((const void *)(w0 + o)));
+        a[1] = _mm512_dpwssd_epi32(a[1], u, _mm512_loadu_si512((const void *)(w1 + o)));
+        a[2] = _mm512_dpwssd_epi32(a[2], u, _mm512_loadu_si512((const void *)(w2 + o)));
+        a[3] = _mm512_dpwssd_epi32(a[3], u, _mm512_loadu_si512((const void *)(w3 + o)));
+        a[4] = _mm512_dpwssd_epi32(a[4], v, _mm512_loadu_si512((const void *)(w0 + o + 64)));
+        a[5] = _mm512_dpwssd_epi32(a[5], v, _mm512_loadu_si512((const void *)(w1 + o + 64)));
+        a[6] = _mm512_dpwssd_epi32(a[6], v, _mm512_loadu_si512((const void *)(w2 + o + 64)));
+        a[7] = _mm512_dpwssd_epi32(a[7], v, _mm512_loadu_si512((const void *)(w3 + o + 64)));
+    }
+    for (int j = 0; j < 4; j++)
+        _mm512_storeu_si512((void *)(out + 16 * j), _mm512_add_epi32(a[j], a[j + 4]));
 }
 
 /* max |v| over n int16 (32768 for -32768), n a multiple of 16 */
@@ -302,6 +328,14 @@ __attribute__((always_inline)) LSTM16_TARGET static inline void lstm16_fused_bod
      * each row is one chunk for this step (its modular int32 sum is exact) */
     const int32_t one_chunk[2] = {1, pairs};
     const int one = !w8 && (int64_t)lstm16_maxabs16((const int16_t *)x, M) * fz->l1s < ((int64_t)1 << 31);
+    /* fx16, one chunk per row, small M: the state sums of every group first,
+     * four groups per broadcast of h */
+    int32_t sums[LSTM16_BLOCK_ROWS];
+    const int pre = one && 4 * M <= LSTM16_BLOCK_ROWS && groups % 4 == 0;
+    if (pre)
+        for (int g = 0; g < groups; g += 4)
+            lstm16_dot_block4(x, (const char *)(pl->w_st + (size_t)g * (size_t)pairs * 2 * MLI_DOT_GROUP),
+                              (size_t)pairs * 2 * MLI_DOT_GROUP * sizeof(int16_t), pairs, sums + g * MLI_DOT_GROUP);
     for (int g = 0; g < groups; g++) {
         const int32_t *ch = pl->chunk_st + (size_t)g * ((size_t)pairs + 1);
         const int16_t *wg = pl->w_st + (size_t)g * (size_t)pairs * 2 * MLI_DOT_GROUP;
@@ -325,7 +359,12 @@ __attribute__((always_inline)) LSTM16_TARGET static inline void lstm16_fused_bod
         __m512i s[2] = {w8 ? _mm512_setzero_si512() : ohalf, w8 ? _mm512_setzero_si512() : ohalf};
         const char *wb = w8 ? (const char *)wg8 : (const char *)wg;
         const int32_t *chg = one ? one_chunk : ch;
-        for (int k = 1, p = 0; k <= chg[0]; k++) {
+        if (pre) {
+            const __m512i a = _mm512_loadu_si512((const void *)(sums + g * MLI_DOT_GROUP));
+            s[0] = _mm512_add_epi64(s[0], _mm512_cvtepi32_epi64(_mm512_castsi512_si256(a)));
+            s[1] = _mm512_add_epi64(s[1], _mm512_cvtepi32_epi64(_mm512_extracti64x4_epi64(a, 1)));
+        }
+        for (int k = 1, p = 0; !pre && k <= chg[0]; k++) {
             const int pend = chg[k];
             const __m512i a = lstm16_dot_run(x + p, wb + (size_t)p * (w8 ? 32 : 64), pend - p, w8); /* modular: exact per chunk */
             s[0] = _mm512_add_epi64(s[0], _mm512_cvtepi32_epi64(_mm512_castsi512_si256(a)));
