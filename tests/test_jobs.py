@@ -201,10 +201,11 @@ def _mli(args, **env):
     import tempfile
 
     # from an empty folder: the command imports the mli under test (child_env), never a
-    # source tree in the current folder (CI's clean clone has no extension built there)
+    # source tree in the current folder (CI's clean clone has no extension built there);
+    # the shared folder named (an installed mli does not sit beside it)
     with tempfile.TemporaryDirectory() as cwd:
         p = subprocess.run([sys.executable, "-m", "mli", *args], capture_output=True, timeout=300,
-                           env=child_env(**env), cwd=cwd)
+                           env=child_env(**{"MLI_SHARED": str(SHARED), **env}), cwd=cwd)
     return p.returncode, p.stdout, p.stderr
 
 
