@@ -193,13 +193,14 @@ __attribute__((always_inline)) LSTM16_TARGET static inline __m512i lstm16_dot_ru
 /* The whole-row modular int32 sums of 4 consecutive groups (64 rows) of
  * int16 packed weights from wg (groups glen bytes apart) into out[0..63]:
  * each broadcast of an x pair serves the four groups, two accumulators per
- * group (even and odd pairs); pairs is even. */
+ * group (even and odd pairs). */
 LSTM16_TARGET static inline void lstm16_dot_block4(const int32_t *x, const char *wg, size_t glen, int pairs,
                                                    int32_t *out) {
     __m512i a[8];
     for (int i = 0; i < 8; i++) a[i] = _mm512_setzero_si512();
     const char *w0 = wg, *w1 = wg + glen, *w2 = wg + 2 * glen, *w3 = wg + 3 * glen;
-    for (int p = 0; p < pairs; p += 2) {
+    int p = 0;
+    for (; p + 1 < pairs; p += 2) {
         const size_t o = (size_t)p * 64;
         const __m512i u = _mm512_set1_epi32(x[p]), v = _mm512_set1_epi32(x[p + 1]);
         a[0] = _mm512_dpwssd_epi32(a[0], u, _mm512_loadu_si512((const void *)(w0 + o)));
@@ -210,6 +211,14 @@ LSTM16_TARGET static inline void lstm16_dot_block4(const int32_t *x, const char 
         a[5] = _mm512_dpwssd_epi32(a[5], v, _mm512_loadu_si512((const void *)(w1 + o + 64)));
         a[6] = _mm512_dpwssd_epi32(a[6], v, _mm512_loadu_si512((const void *)(w2 + o + 64)));
         a[7] = _mm512_dpwssd_epi32(a[7], v, _mm512_loadu_si512((const void *)(w3 + o + 64)));
+    }
+    if (p < pairs) {
+        const size_t o = (size_t)p * 64;
+        const __m512i u = _mm512_set1_epi32(x[p]);
+        a[0] = _mm512_dpwssd_epi32(a[0], u, _mm512_loadu_si512((const void *)(w0 + o)));
+        a[1] = _mm512_dpwssd_epi32(a[1], u, _mm512_loadu_si512((const void *)(w1 + o)));
+        a[2] = _mm512_dpwssd_epi32(a[2], u, _mm512_loadu_si512((const void *)(w2 + o)));
+        a[3] = _mm512_dpwssd_epi32(a[3], u, _mm512_loadu_si512((const void *)(w3 + o)));
     }
     for (int j = 0; j < 4; j++)
         _mm512_storeu_si512((void *)(out + 16 * j), _mm512_add_epi32(a[j], a[j + 4]));
@@ -259,6 +268,24 @@ __attribute__((always_inline)) LSTM16_TARGET static inline void lstm16_in_sums(c
     }
     const int32_t one_chunk[2] = {1, pairs};
     for (int g = 0; g < groups; g++) {
+        if (!w8 && g % 4 == 0 && g + 4 <= groups) { /* four groups of one chunk each: per broadcast of x */
+            int all = 1;
+            for (int j = 0; j < 4; j++) all &= (int64_t)mx * pl->l1_in[g + j] < ((int64_t)1 << 31);
+            if (all) {
+                int32_t t[4 * MLI_DOT_GROUP];
+                lstm16_dot_block4(x, (const char *)(pl->w_in + (size_t)g * (size_t)pairs * 2 * MLI_DOT_GROUP),
+                                  (size_t)pairs * 2 * MLI_DOT_GROUP * sizeof(int16_t), pairs, t);
+                for (int j = 0; j < 4; j++) {
+                    const __m512i a = _mm512_loadu_si512((const void *)(t + 16 * j));
+                    _mm512_storeu_si512((void *)(out + (g + j) * MLI_DOT_GROUP),
+                                        _mm512_cvtepi32_epi64(_mm512_castsi512_si256(a)));
+                    _mm512_storeu_si512((void *)(out + (g + j) * MLI_DOT_GROUP + 8),
+                                        _mm512_cvtepi32_epi64(_mm512_extracti64x4_epi64(a, 1)));
+                }
+                g += 3;
+                continue;
+            }
+        }
         const int32_t *ch = !w8 && (int64_t)mx * pl->l1_in[g] < ((int64_t)1 << 31)
                                 ? one_chunk
                                 : pl->chunk_in + (size_t)g * ((size_t)pairs + 1);
