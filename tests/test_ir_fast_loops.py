@@ -5,12 +5,10 @@ A compiled step does the numpy operations of its op's step on the same operands,
 the outputs must be the same bit for bit as with the steps themselves (the compiled
 steps off), on the real converter IRs and on hand-built Loops (early stop, zero
 iterations, back edges, errors)."""
-import json
-
 import numpy as np
 import pytest
 
-from conftest import SHARED
+from ir_loop_cases import case_inputs, looped_cases
 from test_ir import Weights, graph, layer, net, param, pm_in, pm_out, port, result, write
 
 from mli.graph import GraphError
@@ -18,27 +16,7 @@ from mli.ir import fast, lifted, read_model
 from mli.ir.ops import subgraph
 
 
-def _loop_cases():
-    out = []
-    for folder in ("ov_real", "ov_ti_loop"):
-        path = SHARED / "vectors" / folder
-        if not (path / "manifest.json").is_file():
-            continue
-        for c in json.loads((path / "manifest.json").read_text(encoding="utf-8"))["cases"]:
-            ops = c.get("ops") or {}
-            looped = any(k.startswith(("TensorIterator", "Loop")) for k in ops) \
-                or c["name"].startswith(("ti_", "loop_"))
-            if looped and c.get("category") not in ("error", "unsupported"):
-                out.append((path, c))
-    return out
-
-
-CASES = _loop_cases()
-
-
-def _inputs(path, case):
-    with np.load(path / f"{case['name']}.npz") as z:
-        return {i["name"]: z[i["npz_key"]] for i in case["inputs"]}
+CASES = looped_cases()
 
 
 def _no_compiling(monkeypatch):
@@ -62,7 +40,7 @@ def test_compiled_steps_equal_the_steps(path, case, monkeypatch):
     """Every real TensorIterator / Loop IR: twice (the second call finds its compiled
     steps kept) with the compiled steps, and once without: the same outputs, bit for
     bit."""
-    inputs = _inputs(path, case)
+    inputs = case_inputs(path, case)
     model = read_model(path / f"{case['name']}.xml")
     got = [model(inputs), model(inputs)]      # (ReadValue/Assign state: call 2 differs)
     with monkeypatch.context() as m:
@@ -96,7 +74,7 @@ def test_real_loops_run_compiled(name, types, monkeypatch):
     path, case = _case(name)
     plans = _plans(monkeypatch)
     model = read_model(path / f"{case['name']}.xml")
-    model(_inputs(path, case))
+    model(case_inputs(path, case))
     (p,) = plans
     assert p is not None and p._fast
     for fs in p._fast.values():

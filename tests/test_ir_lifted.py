@@ -12,7 +12,7 @@ test_ir_float_rnn)."""
 import numpy as np
 import pytest
 
-from conftest import SHARED
+from ir_loop_cases import case_inputs, looped_cases
 
 from mli.ir import lifted, read_model
 from mli.ir.ops import subgraph
@@ -23,30 +23,13 @@ RTOL, ATOL = 1e-5, 2e-6
 F16_TOL = {"rtol": 2.0 ** -10, "atol": 2.0 ** -24}
 
 
-def _ti_cases():
-    import json
-    out = []
-    for folder in ("ov_real", "ov_ti_loop"):
-        path = SHARED / "vectors" / folder
-        if not (path / "manifest.json").is_file():
-            continue
-        for c in json.loads((path / "manifest.json").read_text(encoding="utf-8"))["cases"]:
-            ops = c.get("ops") or {}
-            looped = any(k.startswith(("TensorIterator", "Loop")) for k in ops) \
-                or c["name"].startswith(("ti_", "loop_"))
-            if looped and c.get("category") not in ("error", "unsupported"):
-                out.append((path, c))
-    return out
-
-
-CASES = _ti_cases()
+CASES = looped_cases()
 if not CASES:
     pytest.skip("shared/vectors not found", allow_module_level=True)
 
 
 def _run(path, case, planned, monkeypatch, plans=None):
-    with np.load(path / f"{case['name']}.npz") as z:
-        inputs = {i["name"]: z[i["npz_key"]] for i in case["inputs"]}
+    inputs = case_inputs(path, case)
 
     def plan_for(program, ti):
         p = lifted.plan_for(program, ti) if planned else None
