@@ -28,3 +28,29 @@ def case_inputs(path, case):
     """{input name: array} of a case."""
     with np.load(path / f"{case['name']}.npz") as z:
         return {i["name"]: z[i["npz_key"]] for i in case["inputs"]}
+
+
+def case_named(cases, name):
+    """(folder, entry) of the case called `name` in `cases`; skips the test without it."""
+    import pytest
+
+    found = [(p, c) for p, c in cases if c["name"] == name]
+    if not found:
+        pytest.skip(f"{name} is not in the shared vectors")
+    return found[0]
+
+
+def record_plans(monkeypatch, planned=True):
+    """The loop plans made from now on (None where `planned` is False: the loops
+    are then stepped), in the order the models asked for them."""
+    from mli.ir import lifted
+    from mli.ir.ops import subgraph
+
+    plans = []
+
+    def plan_for(program, ti):
+        p = lifted.plan_for(program, ti) if planned else None
+        plans.append(p)
+        return p
+    monkeypatch.setattr(subgraph, "plan_for", plan_for)
+    return plans

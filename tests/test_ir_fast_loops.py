@@ -8,12 +8,11 @@ iterations, back edges, errors)."""
 import numpy as np
 import pytest
 
-from ir_loop_cases import case_inputs, looped_cases
+from ir_loop_cases import case_inputs, case_named, looped_cases, record_plans
 from test_ir import Weights, graph, layer, net, param, pm_in, pm_out, port, result, write
 
 from mli.graph import GraphError
 from mli.ir import fast, lifted, read_model
-from mli.ir.ops import subgraph
 
 
 CASES = looped_cases()
@@ -21,17 +20,6 @@ CASES = looped_cases()
 
 def _no_compiling(monkeypatch):
     monkeypatch.setattr(lifted.LiftedPlan, "_compile", lambda self, key, cur: None)
-
-
-def _plans(monkeypatch, planned=True):
-    plans = []
-
-    def plan_for(program, ti):
-        p = lifted.plan_for(program, ti) if planned else None
-        plans.append(p)
-        return p
-    monkeypatch.setattr(subgraph, "plan_for", plan_for)
-    return plans
 
 
 @pytest.mark.skipif(not CASES, reason="shared/vectors not found")
@@ -53,13 +41,6 @@ def test_compiled_steps_equal_the_steps(path, case, monkeypatch):
             np.testing.assert_array_equal(out[k], v, err_msg=k)
 
 
-def _case(name):
-    found = [(p, c) for p, c in CASES if c["name"] == name]
-    if not found:
-        pytest.skip(f"{name} is not in the shared vectors")
-    return found[0]
-
-
 @pytest.mark.parametrize("name,types", [
     ("keras_lstm_seq__keras_direct_fp32",
      {"MatMul", "Add", "Split", "Sigmoid", "Multiply", "Tanh", "Broadcast", "Unsqueeze",
@@ -71,8 +52,8 @@ def test_real_loops_run_compiled(name, types, monkeypatch):
     ShapeOf / Slice / Concat feeding its Broadcast; its gates' three Sigmoids of one
     Split's parts one Sigmoid of the Split's input) and the ONNX Loop RNN with its early
     exit condition (planned, the condition stepped): every stepped op compiled."""
-    path, case = _case(name)
-    plans = _plans(monkeypatch)
+    path, case = case_named(CASES, name)
+    plans = record_plans(monkeypatch)
     model = read_model(path / f"{case['name']}.xml")
     model(case_inputs(path, case))
     (p,) = plans
@@ -159,7 +140,7 @@ def _both(xml, inputs, monkeypatch):
     out = []
     for planned in (True, False):
         with monkeypatch.context() as m:
-            plans = _plans(m, planned)
+            plans = record_plans(m, planned)
             model = read_model(xml)
             try:
                 res = model(inputs)
@@ -263,7 +244,7 @@ def test_a_changed_state_shape_compiles_each_signature(tmp_path, monkeypatch):
     """The [1, 1] initial state: the first iteration's signature and the next ones' are
     compiled apart (two kept compilations)."""
     xml = _early_exit_loop(tmp_path, 50.0, a0_dims=(None, 1))
-    plans = _plans(monkeypatch)
+    plans = record_plans(monkeypatch)
     model = read_model(xml)
     model({"X": X6, "A0": A0[:1], "trip": np.int64(6), "cond": np.bool_(True)})
     (p,) = plans
@@ -308,7 +289,7 @@ def test_split_sigmoids_are_one_sigmoid_with_the_same_values(tmp_path, monkeypat
                   [1e-8, -1e-8, 20.0, -20.0, 0.5, np.inf]], np.float32)
     inputs = {"X": x, "A0": np.array([[0.25, -2.0, 1.0, 4.0], [-1.0, 0.0, 2.0, -3.0]],
                                      np.float32)}
-    plans = _plans(monkeypatch)
+    plans = record_plans(monkeypatch)
     got = read_model(xml)(inputs)
     (p,) = plans
     (fs,) = p._fast.values()

@@ -12,10 +12,9 @@ test_ir_float_rnn)."""
 import numpy as np
 import pytest
 
-from ir_loop_cases import case_inputs, looped_cases
+from ir_loop_cases import case_inputs, case_named, looped_cases, record_plans
 
 from mli.ir import lifted, read_model
-from mli.ir.ops import subgraph
 
 RTOL, ATOL = 1e-5, 2e-6
 # float16 outputs (computed in float32): an ulp of float32 apart may round to
@@ -30,14 +29,11 @@ if not CASES:
 
 def _run(path, case, planned, monkeypatch, plans=None):
     inputs = case_inputs(path, case)
-
-    def plan_for(program, ti):
-        p = lifted.plan_for(program, ti) if planned else None
-        if plans is not None:
-            plans.append(p)
-        return p
-    monkeypatch.setattr(subgraph, "plan_for", plan_for)
-    return read_model(path / f"{case['name']}.xml")(inputs)
+    made = record_plans(monkeypatch, planned)
+    out = read_model(path / f"{case['name']}.xml")(inputs)
+    if plans is not None:
+        plans.extend(made)
+    return out
 
 
 @pytest.mark.parametrize("path,case", CASES, ids=[c["name"] for _, c in CASES])
@@ -55,19 +51,12 @@ def test_planned_equals_stepped(path, case, monkeypatch):
             np.testing.assert_array_equal(got[k], v, err_msg=k)
 
 
-def _case(name):
-    found = [(p, c) for p, c in CASES if c["name"] == name]
-    if not found:
-        pytest.skip(f"{name} is not in the shared vectors")
-    return found[0]
-
-
 def test_har_ti_runs_one_sequence(monkeypatch):
     """The HAR LSTMCell TI (torch's sequence-to-TI conversion): the iteration counter,
     the length masks and the input Squeeze are planned as sequence steps, the recurrence
     is the cell with the Selects of its states; in a call the masks pick the cell's
     states in every iteration, so the cell runs as one sequence (never stepped)."""
-    path, case = _case("pt_har_lstm__torch_static_ti_fp16")
+    path, case = case_named(CASES, "pt_har_lstm__torch_static_ti_fp16")
     plans = []
     stepped = []
     monkeypatch.setattr(lifted.LiftedPlan, "_step", lambda *a: stepped.append(a))
@@ -110,7 +99,7 @@ def test_keras_loop_condition_from_its_counters(monkeypatch):
     """A Keras LSTM Loop (trip count far beyond the sequence, the condition from two
     counters): the plan finds the stop from the counters alone, and the input product
     of every step is one MatMul."""
-    path, case = _case("keras_lstm_seq__keras_direct_fp32")
+    path, case = case_named(CASES, "keras_lstm_seq__keras_direct_fp32")
     plans = []
     _run(path, case, True, monkeypatch, plans)
     (p,) = plans
@@ -123,7 +112,7 @@ def test_loop_with_a_recurrent_condition_is_stepped_by_its_plan(monkeypatch):
     """An early-exit Loop (its condition reads the running sum): the plan steps the
     recurrence with the condition, stops where it turns false, and gives what the
     driver's stepping gives, bit for bit."""
-    path, case = _case("mo_onnx_loop_early_exit__mo_newfe_fp32")
+    path, case = case_named(CASES, "mo_onnx_loop_early_exit__mo_newfe_fp32")
     plans = []
     got = _run(path, case, True, monkeypatch, plans)
     (p,) = plans
@@ -156,13 +145,7 @@ def _unary_ti(tmp_path, ops):
 
 
 def _both_ways(xml, inputs, monkeypatch, planned):
-    plans = []
-
-    def plan_for(program, ti):
-        p = lifted.plan_for(program, ti) if planned else None
-        plans.append(p)
-        return p
-    monkeypatch.setattr(subgraph, "plan_for", plan_for)
+    plans = record_plans(monkeypatch, planned)
     return read_model(xml)(inputs), plans
 
 
