@@ -7,7 +7,11 @@ issues nothing but one form on registers, twelve independent accumulators:
 - ``vpmaddwd`` + ``vpaddd`` on ymm: 16 int16 multiply-adds, the form of the
   avx2 path's dot products (MLI's fx16 and fx8w16d);
 - ``vfmadd231ps`` on ymm: 8 float32 multiply-adds, the form a float32 library
-  (PyTorch, OpenBLAS) computes with on an AVX2 machine.
+  (PyTorch, OpenBLAS) computes with on an AVX2 machine;
+
+and the rate at which one core reads 128 KB and 384 KB again and again (more
+than L1 holds: the state weights of the 128x128 and 512x256 LSTMs, which a
+step reads in full).
 
 The ratio of the two is the most an int16 kernel can gain per multiply-add
 over a float32 one on AVX2 when both run at the same share of their peak; a
@@ -67,6 +71,25 @@ __attribute__((target("avx2,fma"))) static double fma32(long n) {
     return n * 12.0 * 8 / dt;
 }
 
+/* bytes per ns read from a buffer of `bytes` (larger than L1, inside L2: the
+ * state weights a recurrent step reads again at every step), 32-byte loads */
+static unsigned char buf[1 << 20] __attribute__((aligned(64)));
+static long buf_bytes;
+__attribute__((target("avx2"))) static double l2_read(long n) {
+    __m256i s0 = _mm256_setzero_si256(), s1 = s0, s2 = s0, s3 = s0;
+    const double t0 = ns_now();
+    for (long k = 0; k < n; k++)
+        for (long o = 0; o < buf_bytes; o += 128) {
+            s0 = _mm256_xor_si256(s0, _mm256_load_si256((const __m256i *)(buf + o)));
+            s1 = _mm256_xor_si256(s1, _mm256_load_si256((const __m256i *)(buf + o + 32)));
+            s2 = _mm256_xor_si256(s2, _mm256_load_si256((const __m256i *)(buf + o + 64)));
+            s3 = _mm256_xor_si256(s3, _mm256_load_si256((const __m256i *)(buf + o + 96)));
+        }
+    const double dt = ns_now() - t0;
+    sink += _mm256_extract_epi32(_mm256_xor_si256(_mm256_xor_si256(s0, s1), _mm256_xor_si256(s2, s3)), 0);
+    return (double)n * buf_bytes / dt;
+}
+
 static double best_of(double (*f)(long)) {
     double b = 0;
     for (int r = 0; r < 7; r++) {
@@ -85,6 +108,15 @@ int main(void) {
     const double i16 = best_of(madd16), f32 = best_of(fma32);
     printf("| vpmaddwd + vpaddd, ymm (int16) | %.1f |\n| vfmadd231ps, ymm (float32) | %.1f |\n", i16, f32);
     printf("| int16 / float32 | %.2fx |\n", i16 / f32);
+    for (int kb = 128; kb <= 384; kb += 256) {
+        double b = 0;
+        buf_bytes = (long)kb * 1024;
+        for (int r = 0; r < 7; r++) {
+            const double v = l2_read(20000000L / buf_bytes * 64);
+            b = v > b ? v : b;
+        }
+        printf("| reading %d KB again and again (from L2), GB/s | %.1f |\n", kb, b);
+    }
     return 0;
 }
 """
