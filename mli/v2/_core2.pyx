@@ -477,7 +477,6 @@ def create_lut(str fn, object lut):
     cdef mli_lut l
     cdef list keep = []
     cdef mli_status st
-    oc = None
     cdef bint is_tanh = fn == "tanh"
     _lut(&l, lut, "lut", keep, True)
     with nogil:

@@ -242,10 +242,9 @@ class Tensor:
         self.sa_type = 0
         self.sa_dim = int(dim)
         if dim < 0:
-            z = np.array([int(np.asarray(zero_point).reshape(-1)[0])], np.int16)
-            s = np.array([int(np.asarray(scale).reshape(-1)[0])], np.int16)
-            f = np.array([int(np.asarray(scale_frac_bits).reshape(-1)[0])], np.int8)
-            self.zero_point, self.scale, self.scale_frac_bits = _sa_scalars(int(z[0]), int(s[0]), int(f[0]))
+            self.zero_point, self.scale, self.scale_frac_bits = _sa_scalars(
+                int(np.asarray(zero_point).reshape(-1)[0]), int(np.asarray(scale).reshape(-1)[0]),
+                int(np.asarray(scale_frac_bits).reshape(-1)[0]))
             self.zero_point_capacity = self.scale_capacity = self.scale_frac_bits_capacity = 0
         else:
             self.zero_point, self.scale, self.scale_frac_bits = _sa_axis(

@@ -224,21 +224,6 @@ LSTM16_TARGET static inline void lstm16_dot_block4(const int32_t *x, const char 
         _mm512_storeu_si512((void *)(out + 16 * j), _mm512_add_epi32(a[j], a[j + 4]));
 }
 
-/* max |v| over n int16 (32768 for -32768), n a multiple of 16 */
-LSTM16_TARGET static inline int32_t lstm16_maxabs16(const int16_t *v, int n) {
-    __m512i m = _mm512_setzero_si512();
-    for (int i = 0; i < n; i += 32) {
-        const __mmask32 k = n - i >= 32 ? 0xFFFFFFFFu : 0xFFFFu;
-        m = _mm512_max_epu16(m, _mm512_abs_epi16(_mm512_maskz_loadu_epi16(k, (const void *)(v + i))));
-    }
-    const __m256i h = _mm256_max_epu16(_mm512_castsi512_si256(m), _mm512_extracti64x4_epi64(m, 1));
-    __m128i q = _mm_max_epu16(_mm256_castsi256_si128(h), _mm256_extracti128_si256(h, 1));
-    q = _mm_max_epu16(q, _mm_srli_si128(q, 8));
-    q = _mm_max_epu16(q, _mm_srli_si128(q, 4));
-    q = _mm_max_epu16(q, _mm_srli_si128(q, 2));
-    return (int32_t)(uint16_t)_mm_cvtsi128_si32(q);
-}
-
 /* The input sums of one step, x . W[k][0:N] for the 4M rows (groups * 16
  * int64 into out): the direct form over plan->chunk_in, the integers of
  * mli_prv_dense_hoist_* (the fused step computes the next step's sums
@@ -257,15 +242,7 @@ __attribute__((always_inline)) LSTM16_TARGET static inline void lstm16_in_sums(c
     if (N % 2) x16[N] = 0;
     /* int16 weights: where max|x| * (the group's bound on a row's sum |w|)
      * < 2^31, the whole row is one chunk (its modular int32 sum is exact) */
-    int32_t mx = 0;
-    if (!w8) {
-        int32_t lo = 0, hi = 0;
-        for (int j = 0; j < N; j++) {
-            lo = x16[j] < lo ? x16[j] : lo;
-            hi = x16[j] > hi ? x16[j] : hi;
-        }
-        mx = -lo > hi ? -lo : hi;
-    }
+    const int32_t mx = w8 ? 0 : rec_avx2_maxabs16(x16, N);
     const int32_t one_chunk[2] = {1, pairs};
     for (int g = 0; g < groups; g++) {
         if (!w8 && g % 4 == 0 && g + 4 <= groups) { /* four groups of one chunk each: per broadcast of x */
@@ -289,30 +266,18 @@ __attribute__((always_inline)) LSTM16_TARGET static inline void lstm16_in_sums(c
         const int32_t *ch = !w8 && (int64_t)mx * pl->l1_in[g] < ((int64_t)1 << 31)
                                 ? one_chunk
                                 : pl->chunk_in + (size_t)g * ((size_t)pairs + 1);
-        const int16_t *wg = pl->w_in + (size_t)g * (size_t)pairs * 2 * MLI_DOT_GROUP;
-        const int8_t *wg8 = (const int8_t *)pl->w_in + (size_t)g * (size_t)pairs * 2 * MLI_DOT_GROUP;
-#define LSTM16_WI(p) (w8 ? _mm512_cvtepi8_epi16(_mm256_loadu_si256((const __m256i *)(wg8 + (size_t)(p) * 32))) \
-                         : _mm512_loadu_si512((const void *)(wg + (size_t)(p) * 32)))
+        /* (packed pairs of 16 rows: 64 bytes each, 32 with 8-bit weights) */
+        const char *wg = (const char *)pl->w_in + (size_t)g * (size_t)pairs * (w8 ? 32 : 64);
         __m512i s0 = _mm512_setzero_si512(), s1 = _mm512_setzero_si512();
-        int p = 0;
-        for (int k = 1; k <= ch[0]; k++) {
+        for (int k = 1, p = 0; k <= ch[0]; k++) {
             const int pend = ch[k];
-            __m512i a = _mm512_setzero_si512(), b = _mm512_setzero_si512();
-            __m512i d = _mm512_setzero_si512(), e = _mm512_setzero_si512();
-            for (; p + 3 < pend; p += 4) {
-                a = _mm512_dpwssd_epi32(a, _mm512_set1_epi32(x[p]), LSTM16_WI(p));
-                b = _mm512_dpwssd_epi32(b, _mm512_set1_epi32(x[p + 1]), LSTM16_WI(p + 1));
-                d = _mm512_dpwssd_epi32(d, _mm512_set1_epi32(x[p + 2]), LSTM16_WI(p + 2));
-                e = _mm512_dpwssd_epi32(e, _mm512_set1_epi32(x[p + 3]), LSTM16_WI(p + 3));
-            }
-            for (; p < pend; p++) a = _mm512_dpwssd_epi32(a, _mm512_set1_epi32(x[p]), LSTM16_WI(p));
-            a = _mm512_add_epi32(_mm512_add_epi32(a, b), _mm512_add_epi32(d, e)); /* modular: exact per chunk */
+            const __m512i a = lstm16_dot_run(x + p, wg + (size_t)p * (w8 ? 32 : 64), pend - p, w8); /* modular: exact per chunk */
             s0 = _mm512_add_epi64(s0, _mm512_cvtepi32_epi64(_mm512_castsi512_si256(a)));
             s1 = _mm512_add_epi64(s1, _mm512_cvtepi32_epi64(_mm512_extracti64x4_epi64(a, 1)));
+            p = pend;
         }
         _mm512_storeu_si512((void *)(out + g * MLI_DOT_GROUP), s0);
         _mm512_storeu_si512((void *)(out + g * MLI_DOT_GROUP + 8), s1);
-#undef LSTM16_WI
     }
 }
 
@@ -354,7 +319,7 @@ __attribute__((always_inline)) LSTM16_TARGET static inline void lstm16_fused_bod
     /* fx16: where max|h| times the largest sum of |w| of a row is below 2^31,
      * each row is one chunk for this step (its modular int32 sum is exact) */
     const int32_t one_chunk[2] = {1, pairs};
-    const int one = !w8 && (int64_t)lstm16_maxabs16((const int16_t *)x, M) * fz->l1s < ((int64_t)1 << 31);
+    const int one = !w8 && (int64_t)rec_avx2_maxabs16((const int16_t *)x, M) * fz->l1s < ((int64_t)1 << 31);
     /* fx16, one chunk per row, small M: the state sums of every group first,
      * four groups per broadcast of h */
     int32_t sums[LSTM16_BLOCK_ROWS];

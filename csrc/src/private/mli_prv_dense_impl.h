@@ -242,8 +242,10 @@ static void MLI_CAT(plan_bias_, DENSE_SFX)(mli_dense_plan *plan, int K, int N, i
             bmin = b[k] < bmin ? b[k] : bmin;
             bmax = b[k] > bmax ? b[k] : bmax;
         }
-        const int64_t tlo = MLI_CAT(bias_term_, DENSE_SFX)(bmin, sh), thi = MLI_CAT(bias_term_, DENSE_SFX)(bmax, sh);
-        top = (tlo < 0 ? -tlo : tlo) > (thi < 0 ? -thi : thi) ? (tlo < 0 ? -tlo : tlo) : (thi < 0 ? -thi : thi);
+        int64_t tlo = MLI_CAT(bias_term_, DENSE_SFX)(bmin, sh), thi = MLI_CAT(bias_term_, DENSE_SFX)(bmax, sh);
+        tlo = tlo < 0 ? -tlo : tlo;
+        thi = thi < 0 ? -thi : thi;
+        top = tlo > thi ? tlo : thi;
     }
     plan->bias_top = top;
     plan->unclamped = 1;
