@@ -310,6 +310,46 @@ def test_fused_one_chunk_boundary_agrees(M, below, rounding):
             np.testing.assert_array_equal(a, bb, err_msg=f"output {j}: {isa} differs from scalar")
 
 
+@pytest.mark.skipif(len(PATHS) < 2, reason="this CPU has only the scalar path")
+@pytest.mark.parametrize("M", [16, 20])
+@pytest.mark.parametrize("xv,wv", [(-1024, -16384), (-1023, -16384), (-32768, -512), (-32767, -512)])
+@pytest.mark.parametrize("cell", ["lstm", "rnn"])
+def test_hoisted_one_chunk_boundary_agrees(M, xv, wv, cell):
+    # the input sums of blocks of steps take whole rows as one int32 chunk
+    # where max|x| over the block times the largest row sum of |w| is below
+    # 2^31: N = 128 input weights all wv and x all xv put every row's input
+    # sum at exactly 2^31 (-1024 * -16384 * 128; -32768 * -512 * 128, where
+    # |x| is 32768) or at 2^31 less one |x|'s worth; T = 39 steps make blocks
+    # of 32 and 7 (passes of 8, 4, 2 and 1 steps), M = 20 an odd group count
+    N, T = 128, 39
+    g = 4 if cell == "lstm" else 1
+    w = np.zeros((g * M, N + M), np.int16)
+    w[:, :N] = wv
+    w[:, N:] = np.arange(g * M * M).reshape(g * M, M) % 5 - 2
+    x = np.full((T, N), xv, np.int16)
+    x[::3, ::5] = xv // 2  # not every step the same
+    b, h0, c0 = np.zeros(g * M, np.int16), np.zeros(M, np.int16), np.zeros(M, np.int16)
+    got = {}
+    for isa in PATHS:
+        with mli.use_isa(isa):
+            outs = []
+            for fw in (15, 9):
+                if cell == "lstm":
+                    ir = mli.Tensor(np.zeros(4 * M, np.int16), 0)
+                    y, c = mli.lstm_cell(mli.Tensor(x, 15), mli.Tensor(h0, 15), mli.Tensor(w.reshape(4, M, N + M), fw),
+                                         mli.Tensor(b.reshape(4, M), fw), mli.RnnCellConfig(mode=1, act=1, ir=ir),
+                                         mli.Tensor(c0, 12))
+                    outs += [y.numpy().copy(), c.numpy().copy(), ir.numpy().copy()]
+                else:
+                    y = mli.basic_rnn_cell(mli.Tensor(x, 15), mli.Tensor(h0, 15), mli.Tensor(w, fw), mli.Tensor(b, fw),
+                                           mli.RnnCellConfig(mode=1, act=1))
+                    outs.append(y.numpy().copy())
+            got[isa] = outs
+    for isa in PATHS[1:]:
+        for j, (a, bb) in enumerate(zip(got["scalar"], got[isa])):
+            np.testing.assert_array_equal(a, bb, err_msg=f"output {j}: {isa} differs from scalar")
+
+
 @pytest.mark.parametrize("op", ["avepool", "maxpool"])
 @pytest.mark.parametrize("kind", ["fx8", "fx16"])
 def test_pool_paths_agree(op, kind):

@@ -6,6 +6,7 @@
 #include "mli_config.h"
 #include "mli_math.h"
 #include "mli_prv_dotprod.h"
+#include "mli_prv_dense_avx2.h"
 #include "mli_prv_template.h"
 
 static MLIPY_THREAD_LOCAL struct {

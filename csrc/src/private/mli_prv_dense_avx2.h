@@ -103,7 +103,7 @@ static inline int mli_rec_avx2_max_chunks(const int32_t *chunks, int groups, int
 
 /* The largest sum of |w| of a row over packed weights (int16, or int8 with
  * w8), from the weights themselves. */
-__attribute__((target("avx2"))) static int64_t mli_rec_avx2_l1(const void *w, int groups, int pairs, int w8) {
+__attribute__((target("avx2"))) static inline int64_t mli_rec_avx2_l1(const void *w, int groups, int pairs, int w8) {
     const __m256i lo16 = _mm256_set1_epi32(0xFFFF);
     int64_t best = 0;
     for (int g = 0; g < groups; g++) {
@@ -156,7 +156,7 @@ static inline void mli_rec_avx2_l1_kept(const mli_dense_plan *plan, int w8, int6
 /* The bias terms (40-bit: -2^39 <= bt < 2^39) split at bit D (9..29) into
  * bth = floor(bt / 2^D) and btl = bt mod 2^D, zero past K up to Kp.  The
  * floor as a logical shift of bt + 2^39 (never negative) less 2^(39-D). */
-__attribute__((target("avx2"))) static void mli_rec_avx2_bias_split(const int64_t *bt, int K, int Kp, int D,
+__attribute__((target("avx2"))) static inline void mli_rec_avx2_bias_split(const int64_t *bt, int K, int Kp, int D,
                                                                     int32_t *bth, int32_t *btl) {
     const int64_t mD = ((int64_t)1 << D) - 1;
     const __m256i off = _mm256_set1_epi64x((int64_t)1 << 39), offs = _mm256_set1_epi64x((int64_t)1 << (39 - D));

@@ -388,6 +388,18 @@ void MLI_CAT(mli_prv_dense_hoist_, DENSE_SFX)(const mli_dense_plan *plan, const 
     const long stride = plan->n_pairs;
     for (int t = 0; t < count; t++)
         MLI_CAT(pairs_, DENSE_SFX)(x + (long)t * N, N, 0, plan->x_all + t * stride, NULL);
+#if DENSE_W_BITS == 16 && defined(MLIPY_X86_TARGETS)
+    /* where this block's max|x| times the largest sum of |w| of a row (kept
+     * with the packing) is below 2^31, whole rows are one chunk */
+    const mli_dot_multi16_whole_fn whole = mli_prv_dot_multi16_whole();
+    if (whole) {
+        int64_t l1i, l1s;
+        mli_rec_avx2_l1_kept(plan, 0, &l1i, &l1s);
+        if (whole((const int16_t *)plan->w_in, plan->groups, plan->n_pairs, plan->x_all, stride, count, l1i,
+                  plan->s_all, (long)plan->groups * MLI_DOT_GROUP))
+            return;
+    }
+#endif
     DENSE_DIRECT_MULTI()((const DENSE_PK_T *)plan->w_in, plan->groups, plan->n_pairs, plan->x_all, stride, count,
                          plan->chunk_in, plan->s_all, (long)plan->groups * MLI_DOT_GROUP);
 }

@@ -443,6 +443,85 @@ VNNI_CHUNKED(8, int8_t, W8_512)
 VNNI_MULTI_ALL(, int16_t, W16_512)
 VNNI_MULTI_ALL(8, int8_t, W8_512)
 
+/* int16 weights, whole rows as one chunk (mli_dot_multi16_whole_fn): G
+ * groups (1 or 2) times V vectors (1 to 8) per pass, so that each weight
+ * load serves V vectors and each broadcast of an x pair G groups; the G * V
+ * int32 chains are widened once, at the end. */
+__attribute__((always_inline, target("avx512f,avx512bw,avx512vnni"))) static inline void whole_pass_vnni(
+    const int16_t *wg, size_t glen, const int32_t *x, long xs, int pairs, int64_t *out, long os, const int G,
+    const int V) {
+    __m512i a[2][8];
+#pragma GCC unroll 2
+    for (int g = 0; g < G; g++)
+#pragma GCC unroll 8
+        for (int v = 0; v < V; v++) a[g][v] = _mm512_setzero_si512();
+    for (int p = 0; p < pairs; p++) {
+        const __m512i w0 = _mm512_loadu_si512((const void *)(wg + (size_t)p * 32));
+        const __m512i w1 = G > 1 ? _mm512_loadu_si512((const void *)(wg + glen + (size_t)p * 32)) : w0;
+#pragma GCC unroll 8
+        for (int v = 0; v < V; v++) {
+            const __m512i xb = _mm512_set1_epi32(x[v * xs + p]);
+            a[0][v] = _mm512_dpwssd_epi32(a[0][v], xb, w0);
+            if (G > 1) a[1][v] = _mm512_dpwssd_epi32(a[1][v], xb, w1);
+        }
+    }
+#pragma GCC unroll 2
+    for (int g = 0; g < G; g++)
+#pragma GCC unroll 8
+        for (int v = 0; v < V; v++) {
+            int64_t *o = out + v * os + g * MLI_DOT_GROUP;
+            _mm512_storeu_si512((void *)o, _mm512_cvtepi32_epi64(_mm512_castsi512_si256(a[g][v])));
+            _mm512_storeu_si512((void *)(o + 8), _mm512_cvtepi32_epi64(_mm512_extracti64x4_epi64(a[g][v], 1)));
+        }
+}
+#define WHOLE_PASS(G, V)                                                                                   \
+    __attribute__((target("avx512f,avx512bw,avx512vnni"))) static void whole_pass##G##x##V##_vnni(         \
+        const int16_t *wg, size_t glen, const int32_t *x, long xs, int pairs, int64_t *out, long os) {       \
+        whole_pass_vnni(wg, glen, x, xs, pairs, out, os, G, V);                                             \
+    }
+WHOLE_PASS(2, 8)
+WHOLE_PASS(2, 4)
+WHOLE_PASS(2, 2)
+WHOLE_PASS(2, 1)
+WHOLE_PASS(1, 8)
+WHOLE_PASS(1, 4)
+WHOLE_PASS(1, 2)
+WHOLE_PASS(1, 1)
+typedef void (*whole_pass_fn)(const int16_t *, size_t, const int32_t *, long, int, int64_t *, long);
+
+__attribute__((target("avx512f,avx512bw,avx512vnni"))) static int dot_multi16_whole_vnni(
+    const int16_t *w, int groups, int pairs, const int32_t *x, long x_stride, int nv, int64_t l1, int64_t *sums,
+    long s_stride) {
+    /* max |x| over the nv vectors' int16 lanes */
+    __m512i mx = _mm512_setzero_si512();
+    for (int v = 0; v < nv; v++) {
+        const int16_t *xv = (const int16_t *)(x + v * x_stride);
+        int j = 0;
+        for (; j + 32 <= 2 * pairs; j += 32)
+            mx = _mm512_max_epu16(mx, _mm512_abs_epi16(_mm512_loadu_si512((const void *)(xv + j))));
+        if (j < 2 * pairs) {
+            const __mmask32 m = (__mmask32)((1ull << (2 * pairs - j)) - 1);
+            mx = _mm512_max_epu16(mx, _mm512_abs_epi16(_mm512_maskz_loadu_epi16(m, (const void *)(xv + j))));
+        }
+    }
+    /* (abs of -32768 is 0x8000: 32768 as unsigned) */
+    const int64_t m = (int64_t)_mm512_reduce_max_epu32(_mm512_max_epu32(_mm512_and_si512(mx, _mm512_set1_epi32(0xFFFF)),
+                                                                        _mm512_srli_epi32(mx, 16)));
+    if (l1 < 0 || m * l1 >= ((int64_t)1 << 31)) return 0;
+    static const whole_pass_fn pass[2][4] = {{whole_pass1x8_vnni, whole_pass1x4_vnni, whole_pass1x2_vnni, whole_pass1x1_vnni},
+                                             {whole_pass2x8_vnni, whole_pass2x4_vnni, whole_pass2x2_vnni, whole_pass2x1_vnni}};
+    const size_t glen = (size_t)pairs * 2 * MLI_DOT_GROUP;
+    for (int g = 0; g < groups; g += 2) {
+        const int two = g + 1 < groups;
+        int v = 0;
+        for (int k = 0, V = 8; k < 4; k++, V /= 2)
+            for (; v + V <= nv; v += V)
+                pass[two][k](w + (size_t)g * glen, glen, x + v * x_stride, x_stride, pairs, sums + v * s_stride + g * MLI_DOT_GROUP,
+                              s_stride);
+    }
+    return 1;
+}
+
 /* ------------------------------------------------------------- packing */
 /* Transpose 16 rows x 16 column pairs (32-bit elements) in registers. */
 __attribute__((target("avx512f,avx512bw,avx512vl"))) static inline void transpose16(__m512i r[16]) {
@@ -655,6 +734,13 @@ mli_dot_chunked_multi_fn mli_prv_dot_chunked_multi(void) {
 #endif
     default: return dot_chunked_multi_scalar;
     }
+}
+
+mli_dot_multi16_whole_fn mli_prv_dot_multi16_whole(void) {
+#ifdef MLIPY_X86_SIMD
+    if (mlipy_get_isa() == MLIPY_ISA_AVX512_VNNI) return dot_multi16_whole_vnni;
+#endif
+    return NULL;
 }
 
 mli_dot_chunked8_fn mli_prv_dot_chunked8(void) {

@@ -73,6 +73,13 @@ mli_dot_chunked_fn mli_prv_dot_chunked(void);
 typedef void (*mli_dot_chunked_multi_fn)(const int16_t *w, int groups, int pairs, const int32_t *x, long x_stride,
                                          int nv, const int32_t *chunks, int64_t *sums, long s_stride);
 mli_dot_chunked_multi_fn mli_prv_dot_chunked_multi(void);
+/* The same where whole rows are one chunk: computes the sums and returns 1
+ * when max|x| over the nv vectors times l1 (the largest sum of |w| of a
+ * row) is below 2^31, else returns 0 and writes nothing.  Only where it pays
+ * (AVX-512 VNNI); NULL otherwise. */
+typedef int (*mli_dot_multi16_whole_fn)(const int16_t *w, int groups, int pairs, const int32_t *x, long x_stride,
+                                        int nv, int64_t l1, int64_t *sums, long s_stride);
+mli_dot_multi16_whole_fn mli_prv_dot_multi16_whole(void);
 
 /* The same over 8-bit packed weights (the layout with int8 elements), whose
  * chunk table is fixed: chunks of MLI_DOT_CHUNK_PAIRS8 pairs. */
