@@ -350,6 +350,46 @@ def test_hoisted_one_chunk_boundary_agrees(M, xv, wv, cell):
             np.testing.assert_array_equal(a, bb, err_msg=f"output {j}: {isa} differs from scalar")
 
 
+def _staggered_chunks(rows, pairs, w0, w1):
+    # pairs of weights (w0, w1) whose chunks (sum of |w| <= 65535 a row)
+    # end at different pairs in each group of 16 rows: group j starts with
+    # j light pairs (1, -2); every pair adds -|x| to the sum for x = 32767
+    w = np.empty((rows, 2 * pairs), np.int16)
+    for k in range(rows):
+        light = (k // 16) % 4
+        w[k, 0::2] = [1 if p < light else w0 for p in range(pairs)]
+        w[k, 1::2] = [-2 if p < light else w1 for p in range(pairs)]
+    return w
+
+
+@pytest.mark.skipif(len(PATHS) < 2, reason="this CPU has only the scalar path")
+@pytest.mark.parametrize("f_out", [2, 3, 4])
+@pytest.mark.parametrize("part", ["input", "state"])
+def test_avx2_block_pieces_agree(f_out, part):
+    # the AVX2 step cuts a block of four groups' sums wherever a chunk of any
+    # of them ends; with chunks ending at staggered pairs a row is in up to
+    # four times as many pieces as it has chunks, each adding a low part of
+    # nearly 2^D (the sums of the pieces just below zero): at D = 28 the low
+    # parts once summed past 2^32 (f_out 2: -16 where MLI gives 0)
+    N = M = 64
+    w = np.zeros((M, N + M), np.int16)
+    if part == "input":
+        w[:, :N] = _staggered_chunks(M, N // 2, 5000, -5001)  # chunks of 6 pairs
+    else:
+        w[:, N:] = _staggered_chunks(M, M // 2, 4500, -4501)  # chunks of 7 pairs
+    x = np.full((3, N), 32767, np.int16)
+    h0 = np.full(M, 32767 if part == "state" else 0, np.int16)
+    got = {}
+    for isa in PATHS:
+        with mli.use_isa(isa):
+            y = mli.basic_rnn_cell_fx16(mli.Tensor(x, 15), mli.Tensor(h0, 15), mli.Tensor(w, 15),
+                                        mli.Tensor(np.zeros(M, np.int16), 15), mli.RnnCellConfig(mode=1, act=0),
+                                        out_frac_bits=f_out)
+            got[isa] = y.numpy().copy()
+    for isa in PATHS[1:]:
+        np.testing.assert_array_equal(got[isa], got["scalar"], err_msg=f"{isa} differs from scalar")
+
+
 @pytest.mark.parametrize("op", ["avepool", "maxpool"])
 @pytest.mark.parametrize("kind", ["fx8", "fx16"])
 def test_pool_paths_agree(op, kind):

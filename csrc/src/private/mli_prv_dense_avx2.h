@@ -38,6 +38,7 @@
 
 #define REC_AVX2_TARGET __attribute__((target("avx2")))
 #define REC_AVX2_INLINE __attribute__((always_inline)) REC_AVX2_TARGET static inline
+#define REC_AVX2_BLOCK 4 /* groups whose sums share each broadcast of x */
 #define REC_START_STRIDE 32 /* int32 start values per group */
 
 typedef struct {
@@ -81,10 +82,11 @@ static inline int mli_rec_avx2_ok16(int its, int os, int64_t top, int64_t l1i, i
     else if (a >= (lim40 >> -its)) return 0;
     else a <<= -its;
     if (a + c_st >= lim40) return 0;
-    /* input side: the low parts' sum below (n_in + 1) * 2^D, the high parts' within +-2^30 */
+    /* (n_in, n_st: the most pieces a row is cut into, mli_rec_avx2_max_pieces)
+     * input side: the low parts' sum below (n_in + 1) * 2^D, the high parts' within +-2^30 */
     if (((int64_t)(n_in + 1) << D) >= lim) return 0;
     if (((top + c_in) >> D) + 2 * (int64_t)n_in + 4 >= ((int64_t)1 << 30)) return 0;
-    /* state side: Alo + 2^(os-1) plus the chunks' low parts below (n_st + 2) * 2^os; the rest
+    /* state side: Alo + 2^(os-1) plus the pieces' low parts below (n_st + 2) * 2^os; the rest
      * of the result (the chunks' high parts and the carry) within +-rest */
     if (((int64_t)(n_st + 2) << os) >= lim) return 0;
     const int64_t rest = (c_st >> os) + 2 * (int64_t)n_st + 4;
@@ -92,13 +94,33 @@ static inline int mli_rec_avx2_ok16(int its, int os, int64_t top, int64_t l1i, i
     return *cl + rest + 4 < lim;
 }
 
-static inline int mli_rec_avx2_max_chunks(const int32_t *chunks, int groups, int pairs) {
-    int n = 0;
-    for (int g = 0; g < groups; g++) {
-        const int c = chunks[(size_t)g * ((size_t)pairs + 1)];
-        n = c > n ? c : n;
+/* The most pieces rec_avx2_sums cuts a row's sums into (each piece adds
+ * one low part, and one floor to the high parts): a block of REC_AVX2_BLOCK
+ * groups is cut wherever a chunk of any of its groups ends, so a group's
+ * row may be in up to REC_AVX2_BLOCK times as many pieces as it has chunks;
+ * the groups after the last whole block go one at a time. */
+static inline int mli_rec_avx2_max_pieces(const int32_t *chunks, int groups, int pairs) {
+    int most = 0, g = 0;
+    for (; g + REC_AVX2_BLOCK <= groups; g += REC_AVX2_BLOCK) {
+        const int32_t *ch[REC_AVX2_BLOCK];
+        int ci[REC_AVX2_BLOCK], n = 0;
+        for (int j = 0; j < REC_AVX2_BLOCK; j++) {
+            ch[j] = chunks + (size_t)(g + j) * ((size_t)pairs + 1);
+            ci[j] = 1;
+        }
+        for (int p = 0; p < pairs; n++) { /* the cuts of rec_avx2_sums */
+            int pend = pairs;
+            for (int j = 0; j < REC_AVX2_BLOCK; j++) pend = ch[j][ci[j]] < pend ? ch[j][ci[j]] : pend;
+            for (int j = 0; j < REC_AVX2_BLOCK; j++) ci[j] += ch[j][ci[j]] == pend;
+            p = pend;
+        }
+        most = n > most ? n : most;
     }
-    return n;
+    for (; g < groups; g++) {
+        const int n = chunks[(size_t)g * ((size_t)pairs + 1)];
+        most = n > most ? n : most;
+    }
+    return most;
 }
 
 /* The largest sum of |w| of a row over packed weights (int16, or int8 with
@@ -217,8 +239,8 @@ static inline int mli_rec_avx2_init(mli_rec_avx2 *r, const mli_dense_plan *plan,
         r->l1i = r->l1s = 0;
         return 1;
     }
-    const int n_in = mli_rec_avx2_max_chunks(plan->chunk_in, plan->groups, plan->n_pairs);
-    const int n_st = mli_rec_avx2_max_chunks(plan->chunk_st, plan->groups, plan->s_pairs);
+    const int n_in = mli_rec_avx2_max_pieces(plan->chunk_in, plan->groups, plan->n_pairs);
+    const int n_st = mli_rec_avx2_max_pieces(plan->chunk_st, plan->groups, plan->s_pairs);
     int64_t cl = 0;
     /* the weights' own sums: the bounds below, and per step whether a row
      * is one chunk for that step's data */
@@ -242,7 +264,6 @@ REC_AVX2_INLINE __m256i rec_avx2_bcast(const int32_t *p) {
 #define REC_AVX2_W(wg, p, half, w8)                                                                         \
     ((w8) ? _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)((const int8_t *)(wg) + (size_t)(p) * 32 + 16 * (half)))) \
           : _mm256_loadu_si256((const __m256i *)((const int16_t *)(wg) + (size_t)(p) * 32 + 16 * (half))))
-#define REC_AVX2_BLOCK 4 /* groups whose sums share each broadcast of x */
 
 /* acc += madd(xb, rows 0-7 / 8-15 of pair p): written in assembly so that
  * the accumulators stay in their registers across the loop (GCC otherwise
