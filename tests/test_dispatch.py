@@ -350,6 +350,35 @@ def test_hoisted_one_chunk_boundary_agrees(M, xv, wv, cell):
             np.testing.assert_array_equal(a, bb, err_msg=f"output {j}: {isa} differs from scalar")
 
 
+@pytest.mark.skipif(len(PATHS) < 2, reason="this CPU has only the scalar path")
+@pytest.mark.parametrize("shape", [(67, 20, 2), (130, 16, 9), (99, 37, 33), (256, 48, 70), (65, 64, 41), (1025, 8, 3)])
+def test_hoisted_whole_rows_agree(shape):
+    # input sums hoisted for blocks of steps (4 M N > 4096, T > 1) with
+    # |x| <= 2^10 and |w| <= 2^9, so every row is one chunk: odd N (a padded
+    # last pair), M not a multiple of 16 (padded rows), odd group counts,
+    # blocks of 32 steps and their tails of 8, 4, 2 and 1
+    N, M, T = shape
+    rng = np.random.default_rng(N * 1000 + M * 10 + T)
+    x = rng.integers(-1024, 1025, (T, N)).astype(np.int16)
+    w = rng.integers(-512, 513, (4, M, N + M)).astype(np.int16)
+    b = rng.integers(-4000, 4001, (4, M)).astype(np.int16)
+    h0, c0 = rng.integers(-9000, 9001, M).astype(np.int16), rng.integers(-4000, 4001, M).astype(np.int16)
+    got = {}
+    for isa in PATHS:
+        with mli.use_isa(isa):
+            outs = []
+            for fi, fh, fw in ((12, 15, 15), (15, 13, 11)):
+                y, c = mli.lstm_cell(mli.Tensor(x, fi), mli.Tensor(h0, fh), mli.Tensor(w, fw), mli.Tensor(b, fw),
+                                     mli.RnnCellConfig(mode=1, act=1), mli.Tensor(c0, 12))
+                r = mli.basic_rnn_cell(mli.Tensor(x, fi), mli.Tensor(h0, fh), mli.Tensor(w[0], fw),
+                                       mli.Tensor(b[0], fw), mli.RnnCellConfig(mode=1, act=1))
+                outs += [y.numpy().copy(), c.numpy().copy(), r.numpy().copy()]
+            got[isa] = outs
+    for isa in PATHS[1:]:
+        for j, (a, bb) in enumerate(zip(got["scalar"], got[isa])):
+            np.testing.assert_array_equal(a, bb, err_msg=f"output {j}: {isa} differs from scalar")
+
+
 def _staggered_chunks(rows, pairs, w0, w1):
     # pairs of weights (w0, w1) whose chunks (sum of |w| <= 65535 a row)
     # end at different pairs in each group of 16 rows: group j starts with
