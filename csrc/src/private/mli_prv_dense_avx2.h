@@ -94,11 +94,22 @@ static inline int mli_rec_avx2_ok16(int its, int os, int64_t top, int64_t l1i, i
     return *cl + rest + 4 < lim;
 }
 
+/* A block of ng groups' rows is cut wherever a chunk of any of the groups
+ * ends (a part of a chunk is a chunk): the end of the next piece, from each
+ * group's chunk table ch[j] at entry ci[j]; the tables that end there move
+ * on to their next chunk. */
+static inline int mli_rec_avx2_next_cut(const int32_t *const *ch, int *ci, int ng, int pairs) {
+    int pend = pairs;
+    for (int j = 0; j < ng; j++) pend = ch[j][ci[j]] < pend ? ch[j][ci[j]] : pend;
+    for (int j = 0; j < ng; j++) ci[j] += ch[j][ci[j]] == pend;
+    return pend;
+}
+
 /* The most pieces rec_avx2_sums cuts a row's sums into (each piece adds
- * one low part, and one floor to the high parts): a block of REC_AVX2_BLOCK
- * groups is cut wherever a chunk of any of its groups ends, so a group's
- * row may be in up to REC_AVX2_BLOCK times as many pieces as it has chunks;
- * the groups after the last whole block go one at a time. */
+ * one low part, and one floor to the high parts): blocks of REC_AVX2_BLOCK
+ * groups cut as mli_rec_avx2_next_cut says, so a group's row may be in up
+ * to REC_AVX2_BLOCK times as many pieces as it has chunks; the groups after
+ * the last whole block go one at a time. */
 static inline int mli_rec_avx2_max_pieces(const int32_t *chunks, int groups, int pairs) {
     int most = 0, g = 0;
     for (; g + REC_AVX2_BLOCK <= groups; g += REC_AVX2_BLOCK) {
@@ -108,12 +119,7 @@ static inline int mli_rec_avx2_max_pieces(const int32_t *chunks, int groups, int
             ch[j] = chunks + (size_t)(g + j) * ((size_t)pairs + 1);
             ci[j] = 1;
         }
-        for (int p = 0; p < pairs; n++) { /* the cuts of rec_avx2_sums */
-            int pend = pairs;
-            for (int j = 0; j < REC_AVX2_BLOCK; j++) pend = ch[j][ci[j]] < pend ? ch[j][ci[j]] : pend;
-            for (int j = 0; j < REC_AVX2_BLOCK; j++) ci[j] += ch[j][ci[j]] == pend;
-            p = pend;
-        }
+        for (int p = 0; p < pairs; n++) p = mli_rec_avx2_next_cut(ch, ci, REC_AVX2_BLOCK, pairs);
         most = n > most ? n : most;
     }
     for (; g < groups; g++) {
@@ -305,8 +311,9 @@ REC_AVX2_INLINE int32_t rec_avx2_maxabs16(const int16_t *v, int n) {
  * 8-15 of group g0 + j in element 2j and 2j + 1), added into hi (and lo).
  * split (fx16): the int32 sum of each chunk is exact (the chunk tables'
  * bound, or one_chunk: the whole row's), and it is added as its high part
- * (>> sh) to hi and its low part (& mask) to lo; the chunks of the NG groups
- * are cut where any of them ends (a part of a chunk is a chunk).  Else
+ * (>> sh) to hi and its low part (& mask) to lo; the NG groups' rows are
+ * cut as mli_rec_avx2_next_cut says (mli_rec_avx2_max_pieces counts the
+ * pieces for the bounds).  Else
  * (8-bit weights) the modular int32 sum of the whole row is added to hi. */
 REC_AVX2_INLINE void rec_avx2_sums(const void *w, int pairs, const int32_t *chunks, int g0, const int32_t *x,
                                    int one_chunk, __m256i *hi, __m256i *lo, __m128i sh, __m256i mask, const int NG,
@@ -323,9 +330,7 @@ REC_AVX2_INLINE void rec_avx2_sums(const void *w, int pairs, const int32_t *chun
     }
     int p = 0;
     while (p < pairs) {
-        int pend = pairs;
-        if (split && !one_chunk)
-            for (int j = 0; j < NG; j++) pend = ch[j][ci[j]] < pend ? ch[j][ci[j]] : pend;
+        const int pend = split && !one_chunk ? mli_rec_avx2_next_cut(ch, ci, NG, pairs) : pairs;
         __m256i a[2 * REC_AVX2_BLOCK];
         for (int i = 0; i < 2 * NG; i++) a[i] = _mm256_setzero_si256();
         for (; p + 1 < pend; p += 2) { /* two pairs per iteration: half the loop's steps */
@@ -352,8 +357,6 @@ REC_AVX2_INLINE void rec_avx2_sums(const void *w, int pairs, const int32_t *chun
                 hi[i] = _mm256_add_epi32(hi[i], a[i]);
             }
         }
-        if (split && !one_chunk)
-            for (int j = 0; j < NG; j++) ci[j] += ch[j][ci[j]] == pend;
     }
 }
 

@@ -389,11 +389,6 @@ AVX2_CHUNKED(8, int8_t, W8_256)
 VNNI_CHUNKED(, int16_t, W16_512)
 VNNI_CHUNKED(8, int8_t, W8_512)
 
-/* acc += the pairwise int16 products of x and w, in place: with the
- * intrinsic, GCC copies accumulators held in arrays around every
- * instruction, twice as many instructions as multiply-adds */
-#define DPW_REG(acc, x, w) __asm__("vpdpwssd %2, %1, %0" : "+v"(acc) : "v"(x), "v"(w))
-
 /* V vectors of one group: V int32 chains (one per vector) per chunk, widened
  * into 2V int64 sums; V = 8 keeps 24 of the 32 zmm registers busy. */
 #define VNNI_MULTI(SFX, WT, LOADW, V)                                                                       \
@@ -407,7 +402,7 @@ VNNI_CHUNKED(8, int8_t, W8_512)
             for (int v = 0; v < V; v++) a[v] = _mm512_setzero_si512();                                      \
             for (; p < pend; p++) {                                                                         \
                 const __m512i wv = LOADW(wg + (size_t)p * 32);                                              \
-                for (int v = 0; v < V; v++) DPW_REG(a[v], _mm512_set1_epi32(x[v * xs + p]), wv);            \
+                for (int v = 0; v < V; v++) MLI_VPDPWSSD(a[v], _mm512_set1_epi32(x[v * xs + p]), wv);       \
             }                                                                                               \
             for (int v = 0; v < V; v++) {                                                                   \
                 s0[v] = _mm512_add_epi64(s0[v], _mm512_cvtepi32_epi64(_mm512_castsi512_si256(a[v])));       \
@@ -466,8 +461,8 @@ __attribute__((always_inline, target("avx512f,avx512bw,avx512vnni"))) static inl
 #pragma GCC unroll 8
         for (int v = 0; v < V; v++) {
             const __m512i xb = _mm512_set1_epi32(x[v * xs + p]);
-            DPW_REG(a[0][v], xb, w0);
-            if (G > 1) DPW_REG(a[1][v], xb, w1);
+            MLI_VPDPWSSD(a[0][v], xb, w0);
+            if (G > 1) MLI_VPDPWSSD(a[1][v], xb, w1);
         }
     }
 #pragma GCC unroll 2

@@ -93,6 +93,15 @@ mli_dot_chunked_multi8_fn mli_prv_dot_chunked_multi8(void);
 void mli_prv_chunks_fixed8(int groups, int pairs, int32_t *chunks);
 mli_chunks16_fn mli_prv_chunks16(void);
 
+/* acc += vpdpwssd(x, w) on zmm (AVX-512 VNNI code only), accumulating in
+ * place: with the intrinsic, GCC copies accumulators kept in arrays into a
+ * new register and back around every multiply-add.  MLI_VPDPWSSD takes w in
+ * a register, MLI_VPDPWSSD_AT the 64 bytes at q (any alignment) as the
+ * instruction's memory operand. */
+#define MLI_VPDPWSSD(acc, x, w) __asm__("vpdpwssd %2, %1, %0" : "+v"(acc) : "v"(x), "v"(w))
+#define MLI_VPDPWSSD_AT(acc, x, q) \
+    __asm__("vpdpwssd %2, %1, %0" : "+v"(acc) : "v"(x), "m"(*(const __m512i_u *)(const void *)(q)))
+
 typedef enum { MLIPY_ISA_SCALAR = 0, MLIPY_ISA_AVX2 = 1, MLIPY_ISA_AVX512_VNNI = 2 } mlipy_isa_id;
 
 mli_dot_groups_fn mli_prv_dot_groups(void);
