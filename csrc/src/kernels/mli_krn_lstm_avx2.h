@@ -27,6 +27,7 @@ typedef struct {
     int h_in_place;                  /* the state may be read where it is (it overlaps no gate) */
     int32_t up;
     lut_setup sigm, tanh_, out;
+    lut_vc lv[3];                /* their vector constants (sigm, tanh, out), made once per call */
     const int32_t *tp[3];        /* pair tables: sigm, tanh, the output activation */
     int32_t t8[3][256];          /* 8-bit data: mli_prv_lut_vec8's results (sigm, tanh, out) */
 } lstm_avx2;
@@ -56,6 +57,9 @@ static int lstm_avx2_init(lstm_avx2 *fz, const mli_dense_plan *plan, int M, int 
         lut_prepare(&mli_prv_sigm_lut, f_ir, &fz->sigm);
         lut_prepare(&mli_prv_tanh_lut, f_ir, &fz->tanh_);
         lut_prepare(outl, f_c, &fz->out);
+        lut_vc_make(&fz->sigm, &fz->lv[0]);
+        lut_vc_make(&fz->tanh_, &fz->lv[1]);
+        lut_vc_make(&fz->out, &fz->lv[2]);
         fz->tp[0] = mli_prv_sigm_lut.pair192;
         fz->tp[1] = mli_prv_tanh_lut.pair192;
         fz->tp[2] = outl->pair192;
@@ -92,24 +96,25 @@ __attribute__((always_inline)) REC_AVX2_TARGET static inline void lstm_avx2_body
     const mli_dense_plan *pl = fz->rec.plan;
     const int M = fz->M, groups = 4 * M / MLI_DOT_GROUP;
     const int32_t *x = rec_avx2_state(h, M, pl->x_st, fz->h_in_place, d8);
-    lut_vc lv[3]; /* sigm, tanh, the output activation */
-    if (!d8) {
-        lut_vc_make(&fz->sigm, &lv[0]);
-        lut_vc_make(&fz->tanh_, &lv[1]);
-        lut_vc_make(&fz->out, &lv[2]);
-    }
+    const lut_vc *lv = fz->lv; /* sigm, tanh, the output activation */
     /* fx16: where max|h| times the largest sum of |w| of a row is below 2^31, every row is one chunk */
     const int one_chunk = w8 || (int64_t)rec_avx2_maxabs16((const int16_t *)h, M) * fz->rec.l1s < ((int64_t)1 << 31);
+    /* the next step's start values block by block between this step's:
+     * independent work next to the table look-ups' latencies */
+    int one_n = 0;
+    const int32_t *xq = xn ? rec_avx2_starts_prep(&fz->rec, xn, fz->N, pl->x_in, &one_n, w8, d8) : NULL;
     int g = 0;
     for (; g + REC_AVX2_BLOCK <= groups; g += REC_AVX2_BLOCK) {
         __m256i q[2 * REC_AVX2_BLOCK];
         rec_avx2_block(&fz->rec, g, x, one_chunk, st, q, REC_AVX2_BLOCK, w8);
         lstm_avx2_gates(fz, lv, q, g, gates, REC_AVX2_BLOCK, d8);
+        if (xq) rec_avx2_starts_block(&fz->rec, &fz->rec.sc, g, xq, one_n, stn, REC_AVX2_BLOCK, w8);
     }
     for (; g < groups; g++) {
         __m256i q[2];
         rec_avx2_block(&fz->rec, g, x, one_chunk, st, q, 1, w8);
         lstm_avx2_gates(fz, lv, q, g, gates, 1, d8);
+        if (xq) rec_avx2_starts_block(&fz->rec, &fz->rec.sc, g, xq, one_n, stn, 1, w8);
     }
     /* cell update (the sum wraps at 32 bits as in MLI; with 8-bit data it
      * stays below 2^15) and hidden output out(p * o) */
@@ -157,7 +162,6 @@ __attribute__((always_inline)) REC_AVX2_TARGET static inline void lstm_avx2_body
             rec_avx2_st(h_out, m + 8 * hf, rec_avx2_sat(hv, d8), d8);
         }
     }
-    if (xn) rec_avx2_starts(&fz->rec, xn, fz->N, pl->x_in, stn, w8, d8);
 }
 #define LSTM_AVX2_STEP_PARAMS \
     const lstm_avx2 *fz, const int32_t *st, const void *h, void *gates, void *c, void *h_out, const void *xn, int32_t *stn

@@ -22,6 +22,7 @@ typedef struct {
     mli_rec_avx2 rec;
     int K, M, N, activate;
     lut_setup ls;
+    lut_vc lv;                  /* its vector constants, made once per call */
     const int32_t *tp;          /* the activation's pair table */
     int32_t t8[256];          /* 8-bit data: mli_prv_lut_vec8's results */
 } rnn_avx2;
@@ -46,6 +47,7 @@ static int rnn_avx2_init(rnn_avx2 *fz, const mli_dense_plan *plan, int K, int M,
             for (int i = 0; i < 256; i++) fz->t8[i] = t[i];
         } else {
             lut_prepare(lut, f_d, &fz->ls);
+            lut_vc_make(&fz->ls, &fz->lv);
             fz->tp = lut->pair192;
         }
     }
@@ -77,21 +79,22 @@ __attribute__((always_inline)) REC_AVX2_TARGET static inline void rnn_avx2_body(
     const int32_t *x = rec_avx2_state(h, fz->M, pl->x_st, 0, d8);
     const int one_chunk = w8 || (int64_t)rec_avx2_maxabs16((const int16_t *)h, fz->M) * fz->rec.l1s < ((int64_t)1 << 31);
     const int groups = fz->rec.groups;
-    lut_vc lv;
-    if (!d8 && fz->activate) lut_vc_make(&fz->ls, &lv);
-    else memset(&lv, 0, sizeof lv);
+    /* the next step's start values block by block between this step's (as the LSTM step) */
+    int one_n = 0;
+    const int32_t *xq = xn ? rec_avx2_starts_prep(&fz->rec, xn, fz->N, pl->x_in, &one_n, w8, d8) : NULL;
     int g = 0;
     for (; g + REC_AVX2_BLOCK <= groups; g += REC_AVX2_BLOCK) {
         __m256i q[2 * REC_AVX2_BLOCK];
         rec_avx2_block(&fz->rec, g, x, one_chunk, st, q, REC_AVX2_BLOCK, w8);
-        rnn_avx2_out(fz, &lv, q, g, dense, out, REC_AVX2_BLOCK, d8);
+        rnn_avx2_out(fz, &fz->lv, q, g, dense, out, REC_AVX2_BLOCK, d8);
+        if (xq) rec_avx2_starts_block(&fz->rec, &fz->rec.sc, g, xq, one_n, stn, REC_AVX2_BLOCK, w8);
     }
     for (; g < groups; g++) {
         __m256i q[2];
         rec_avx2_block(&fz->rec, g, x, one_chunk, st, q, 1, w8);
-        rnn_avx2_out(fz, &lv, q, g, dense, out, 1, d8);
+        rnn_avx2_out(fz, &fz->lv, q, g, dense, out, 1, d8);
+        if (xq) rec_avx2_starts_block(&fz->rec, &fz->rec.sc, g, xq, one_n, stn, 1, w8);
     }
-    if (xn) rec_avx2_starts(&fz->rec, xn, fz->N, pl->x_in, stn, w8, d8);
 }
 #define RNN_AVX2_STEP_DEF(name, w8, d8)                                                                       \
     REC_AVX2_TARGET static void name(const rnn_avx2 *fz, const int32_t *st, const void *h, void *dense, void *out, \

@@ -124,12 +124,11 @@ static int MLI_CAT(rows_lstm_avx2_, KRN_SFX)(ROWS_ENG *e, int rows, int nb, cons
                                             int N, int M, int b2b, mli_dense_shifts sh, int ir_shift, int mshift,
                                             mli_rnn_out_activation act, int f_ir, int f_c, KRN_IO_T *gates,
                                             KRN_IO_T *h, KRN_IO_T *c, long *work) {
-    lstm_avx2 *fa = (lstm_avx2 *)malloc(sizeof(lstm_avx2));
-    if (!fa) return 0;
+    lstm_avx2 fa_s; /* on the stack: its vector constants need their alignment */
+    lstm_avx2 *fa = &fa_s;
     const size_t el = sizeof(KRN_IO_T);
     if (!lstm_avx2_init(fa, &e->plan, M, N, sh, ir_shift, mshift, act, f_ir, f_c, sizeof(KRN_W_T) == 1,
                         KRN_BITS == 8, h, gates, el)) {
-        free(fa);
         return 0;
     }
     const long ss = (long)e->plan.groups * REC_START_STRIDE; /* per row: two slots */
@@ -138,7 +137,6 @@ static int MLI_CAT(rows_lstm_avx2_, KRN_SFX)(ROWS_ENG *e, int rows, int nb, cons
     if (!st || !hp) {
         free(st);
         free((void *)hp);
-        free(fa);
         return 0;
     }
     int done = 1;
@@ -182,7 +180,6 @@ static int MLI_CAT(rows_lstm_avx2_, KRN_SFX)(ROWS_ENG *e, int rows, int nb, cons
     }
     free(st);
     free((void *)hp);
-    free(fa);
     return done;
 }
 
@@ -192,12 +189,11 @@ static int MLI_CAT(rows_rnn_avx2_, KRN_SFX)(ROWS_ENG *e, int rows, int nb, const
                                            const mli_tensor *prev_out, mli_tensor *out, long T, int N, int M, int K,
                                            int b2b, mli_dense_shifts sh, int activate, const mli_lut *lut, int f_d,
                                            KRN_IO_T *y, KRN_IO_T *h, long *work) {
-    rnn_avx2 *fa = (rnn_avx2 *)malloc(sizeof(rnn_avx2));
-    if (!fa) return 0;
+    rnn_avx2 fa_s; /* on the stack: its vector constants need their alignment */
+    rnn_avx2 *fa = &fa_s;
     const size_t el = sizeof(KRN_IO_T);
     if (!rnn_avx2_init(fa, &e->plan, K, M, N, T, sh, activate, lut, f_d, sizeof(KRN_W_T) == 1, KRN_BITS == 8, NULL,
                        NULL, 0, NULL, 0, el)) {
-        free(fa);
         return 0;
     }
     const long ss = (long)e->plan.groups * REC_START_STRIDE;
@@ -206,7 +202,6 @@ static int MLI_CAT(rows_rnn_avx2_, KRN_SFX)(ROWS_ENG *e, int rows, int nb, const
     if (!st || !hp) {
         free(st);
         free((void *)hp);
-        free(fa);
         return 0;
     }
     int done = 1;
@@ -245,7 +240,6 @@ static int MLI_CAT(rows_rnn_avx2_, KRN_SFX)(ROWS_ENG *e, int rows, int nb, const
     }
     free(st);
     free((void *)hp);
-    free(fa);
     return done;
 }
 #endif

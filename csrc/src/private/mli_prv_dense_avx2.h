@@ -32,6 +32,7 @@
 #include <string.h>
 #include "mli_prv_dense.h"
 #include "mli_prv_isa.h"
+#include "mli_prv_lut_simd.h"
 
 #ifdef MLIPY_X86_TARGETS
 #include <immintrin.h>
@@ -41,13 +42,41 @@
 #define REC_AVX2_BLOCK 4 /* groups whose sums share each broadcast of x */
 #define REC_START_STRIDE 32 /* int32 start values per group */
 
+/* The constants of the start values and the read-out as vectors, made
+ * once per call (rec_avx2_sc_fill), not per step. */
+typedef struct {
+    __m128i dsh, ish, lsh, osh;
+    __m256i mD, up, ibias, cl, ncl, half, om, ob, tb;
+} rec_avx2_sc;
+
 typedef struct {
     const mli_dense_plan *plan;
     int K, groups, its, os, D, w8, d8;
     int32_t up, cl;
     int32_t *bth, *btl; /* per row: fx16 bias term >> D and its low D bits; 8-bit weights: bth the bias term */
     int64_t l1i, l1s;   /* fx16: the largest sum of |w| of a row over the input / state part */
+    rec_avx2_sc sc;
 } mli_rec_avx2;
+
+/* The call's constants into r->sc (after the rest of r is set). */
+__attribute__((target("avx2"))) static void rec_avx2_sc_fill(mli_rec_avx2 *r) {
+    rec_avx2_sc *c = &r->sc;
+    const int D = r->D, its = r->its, os = r->os;
+    c->dsh = _mm_cvtsi32_si128(D);
+    c->ish = _mm_cvtsi32_si128(its > 0 ? its : 0);
+    c->lsh = _mm_cvtsi32_si128(its < 0 ? -its : 0);
+    c->osh = _mm_cvtsi32_si128(os);
+    c->mD = _mm256_set1_epi32((int32_t)(((int64_t)1 << (D > 0 && D < 31 ? D : 0)) - 1));
+    c->up = _mm256_set1_epi32(r->up);
+    c->ibias = _mm256_set1_epi32(its > 0 && its < 31 ? (1 << (its - 1)) - 1 : 0);
+    c->cl = _mm256_set1_epi32(r->cl);
+    c->ncl = _mm256_set1_epi32(-r->cl);
+    c->half = _mm256_set1_epi32(!r->w8 && os > 0 && os < 31 ? (int32_t)1 << (os - 1) : 0);
+    c->om = _mm256_set1_epi32(os > 0 && os < 31 ? (int32_t)(((int64_t)1 << os) - 1) : 0);
+    c->ob = _mm256_set1_epi32(os > 0 && os < 31 ? (1 << (os - 1)) - 1 : 0);
+    /* fx16: a tie (the low bits of A + S + 2^(os-1) all zero) takes the even result unless rounding up */
+    c->tb = _mm256_set1_epi32(r->up ? 0 : 1);
+}
 
 /* Whether two byte ranges are disjoint (a NULL or empty one is). */
 static inline int mli_rec_avx2_disjoint(const void *a, size_t na, const void *b, size_t nb) {
@@ -243,6 +272,7 @@ static inline int mli_rec_avx2_init(mli_rec_avx2 *r, const mli_dense_plan *plan,
         for (int k = 0; k < Kp; k++) r->bth[k] = k < K ? (int32_t)plan->bias_term[k] : 0;
         r->cl = 0;
         r->l1i = r->l1s = 0;
+        rec_avx2_sc_fill(r);
         return 1;
     }
     const int n_in = mli_rec_avx2_max_pieces(plan->chunk_in, plan->groups, plan->n_pairs);
@@ -256,6 +286,7 @@ static inline int mli_rec_avx2_init(mli_rec_avx2 *r, const mli_dense_plan *plan,
     r->l1s = l1s;
     r->cl = (int32_t)cl;
     mli_rec_avx2_bias_split(plan->bias_term, K, Kp, r->D, r->bth, r->btl);
+    rec_avx2_sc_fill(r);
     return 1;
 }
 
@@ -307,82 +338,104 @@ REC_AVX2_INLINE int32_t rec_avx2_maxabs16(const int16_t *v, int n) {
     return r;
 }
 
-/* The sums over all pairs of NG consecutive groups from g0 (rows 0-7 and
- * 8-15 of group g0 + j in element 2j and 2j + 1), added into hi (and lo).
- * split (fx16): the int32 sum of each chunk is exact (the chunk tables'
- * bound, or one_chunk: the whole row's), and it is added as its high part
- * (>> sh) to hi and its low part (& mask) to lo; the NG groups' rows are
- * cut as mli_rec_avx2_next_cut says (mli_rec_avx2_max_pieces counts the
- * pieces for the bounds).  Else
- * (8-bit weights) the modular int32 sum of the whole row is added to hi. */
+/* fx16: the sums over all pairs of NG consecutive groups from g0 (rows 0-7
+ * and 8-15 of group g0 + j in element 2j and 2j + 1), each piece's exact
+ * int32 sum added as its high part (>> sh) to hi and its low part (& mask)
+ * to lo.  The NG groups' rows are cut as mli_rec_avx2_next_cut says, into
+ * pieces inside the chunk tables' chunks (mli_rec_avx2_max_pieces counts
+ * them for the bounds).  Rows that are one chunk take rec_avx2_whole. */
 REC_AVX2_INLINE void rec_avx2_sums(const void *w, int pairs, const int32_t *chunks, int g0, const int32_t *x,
-                                   int one_chunk, __m256i *hi, __m256i *lo, __m128i sh, __m256i mask, const int NG,
-                                   const int w8, const int split) {
+                                   __m256i *hi, __m256i *lo, __m128i sh, __m256i mask, const int NG) {
     const size_t glen = (size_t)pairs * 2 * MLI_DOT_GROUP;
-    const void *wg[REC_AVX2_BLOCK];
+    const int16_t *wg[REC_AVX2_BLOCK];
     const int32_t *ch[REC_AVX2_BLOCK];
     int ci[REC_AVX2_BLOCK];
     for (int j = 0; j < NG; j++) {
-        wg[j] = w8 ? (const void *)((const int8_t *)w + (size_t)(g0 + j) * glen)
-                   : (const void *)((const int16_t *)w + (size_t)(g0 + j) * glen);
+        wg[j] = (const int16_t *)w + (size_t)(g0 + j) * glen;
         ch[j] = chunks + (size_t)(g0 + j) * ((size_t)pairs + 1);
         ci[j] = 1;
     }
     int p = 0;
     while (p < pairs) {
-        const int pend = split && !one_chunk ? mli_rec_avx2_next_cut(ch, ci, NG, pairs) : pairs;
+        const int pend = mli_rec_avx2_next_cut(ch, ci, NG, pairs);
         __m256i a[2 * REC_AVX2_BLOCK];
         for (int i = 0; i < 2 * NG; i++) a[i] = _mm256_setzero_si256();
         for (; p + 1 < pend; p += 2) { /* two pairs per iteration: half the loop's steps */
             const __m256i xb = rec_avx2_bcast(x + p), xc = rec_avx2_bcast(x + p + 1);
             for (int j = 0; j < NG; j++) {
-                REC_AVX2_MADD(a[2 * j], xb, wg[j], p, 0, w8);
-                REC_AVX2_MADD(a[2 * j + 1], xb, wg[j], p, 1, w8);
-                REC_AVX2_MADD(a[2 * j], xc, wg[j], p + 1, 0, w8);
-                REC_AVX2_MADD(a[2 * j + 1], xc, wg[j], p + 1, 1, w8);
+                REC_AVX2_MADD(a[2 * j], xb, wg[j], p, 0, 0);
+                REC_AVX2_MADD(a[2 * j + 1], xb, wg[j], p, 1, 0);
+                REC_AVX2_MADD(a[2 * j], xc, wg[j], p + 1, 0, 0);
+                REC_AVX2_MADD(a[2 * j + 1], xc, wg[j], p + 1, 1, 0);
             }
         }
         for (; p < pend; p++) {
             const __m256i xb = rec_avx2_bcast(x + p);
             for (int j = 0; j < NG; j++) {
-                REC_AVX2_MADD(a[2 * j], xb, wg[j], p, 0, w8);
-                REC_AVX2_MADD(a[2 * j + 1], xb, wg[j], p, 1, w8);
+                REC_AVX2_MADD(a[2 * j], xb, wg[j], p, 0, 0);
+                REC_AVX2_MADD(a[2 * j + 1], xb, wg[j], p, 1, 0);
             }
         }
         for (int i = 0; i < 2 * NG; i++) {
-            if (split) {
-                hi[i] = _mm256_add_epi32(hi[i], _mm256_sra_epi32(a[i], sh));
-                lo[i] = _mm256_add_epi32(lo[i], _mm256_and_si256(a[i], mask));
-            } else {
-                hi[i] = _mm256_add_epi32(hi[i], a[i]);
-            }
+            hi[i] = _mm256_add_epi32(hi[i], _mm256_sra_epi32(a[i], sh));
+            lo[i] = _mm256_add_epi32(lo[i], _mm256_and_si256(a[i], mask));
         }
     }
 }
+
+/* The modular int32 sums of whole rows of NG groups from g0 (rows 0-7 and
+ * 8-15 of group g0 + j in a[2j], a[2j + 1]): the one-chunk case of
+ * rec_avx2_sums, with nothing else live across the loop. */
+REC_AVX2_INLINE void rec_avx2_whole(const void *w, int pairs, int g0, const int32_t *x, __m256i *a, const int NG,
+                                    const int w8) {
+    const size_t glen = (size_t)pairs * 2 * MLI_DOT_GROUP;
+    const void *wg[REC_AVX2_BLOCK];
+    for (int j = 0; j < NG; j++)
+        wg[j] = w8 ? (const void *)((const int8_t *)w + (size_t)(g0 + j) * glen)
+                   : (const void *)((const int16_t *)w + (size_t)(g0 + j) * glen);
+    for (int i = 0; i < 2 * NG; i++) a[i] = _mm256_setzero_si256();
+    int p = 0;
+    for (; p + 1 < pairs; p += 2) {
+        const __m256i xb = rec_avx2_bcast(x + p), xc = rec_avx2_bcast(x + p + 1);
+        for (int j = 0; j < NG; j++) {
+            REC_AVX2_MADD(a[2 * j], xb, wg[j], p, 0, w8);
+            REC_AVX2_MADD(a[2 * j + 1], xb, wg[j], p, 1, w8);
+            REC_AVX2_MADD(a[2 * j], xc, wg[j], p + 1, 0, w8);
+            REC_AVX2_MADD(a[2 * j + 1], xc, wg[j], p + 1, 1, w8);
+        }
+    }
+    if (p < pairs) {
+        const __m256i xb = rec_avx2_bcast(x + p);
+        for (int j = 0; j < NG; j++) {
+            REC_AVX2_MADD(a[2 * j], xb, wg[j], p, 0, w8);
+            REC_AVX2_MADD(a[2 * j + 1], xb, wg[j], p, 1, w8);
+        }
+    }
+}
+
+/* fx16, rows cut into chunks: hi, lo (2 * NG vectors) start from the
+ * values at s0 (group j's at s0 + j * s_stride: hi parts, then lo parts
+ * lo_at int32 further) and take the sums of x over NG groups from g0 (see
+ * rec_avx2_sums).  Their own functions (inlined), apart from the whole-row
+ * case, so that GCC keeps the whole-row case's loads after its sums. */
+#define REC_AVX2_CHUNKED(name, NG)                                                                            \
+    REC_AVX2_INLINE void name(const void *w, int pairs, const int32_t *chunks, int g0, const int32_t *x,        \
+                              const int32_t *s0, long s_stride, int lo_at, __m128i sh, __m256i mask, __m256i *hi, \
+                              __m256i *lo) {                                                                    \
+        for (int j = 0; j < NG; j++)                                                                          \
+            for (int h = 0; h < 2; h++) {                                                                     \
+                hi[2 * j + h] = _mm256_loadu_si256((const __m256i *)(s0 + j * s_stride + 8 * h));              \
+                lo[2 * j + h] = _mm256_loadu_si256((const __m256i *)(s0 + j * s_stride + lo_at + 8 * h));      \
+            }                                                                                                 \
+        rec_avx2_sums(w, pairs, chunks, g0, x, hi, lo, sh, mask, NG);                                         \
+    }
+REC_AVX2_CHUNKED(rec_avx2_chunked4, REC_AVX2_BLOCK)
+REC_AVX2_CHUNKED(rec_avx2_chunked1, 1)
 
 /* (v + 2^(s-1) - 1 + (up | bit s of v)) >> s on 8 int32 lanes (no overflow: the callers' bounds) */
 REC_AVX2_INLINE __m256i rec_avx2_round(__m256i v, __m128i s, __m256i bias, __m256i up) {
     const __m256i odd = _mm256_or_si256(up, _mm256_and_si256(_mm256_sra_epi32(v, s), _mm256_set1_epi32(1)));
     return _mm256_sra_epi32(_mm256_add_epi32(_mm256_add_epi32(v, bias), odd), s);
-}
-
-/* The constants of the start values, made once per call of the functions below. */
-typedef struct {
-    __m128i dsh, ish, lsh;
-    __m256i mD, up, ibias, cl, ncl, half;
-} rec_avx2_sc;
-
-REC_AVX2_INLINE void rec_avx2_sc_make(const mli_rec_avx2 *r, rec_avx2_sc *c, const int w8) {
-    const int D = r->D, its = r->its;
-    c->dsh = _mm_cvtsi32_si128(D);
-    c->ish = _mm_cvtsi32_si128(its > 0 ? its : 0);
-    c->lsh = _mm_cvtsi32_si128(its < 0 ? -its : 0);
-    c->mD = _mm256_set1_epi32((int32_t)(((int64_t)1 << (D > 0 && D < 31 ? D : 0)) - 1));
-    c->up = _mm256_set1_epi32(r->up);
-    c->ibias = _mm256_set1_epi32(its > 0 && its < 31 ? (1 << (its - 1)) - 1 : 0);
-    c->cl = _mm256_set1_epi32(r->cl);
-    c->ncl = _mm256_set1_epi32(-r->cl);
-    c->half = _mm256_set1_epi32(!w8 && r->os > 0 && r->os < 31 ? (int32_t)1 << (r->os - 1) : 0);
 }
 
 /* One group's start values from its sums (hi, lo: rows 0-7, 8-15) into o. */
@@ -408,13 +461,30 @@ REC_AVX2_INLINE void rec_avx2_starts_out(const mli_rec_avx2 *r, const rec_avx2_s
 REC_AVX2_INLINE void rec_avx2_starts_block(const mli_rec_avx2 *r, const rec_avx2_sc *c, int g0, const int32_t *x,
                                            int one_chunk, int32_t *out, const int NG, const int w8) {
     const mli_dense_plan *pl = r->plan;
-    __m256i hi[2 * REC_AVX2_BLOCK], lo[2 * REC_AVX2_BLOCK];
-    for (int i = 0; i < 2 * NG; i++) {
-        const int k = g0 * MLI_DOT_GROUP + 8 * i;
-        hi[i] = _mm256_loadu_si256((const __m256i *)(r->bth + k));
-        lo[i] = w8 ? _mm256_setzero_si256() : _mm256_loadu_si256((const __m256i *)(r->btl + k));
+    if (one_chunk || w8) { /* whole rows: the sums first, the bias parts added after */
+        __m256i a[2 * REC_AVX2_BLOCK];
+        rec_avx2_whole(pl->w_in, pl->n_pairs, g0, x, a, NG, w8);
+        for (int j = 0; j < NG; j++) {
+            __m256i hl[2], ll[2];
+            for (int h = 0; h < 2; h++) {
+                const int i = 2 * j + h, k = g0 * MLI_DOT_GROUP + 8 * i;
+                hl[h] = _mm256_add_epi32(_mm256_loadu_si256((const __m256i *)(r->bth + k)),
+                                         w8 ? a[i] : _mm256_sra_epi32(a[i], c->dsh));
+                ll[h] = w8 ? _mm256_setzero_si256()
+                           : _mm256_add_epi32(_mm256_loadu_si256((const __m256i *)(r->btl + k)), _mm256_and_si256(a[i], c->mD));
+            }
+            rec_avx2_starts_out(r, c, hl, ll, out + (size_t)(g0 + j) * REC_START_STRIDE, w8);
+        }
+        return;
     }
-    rec_avx2_sums(pl->w_in, pl->n_pairs, pl->chunk_in, g0, x, one_chunk, hi, lo, c->dsh, c->mD, NG, w8, !w8);
+    __m256i hi[2 * REC_AVX2_BLOCK], lo[2 * REC_AVX2_BLOCK];
+    /* fx16, cut rows: the bias parts per group of 16 rows (bth, btl: 8 int32 per half) */
+    const int32_t *b0 = r->bth + g0 * MLI_DOT_GROUP;
+    const int lo_at = (int)(r->btl - r->bth);
+    if (NG == REC_AVX2_BLOCK)
+        rec_avx2_chunked4(pl->w_in, pl->n_pairs, pl->chunk_in, g0, x, b0, MLI_DOT_GROUP, lo_at, c->dsh, c->mD, hi, lo);
+    else
+        rec_avx2_chunked1(pl->w_in, pl->n_pairs, pl->chunk_in, g0, x, b0, MLI_DOT_GROUP, lo_at, c->dsh, c->mD, hi, lo);
     for (int j = 0; j < NG; j++)
         rec_avx2_starts_out(r, c, hi + 2 * j, lo + 2 * j, out + (size_t)(g0 + j) * REC_START_STRIDE, w8);
 }
@@ -507,8 +577,7 @@ REC_AVX2_INLINE void rec_avx2_starts_steps(const mli_rec_avx2 *r, const void *xi
         x = xp;
         xs = np;
     }
-    rec_avx2_sc sc;
-    rec_avx2_sc_make(r, &sc, w8);
+    const rec_avx2_sc *sc = &r->sc;
     int t = 0;
     while (t < count) {
         const int V = count - t >= 4 ? 4 : (count - t >= 2 ? 2 : 1);
@@ -522,9 +591,9 @@ REC_AVX2_INLINE void rec_avx2_starts_steps(const mli_rec_avx2 *r, const void *xi
             one = (int64_t)mx * r->l1i < ((int64_t)1 << 31);
         }
         for (int g = 0; g < r->groups; g++) {
-            if (V == 4) rec_avx2_starts_multi(r, &sc, g, x + t * xs, xs, one, out + t * os, os, 4, w8);
-            else if (V == 2) rec_avx2_starts_multi(r, &sc, g, x + t * xs, xs, one, out + t * os, os, 2, w8);
-            else rec_avx2_starts_multi(r, &sc, g, x + t * xs, xs, one, out + t * os, os, 1, w8);
+            if (V == 4) rec_avx2_starts_multi(r, sc, g, x + t * xs, xs, one, out + t * os, os, 4, w8);
+            else if (V == 2) rec_avx2_starts_multi(r, sc, g, x + t * xs, xs, one, out + t * os, os, 2, w8);
+            else rec_avx2_starts_multi(r, sc, g, x + t * xs, xs, one, out + t * os, os, 1, w8);
         }
         t += V;
     }
@@ -532,9 +601,11 @@ REC_AVX2_INLINE void rec_avx2_starts_steps(const mli_rec_avx2 *r, const void *xi
 
 /* The start values of one step from its input x (N elements, int16 or int8
  * with d8) into out (groups * REC_START_STRIDE int32).  xp: scratch for the
- * input as int32 pairs (n_pairs); 16-bit x of even length is read in place. */
-REC_AVX2_INLINE void rec_avx2_starts(const mli_rec_avx2 *r, const void *xin, int N, int32_t *xp, int32_t *out,
-                                     const int w8, const int d8) {
+ * input as int32 pairs (n_pairs); 16-bit x of even length is read in place.
+ * rec_avx2_starts_prep: the input as pairs and whether its rows are one
+ * chunk, for callers that make the blocks themselves (rec_avx2_starts_block). */
+REC_AVX2_INLINE const int32_t *rec_avx2_starts_prep(const mli_rec_avx2 *r, const void *xin, int N, int32_t *xp,
+                                                    int *one, const int w8, const int d8) {
     const int32_t *x;
     if (!d8 && N % 2 == 0) {
         x = (const int32_t *)xin;
@@ -553,13 +624,25 @@ REC_AVX2_INLINE void rec_avx2_starts(const mli_rec_avx2 *r, const void *xin, int
         x = xp;
     }
     /* fx16: where max|x| times the largest sum of |w| of a row is below 2^31, every row is one chunk */
-    const int one = w8 || (int64_t)rec_avx2_maxabs16((const int16_t *)xin, N) * r->l1i < ((int64_t)1 << 31);
-    rec_avx2_sc sc;
-    rec_avx2_sc_make(r, &sc, w8);
+    *one = w8 || (int64_t)rec_avx2_maxabs16((const int16_t *)xin, N) * r->l1i < ((int64_t)1 << 31);
+    return x;
+}
+
+REC_AVX2_INLINE void rec_avx2_starts(const mli_rec_avx2 *r, const void *xin, int N, int32_t *xp, int32_t *out,
+                                     const int w8, const int d8) {
+    int one;
+    const int32_t *x = rec_avx2_starts_prep(r, xin, N, xp, &one, w8, d8);
     int g = 0;
     for (; g + REC_AVX2_BLOCK <= r->groups; g += REC_AVX2_BLOCK)
-        rec_avx2_starts_block(r, &sc, g, x, one, out, REC_AVX2_BLOCK, w8);
-    for (; g < r->groups; g++) rec_avx2_starts_block(r, &sc, g, x, one, out, 1, w8);
+        rec_avx2_starts_block(r, &r->sc, g, x, one, out, REC_AVX2_BLOCK, w8);
+    for (; g < r->groups; g++) rec_avx2_starts_block(r, &r->sc, g, x, one, out, 1, w8);
+}
+
+/* fx16: the result hi + (lo >> os) before saturation; a tie (the low bits
+ * of A + S + 2^(os-1) all zero) takes the even result unless rounding up. */
+REC_AVX2_INLINE __m256i rec_avx2_readout(__m256i hi, __m256i lo, const rec_avx2_sc *c) {
+    const __m256i e = _mm256_and_si256(_mm256_cmpeq_epi32(_mm256_and_si256(lo, c->om), _mm256_setzero_si256()), c->tb);
+    return _mm256_andnot_si256(e, _mm256_add_epi32(hi, _mm256_srl_epi32(lo, c->osh)));
 }
 
 /* The read-out of NG groups from g0 from the state x (int32 pairs) and the
@@ -568,34 +651,34 @@ REC_AVX2_INLINE void rec_avx2_starts(const mli_rec_avx2 *r, const void *xin, int
 REC_AVX2_INLINE void rec_avx2_block(const mli_rec_avx2 *r, int g0, const int32_t *x, int one_chunk, const int32_t *st,
                                     __m256i *q, const int NG, const int w8) {
     const mli_dense_plan *pl = r->plan;
-    const __m128i osh = _mm_cvtsi32_si128(r->os);
-    const __m256i om = _mm256_set1_epi32((1 << r->os) - 1);
-    __m256i hi[2 * REC_AVX2_BLOCK], lo[2 * REC_AVX2_BLOCK];
-    for (int j = 0; j < NG; j++) {
-        const int32_t *s = st + (size_t)(g0 + j) * REC_START_STRIDE;
-        for (int h = 0; h < 2; h++) {
-            hi[2 * j + h] = w8 ? _mm256_setzero_si256() : _mm256_loadu_si256((const __m256i *)(s + 8 * h));
-            lo[2 * j + h] = w8 ? _mm256_setzero_si256() : _mm256_loadu_si256((const __m256i *)(s + 16 + 8 * h));
-        }
-    }
-    rec_avx2_sums(pl->w_st, pl->s_pairs, pl->chunk_st, g0, x, one_chunk, hi, lo, osh, om, NG, w8, !w8);
-    const __m256i up = _mm256_set1_epi32(r->up);
-    const __m256i ob = _mm256_set1_epi32((1 << (r->os - 1)) - 1);
-    /* fx16: a tie (the low bits of A + S + 2^(os-1) all zero) takes the even result unless rounding up */
-    const __m256i tb = _mm256_set1_epi32(r->up ? 0 : 1);
-    for (int j = 0; j < NG; j++) {
-        const int32_t *s = st + (size_t)(g0 + j) * REC_START_STRIDE;
-        for (int h = 0; h < 2; h++) {
-            const int i = 2 * j + h;
-            if (w8) {
-                q[i] = rec_avx2_round(_mm256_add_epi32(_mm256_loadu_si256((const __m256i *)(s + 8 * h)), hi[i]), osh,
-                                      ob, up);
-            } else {
-                const __m256i e = _mm256_and_si256(_mm256_cmpeq_epi32(_mm256_and_si256(lo[i], om), _mm256_setzero_si256()), tb);
-                q[i] = _mm256_andnot_si256(e, _mm256_add_epi32(hi[i], _mm256_srl_epi32(lo[i], osh)));
+    const rec_avx2_sc *c = &r->sc;
+    const __m128i osh = c->osh;
+    if (one_chunk || w8) { /* whole rows: the sums first, the start values added after */
+        __m256i a[2 * REC_AVX2_BLOCK];
+        rec_avx2_whole(pl->w_st, pl->s_pairs, g0, x, a, NG, w8);
+        for (int j = 0; j < NG; j++) {
+            const int32_t *s = st + (size_t)(g0 + j) * REC_START_STRIDE;
+            for (int h = 0; h < 2; h++) {
+                const int i = 2 * j + h;
+                const __m256i hi = _mm256_loadu_si256((const __m256i *)(s + 8 * h));
+                if (w8) {
+                    q[i] = rec_avx2_round(_mm256_add_epi32(hi, a[i]), osh, c->ob, c->up);
+                    continue;
+                }
+                const __m256i lo = _mm256_add_epi32(_mm256_loadu_si256((const __m256i *)(s + 16 + 8 * h)), _mm256_and_si256(a[i], c->om));
+                q[i] = rec_avx2_readout(_mm256_add_epi32(hi, _mm256_sra_epi32(a[i], osh)), lo, c);
             }
         }
+        return;
     }
+    __m256i hi[2 * REC_AVX2_BLOCK], lo[2 * REC_AVX2_BLOCK];
+    if (NG == REC_AVX2_BLOCK)
+        rec_avx2_chunked4(pl->w_st, pl->s_pairs, pl->chunk_st, g0, x, st + (size_t)g0 * REC_START_STRIDE,
+                          REC_START_STRIDE, 16, osh, c->om, hi, lo);
+    else
+        rec_avx2_chunked1(pl->w_st, pl->s_pairs, pl->chunk_st, g0, x, st + (size_t)g0 * REC_START_STRIDE,
+                          REC_START_STRIDE, 16, osh, c->om, hi, lo);
+    for (int i = 0; i < 2 * NG; i++) q[i] = rec_avx2_readout(hi[i], lo[i], c);
 }
 
 /* Saturation of 8 int32 lanes to int16 / int8, kept as int32 lanes. */
@@ -619,7 +702,7 @@ REC_AVX2_INLINE __m256i rec_avx2_ld(const void *p, long i, const int d8) {
 
 /* 8-bit data: the tabulated results of mli_prv_lut_vec8 (r[x + 128]) for 8 lanes. */
 REC_AVX2_INLINE __m256i rec_avx2_tab8(const int32_t *t, __m256i x) {
-    return _mm256_i32gather_epi32((const int *)t, _mm256_add_epi32(x, _mm256_set1_epi32(128)), 4);
+    return lut_pick8_avx2(t, _mm256_add_epi32(x, _mm256_set1_epi32(128))); /* x within int8 */
 }
 
 /* The state (M elements) as int32 pairs: with in_place 16-bit data of even

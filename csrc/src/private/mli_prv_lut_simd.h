@@ -118,6 +118,52 @@ __attribute__((target("avx512f,avx512bw"))) static inline __m512i lut32_avx512(c
  * so one vpgatherdd gives both entries of the interpolation (the direct
  * case uses the low halves). */
 
+/* Table entries into vector lanes without vpgatherdd: the indices leave the
+ * register 64 bits at a time (no store and reload, whose forwarding stalls
+ * a step's chain) and each entry is loaded into its lane (vpinsrd from
+ * memory).  On the AMD Zen 5 core measured, vpgatherdd of 8 lanes takes
+ * 13.5 cycles of throughput and this 5.4; the AVX2 LSTM steps at HAR size,
+ * whose look-ups lie on the chain from one state to the next, went from
+ * 30.0 to 27.1 us (fx16) and 25.5 to 23.9 us (fx8), the fx8 basic RNN from
+ * 9.1 to 6.9 us; the fx16 basic RNN's (lut8_pair_avx2) stay gathers, which
+ * measured faster there (10.2 vs 10.6 us).  The same entries either way.
+ * t[four int16 indices packed in q] */
+__attribute__((always_inline, target("avx2"))) static inline __m128i lut_pick4_avx2(const int32_t *t, uint64_t q) {
+    __m128i a = _mm_cvtsi32_si128(t[q & 0xFFFF]);
+    a = _mm_insert_epi32(a, t[(q >> 16) & 0xFFFF], 1);
+    a = _mm_insert_epi32(a, t[(q >> 32) & 0xFFFF], 2);
+    a = _mm_insert_epi32(a, t[q >> 48], 3);
+    return a;
+}
+
+/* t[idx] for 16 int16 indices within the table: lanes 0-7 in *g0, 8-15 in *g1. */
+__attribute__((always_inline, target("avx2"))) static inline void lut_pick16_avx2(const int32_t *t, __m256i idx,
+                                                                                 __m256i *g0, __m256i *g1) {
+    const __m128i lo = _mm256_castsi256_si128(idx), hi = _mm256_extracti128_si256(idx, 1);
+    const uint64_t q0 = (uint64_t)_mm_cvtsi128_si64(lo), q1 = (uint64_t)_mm_extract_epi64(lo, 1);
+    const uint64_t q2 = (uint64_t)_mm_cvtsi128_si64(hi), q3 = (uint64_t)_mm_extract_epi64(hi, 1);
+    *g0 = _mm256_inserti128_si256(_mm256_castsi128_si256(lut_pick4_avx2(t, q0)), lut_pick4_avx2(t, q1), 1);
+    *g1 = _mm256_inserti128_si256(_mm256_castsi128_si256(lut_pick4_avx2(t, q2)), lut_pick4_avx2(t, q3), 1);
+}
+
+/* t[two int32 indices packed in q] */
+__attribute__((always_inline, target("avx2"))) static inline __m128i lut_pick2x2_avx2(const int32_t *t, uint64_t q0,
+                                                                                     uint64_t q1) {
+    __m128i a = _mm_cvtsi32_si128(t[(uint32_t)q0]);
+    a = _mm_insert_epi32(a, t[q0 >> 32], 1);
+    a = _mm_insert_epi32(a, t[(uint32_t)q1], 2);
+    a = _mm_insert_epi32(a, t[q1 >> 32], 3);
+    return a;
+}
+
+/* t[idx] for 8 int32 indices within the table (0 <= idx < 2^31). */
+__attribute__((always_inline, target("avx2"))) static inline __m256i lut_pick8_avx2(const int32_t *t, __m256i idx) {
+    const __m128i lo = _mm256_castsi256_si128(idx), hi = _mm256_extracti128_si256(idx, 1);
+    const __m128i a = lut_pick2x2_avx2(t, (uint64_t)_mm_cvtsi128_si64(lo), (uint64_t)_mm_extract_epi64(lo, 1));
+    const __m128i b = lut_pick2x2_avx2(t, (uint64_t)_mm_cvtsi128_si64(hi), (uint64_t)_mm_extract_epi64(hi, 1));
+    return _mm256_inserti128_si256(_mm256_castsi128_si256(a), b, 1);
+}
+
 /* The per-call constants of lut_setup as vectors (made once per step, not
  * per lookup). */
 typedef struct {
@@ -188,8 +234,8 @@ __attribute__((always_inline, target("avx2"))) static inline __m256i lut16_pair_
         idx = _mm256_add_epi16(_mm256_sra_epi16(xs, c->s), c->off16);
     }
     idx = _mm256_min_epi16(_mm256_max_epi16(idx, _mm256_setzero_si256()), c->hi16);
-    const __m256i g0 = _mm256_i32gather_epi32((const int *)t, _mm256_cvtepi16_epi32(_mm256_castsi256_si128(idx)), 4);
-    const __m256i g1 = _mm256_i32gather_epi32((const int *)t, _mm256_cvtepi16_epi32(_mm256_extracti128_si256(idx, 1)), 4);
+    __m256i g0, g1;
+    lut_pick16_avx2(t, idx, &g0, &g1); /* idx within [0, hi] */
     /* each int32 of g holds T[idx] (low half) and T[idx + 1]: low halves to t0, high halves to t1 */
     const __m256i sh = _mm256_setr_epi8(0, 1, 4, 5, 8, 9, 12, 13, 2, 3, 6, 7, 10, 11, 14, 15, 0, 1, 4, 5, 8, 9, 12, 13,
                                         2, 3, 6, 7, 10, 11, 14, 15);
