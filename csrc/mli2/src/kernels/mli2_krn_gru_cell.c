@@ -13,6 +13,31 @@ typedef struct {
     int16_t sig16[256], tnh16[256], om16[256];
 } gru_tabs;
 
+/* sa8: 1 - z for every int8 z of the sigmoid's format, a function of the
+ * rounding mode alone: made once per mode and process (256 saturating
+ * steps were half of a one-step call's own time), then copied. */
+static int8_t gru_one_minus_tab[2][256];
+static int gru_one_minus_state[2]; /* 0 none, 1 being made, 2 made */
+
+static void gru_one_minus(int8_t out[256]) {
+    const int up = mli2_round_up != 0;
+#if defined(__GNUC__) || defined(__clang__)
+    if (__atomic_load_n(&gru_one_minus_state[up], __ATOMIC_ACQUIRE) == 2) {
+        memcpy(out, gru_one_minus_tab[up], 256);
+        return;
+    }
+#endif
+    const m2_sa_add_c sub_one = m2_sa_add_prep(M2_FMT_SIGM_SA8, M2_FMT_SIGM_SA8, M2_FMT_SIGM_SA8);
+    for (int e = -128; e < 128; e++) out[e + 128] = m2_sa_addsub(&sub_one, 127, e, 1);
+#if defined(__GNUC__) || defined(__clang__)
+    int none = 0; /* one thread keeps it; the others made their own copy meanwhile */
+    if (__atomic_compare_exchange_n(&gru_one_minus_state[up], &none, 1, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+        memcpy(gru_one_minus_tab[up], out, 256);
+        __atomic_store_n(&gru_one_minus_state[up], 2, __ATOMIC_RELEASE);
+    }
+#endif
+}
+
 /* The fused steps' plan for state format fh; 0: the general code runs. */
 static int gru_plan(m2_cf_plan *p, gru_tabs *tb, int tabs_ok, m2_kind kind, const mli_tensor *weights_in,
                     const mli_tensor *weights_out, int N, m2_fmt fx, int M, m2_fmt fh, m2_fmt fir, m2_fmt fo,
@@ -70,14 +95,13 @@ static mli_status gru_run(m2_kind kind, const mli_tensor *in, const mli_tensor *
     m2_fmt fh = mli2_fmt(prev_out, 0);
     const m2_fmt fir = sa ? m2_fmt_make(0, 21, 9) : m2_fmt_make(0, 1, m2_imin(11, fx.shift + weights_in->el_params.fx.frac_bits));
     const int fb = sa ? 0 : bias->el_params.fx.frac_bits;
-    const m2_sa_add_c sub_one = m2_sa_add_prep(M2_FMT_SIGM_SA8, M2_FMT_SIGM_SA8, M2_FMT_SIGM_SA8);
     const m2_sa_mul_c mul_nz = m2_sa_mul_prep(M2_FMT_TANH_SA8, M2_FMT_SIGM_SA8, fo);
     /* sa8: every activation input is an int8 of the gates' fixed format */
     int8_t sig_g[256], tanh_g[256];
     int8_t one_minus[256]; /* 1 - z, a function of z alone */
     if (sa) {
         mli2_act_sa8_table_kept(&sl, fir, 1, sig_g), mli2_act_sa8_table_kept(&tl, fir, 0, tanh_g);
-        for (int e = -128; e < 128; e++) one_minus[e + 128] = m2_sa_addsub(&sub_one, 127, e, 1);
+        gru_one_minus(one_minus);
     }
     for (int g = 0; g < 3; g++) {
         m2_dense_in ins[2];
