@@ -136,14 +136,16 @@ __attribute__((always_inline, target("avx2"))) static inline __m128i lut_pick4_a
     return a;
 }
 
-/* t[idx] for 16 int16 indices within the table: lanes 0-7 in *g0, 8-15 in *g1. */
+/* t[idx] for 16 int16 indices within the table, in the order the 128-bit
+ * lanes of an unpack want them: lanes 0-3 and 8-11 in *g0, 4-7 and 12-15
+ * in *g1. */
 __attribute__((always_inline, target("avx2"))) static inline void lut_pick16_avx2(const int32_t *t, __m256i idx,
                                                                                  __m256i *g0, __m256i *g1) {
     const __m128i lo = _mm256_castsi256_si128(idx), hi = _mm256_extracti128_si256(idx, 1);
     const uint64_t q0 = (uint64_t)_mm_cvtsi128_si64(lo), q1 = (uint64_t)_mm_extract_epi64(lo, 1);
     const uint64_t q2 = (uint64_t)_mm_cvtsi128_si64(hi), q3 = (uint64_t)_mm_extract_epi64(hi, 1);
-    *g0 = _mm256_inserti128_si256(_mm256_castsi128_si256(lut_pick4_avx2(t, q0)), lut_pick4_avx2(t, q1), 1);
-    *g1 = _mm256_inserti128_si256(_mm256_castsi128_si256(lut_pick4_avx2(t, q2)), lut_pick4_avx2(t, q3), 1);
+    *g0 = _mm256_inserti128_si256(_mm256_castsi128_si256(lut_pick4_avx2(t, q0)), lut_pick4_avx2(t, q2), 1);
+    *g1 = _mm256_inserti128_si256(_mm256_castsi128_si256(lut_pick4_avx2(t, q1)), lut_pick4_avx2(t, q3), 1);
 }
 
 /* t[two int32 indices packed in q] */
@@ -236,13 +238,14 @@ __attribute__((always_inline, target("avx2"))) static inline __m256i lut16_pair_
     idx = _mm256_min_epi16(_mm256_max_epi16(idx, _mm256_setzero_si256()), c->hi16);
     __m256i g0, g1;
     lut_pick16_avx2(t, idx, &g0, &g1); /* idx within [0, hi] */
-    /* each int32 of g holds T[idx] (low half) and T[idx + 1]: low halves to t0, high halves to t1 */
+    /* each int32 of g holds T[idx] (low half) and T[idx + 1]: low halves to
+     * t0, high halves to t1 (lut_pick16_avx2's order: no lane crossing) */
     const __m256i sh = _mm256_setr_epi8(0, 1, 4, 5, 8, 9, 12, 13, 2, 3, 6, 7, 10, 11, 14, 15, 0, 1, 4, 5, 8, 9, 12, 13,
                                         2, 3, 6, 7, 10, 11, 14, 15);
     const __m256i d0 = _mm256_shuffle_epi8(g0, sh), d1 = _mm256_shuffle_epi8(g1, sh);
-    const __m256i t0 = _mm256_permute4x64_epi64(_mm256_unpacklo_epi64(d0, d1), 0xD8);
+    const __m256i t0 = _mm256_unpacklo_epi64(d0, d1);
     if (c->direct) return t0;
-    const __m256i t1 = _mm256_permute4x64_epi64(_mm256_unpackhi_epi64(d0, d1), 0xD8);
+    const __m256i t1 = _mm256_unpackhi_epi64(d0, d1);
     const __m256i mask = c->mask16;
     const __m256i diff = _mm256_subs_epi16(t0, t1); /* SAT_16 */
     const __m256i fr = _mm256_and_si256(xs, mask);
