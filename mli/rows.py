@@ -25,7 +25,9 @@ refuses it, see ``lstm_cell``) sends every row of the call one after another
 through the kernel itself.  Per row, the multiply-accumulate and table-lookup
 instructions are those of a separate call whatever the path, so a rows call
 saves the per-call costs (the Python call, the checks, packing the weights)
-rather than arithmetic.
+rather than arithmetic.  Even a dense part made free by the batching would
+leave most of a row's time: at HAR size a step without any dot product still
+takes 62 % (AVX2) and 68 % (AVX-512) of its time (benchmarks/README.md).
 
 Tensors with a leading row axis (B rows):
 
