@@ -321,6 +321,13 @@ __attribute__((target("avx2"))) static inline __m256i lut8_avx2(const mli_lut *l
 __attribute__((target("avx2"))) static long lut_vec16_avx2(const mli_lut *lut, const lut_setup *c, const int16_t *x,
                                                            long n, int16_t *y) {
     long i = 0;
+    if (n >= 16) { /* 16 lanes from the pair table, entries picked rather than gathered (mli_prv_lut_simd.h) */
+        lut_vc v;
+        lut_vc_make(c, &v);
+        for (; i + 16 <= n; i += 16)
+            _mm256_storeu_si256((__m256i *)(y + i),
+                                lut16_pair_avx2(lut->pair192, &v, _mm256_loadu_si256((const __m256i *)(x + i))));
+    }
     for (; i + 8 <= n; i += 8) {
         const __m256i r = lut8_avx2(lut, c, _mm256_cvtepi16_epi32(_mm_loadu_si128((const __m128i *)(x + i))));
         _mm_storeu_si128((__m128i *)(y + i),
