@@ -108,13 +108,13 @@ __attribute__((always_inline)) REC_AVX2_TARGET static inline void lstm_avx2_body
         __m256i q[2 * REC_AVX2_BLOCK];
         rec_avx2_block(&fz->rec, g, x, one_chunk, st, q, REC_AVX2_BLOCK, w8);
         lstm_avx2_gates(fz, lv, q, g, gates, REC_AVX2_BLOCK, d8);
-        if (xq) rec_avx2_starts_block(&fz->rec, &fz->rec.sc, g, xq, one_n, stn, REC_AVX2_BLOCK, w8);
+        if (xq) rec_avx2_starts_block(&fz->rec, g, xq, one_n, stn, REC_AVX2_BLOCK, w8);
     }
     for (; g < groups; g++) {
         __m256i q[2];
         rec_avx2_block(&fz->rec, g, x, one_chunk, st, q, 1, w8);
         lstm_avx2_gates(fz, lv, q, g, gates, 1, d8);
-        if (xq) rec_avx2_starts_block(&fz->rec, &fz->rec.sc, g, xq, one_n, stn, 1, w8);
+        if (xq) rec_avx2_starts_block(&fz->rec, g, xq, one_n, stn, 1, w8);
     }
     /* cell update (the sum wraps at 32 bits as in MLI; with 8-bit data it
      * stays below 2^15) and hidden output out(p * o) */

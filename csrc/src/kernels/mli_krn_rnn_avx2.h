@@ -87,13 +87,13 @@ __attribute__((always_inline)) REC_AVX2_TARGET static inline void rnn_avx2_body(
         __m256i q[2 * REC_AVX2_BLOCK];
         rec_avx2_block(&fz->rec, g, x, one_chunk, st, q, REC_AVX2_BLOCK, w8);
         rnn_avx2_out(fz, &fz->lv, q, g, dense, out, REC_AVX2_BLOCK, d8);
-        if (xq) rec_avx2_starts_block(&fz->rec, &fz->rec.sc, g, xq, one_n, stn, REC_AVX2_BLOCK, w8);
+        if (xq) rec_avx2_starts_block(&fz->rec, g, xq, one_n, stn, REC_AVX2_BLOCK, w8);
     }
     for (; g < groups; g++) {
         __m256i q[2];
         rec_avx2_block(&fz->rec, g, x, one_chunk, st, q, 1, w8);
         rnn_avx2_out(fz, &fz->lv, q, g, dense, out, 1, d8);
-        if (xq) rec_avx2_starts_block(&fz->rec, &fz->rec.sc, g, xq, one_n, stn, 1, w8);
+        if (xq) rec_avx2_starts_block(&fz->rec, g, xq, one_n, stn, 1, w8);
     }
 }
 #define RNN_AVX2_STEP_DEF(name, w8, d8)                                                                       \

@@ -52,14 +52,14 @@ typedef struct {
 typedef struct {
     const mli_dense_plan *plan;
     int K, groups, its, os, D, w8, d8;
-    int32_t up, cl;
     int32_t *bth, *btl; /* per row: fx16 bias term >> D and its low D bits; 8-bit weights: bth the bias term */
     int64_t l1i, l1s;   /* fx16: the largest sum of |w| of a row over the input / state part */
     rec_avx2_sc sc;
 } mli_rec_avx2;
 
-/* The call's constants into r->sc (after the rest of r is set). */
-__attribute__((target("avx2"))) static void rec_avx2_sc_fill(mli_rec_avx2 *r) {
+/* The call's constants into r->sc (after the rest of r is set): up, the
+ * rounding mode; cl, the clamp of the high parts (fx16). */
+__attribute__((target("avx2"))) static void rec_avx2_sc_fill(mli_rec_avx2 *r, int32_t up, int32_t cl) {
     rec_avx2_sc *c = &r->sc;
     const int D = r->D, its = r->its, os = r->os;
     c->dsh = _mm_cvtsi32_si128(D);
@@ -67,15 +67,15 @@ __attribute__((target("avx2"))) static void rec_avx2_sc_fill(mli_rec_avx2 *r) {
     c->lsh = _mm_cvtsi32_si128(its < 0 ? -its : 0);
     c->osh = _mm_cvtsi32_si128(os);
     c->mD = _mm256_set1_epi32((int32_t)(((int64_t)1 << (D > 0 && D < 31 ? D : 0)) - 1));
-    c->up = _mm256_set1_epi32(r->up);
+    c->up = _mm256_set1_epi32(up);
     c->ibias = _mm256_set1_epi32(its > 0 && its < 31 ? (1 << (its - 1)) - 1 : 0);
-    c->cl = _mm256_set1_epi32(r->cl);
-    c->ncl = _mm256_set1_epi32(-r->cl);
+    c->cl = _mm256_set1_epi32(cl);
+    c->ncl = _mm256_set1_epi32(-cl);
     c->half = _mm256_set1_epi32(!r->w8 && os > 0 && os < 31 ? (int32_t)1 << (os - 1) : 0);
     c->om = _mm256_set1_epi32(os > 0 && os < 31 ? (int32_t)(((int64_t)1 << os) - 1) : 0);
     c->ob = _mm256_set1_epi32(os > 0 && os < 31 ? (1 << (os - 1)) - 1 : 0);
     /* fx16: a tie (the low bits of A + S + 2^(os-1) all zero) takes the even result unless rounding up */
-    c->tb = _mm256_set1_epi32(r->up ? 0 : 1);
+    c->tb = _mm256_set1_epi32(up ? 0 : 1);
 }
 
 /* Whether two byte ranges are disjoint (a NULL or empty one is). */
@@ -254,7 +254,6 @@ static inline int mli_rec_avx2_init(mli_rec_avx2 *r, const mli_dense_plan *plan,
     r->D = its + os;
     r->w8 = w8;
     r->d8 = d8;
-    r->up = mlipy_rounding_up;
     r->bth = (int32_t *)(void *)plan->s_in;
     r->btl = r->bth + Kp;
     const int64_t top = plan->bias_top;
@@ -270,9 +269,8 @@ static inline int mli_rec_avx2_init(mli_rec_avx2 *r, const mli_dense_plan *plan,
             if (!mli_rec_avx2_i32(its, os, io, top, l1i, l1s)) return 0;
         }
         for (int k = 0; k < Kp; k++) r->bth[k] = k < K ? (int32_t)plan->bias_term[k] : 0;
-        r->cl = 0;
         r->l1i = r->l1s = 0;
-        rec_avx2_sc_fill(r);
+        rec_avx2_sc_fill(r, mlipy_rounding_up, 0);
         return 1;
     }
     const int n_in = mli_rec_avx2_max_pieces(plan->chunk_in, plan->groups, plan->n_pairs);
@@ -284,9 +282,8 @@ static inline int mli_rec_avx2_init(mli_rec_avx2 *r, const mli_dense_plan *plan,
     if (!mli_rec_avx2_ok16(its, os, top, l1i, l1s, n_in, n_st, &cl)) return 0;
     r->l1i = l1i;
     r->l1s = l1s;
-    r->cl = (int32_t)cl;
     mli_rec_avx2_bias_split(plan->bias_term, K, Kp, r->D, r->bth, r->btl);
-    rec_avx2_sc_fill(r);
+    rec_avx2_sc_fill(r, mlipy_rounding_up, (int32_t)cl);
     return 1;
 }
 
@@ -416,21 +413,18 @@ REC_AVX2_INLINE void rec_avx2_whole(const void *w, int pairs, int g0, const int3
 /* fx16, rows cut into chunks: hi, lo (2 * NG vectors) start from the
  * values at s0 (group j's at s0 + j * s_stride: hi parts, then lo parts
  * lo_at int32 further) and take the sums of x over NG groups from g0 (see
- * rec_avx2_sums).  Their own functions (inlined), apart from the whole-row
- * case, so that GCC keeps the whole-row case's loads after its sums. */
-#define REC_AVX2_CHUNKED(name, NG)                                                                            \
-    REC_AVX2_INLINE void name(const void *w, int pairs, const int32_t *chunks, int g0, const int32_t *x,        \
-                              const int32_t *s0, long s_stride, int lo_at, __m128i sh, __m256i mask, __m256i *hi, \
-                              __m256i *lo) {                                                                    \
-        for (int j = 0; j < NG; j++)                                                                          \
-            for (int h = 0; h < 2; h++) {                                                                     \
-                hi[2 * j + h] = _mm256_loadu_si256((const __m256i *)(s0 + j * s_stride + 8 * h));              \
-                lo[2 * j + h] = _mm256_loadu_si256((const __m256i *)(s0 + j * s_stride + lo_at + 8 * h));      \
-            }                                                                                                 \
-        rec_avx2_sums(w, pairs, chunks, g0, x, hi, lo, sh, mask, NG);                                         \
-    }
-REC_AVX2_CHUNKED(rec_avx2_chunked4, REC_AVX2_BLOCK)
-REC_AVX2_CHUNKED(rec_avx2_chunked1, 1)
+ * rec_avx2_sums).  A function of its own, apart from the whole-row case, so
+ * that GCC keeps the whole-row case's loads after its sums. */
+REC_AVX2_INLINE void rec_avx2_chunked(const void *w, int pairs, const int32_t *chunks, int g0, const int32_t *x,
+                                      const int32_t *s0, long s_stride, int lo_at, __m128i sh, __m256i mask,
+                                      __m256i *hi, __m256i *lo, const int NG) {
+    for (int j = 0; j < NG; j++)
+        for (int h = 0; h < 2; h++) {
+            hi[2 * j + h] = _mm256_loadu_si256((const __m256i *)(s0 + j * s_stride + 8 * h));
+            lo[2 * j + h] = _mm256_loadu_si256((const __m256i *)(s0 + j * s_stride + lo_at + 8 * h));
+        }
+    rec_avx2_sums(w, pairs, chunks, g0, x, hi, lo, sh, mask, NG);
+}
 
 /* (v + 2^(s-1) - 1 + (up | bit s of v)) >> s on 8 int32 lanes (no overflow: the callers' bounds) */
 REC_AVX2_INLINE __m256i rec_avx2_round(__m256i v, __m128i s, __m256i bias, __m256i up) {
@@ -439,8 +433,9 @@ REC_AVX2_INLINE __m256i rec_avx2_round(__m256i v, __m128i s, __m256i bias, __m25
 }
 
 /* One group's start values from its sums (hi, lo: rows 0-7, 8-15) into o. */
-REC_AVX2_INLINE void rec_avx2_starts_out(const mli_rec_avx2 *r, const rec_avx2_sc *c, const __m256i *hi,
-                                         const __m256i *lo, int32_t *o, const int w8) {
+REC_AVX2_INLINE void rec_avx2_starts_out(const mli_rec_avx2 *r, const __m256i *hi, const __m256i *lo, int32_t *o,
+                                         const int w8) {
+    const rec_avx2_sc *c = &r->sc;
     for (int h = 0; h < 2; h++) {
         __m256i vh = hi[h], vl = lo[h];
         if (w8) { /* the state part's start: rounding right or plain left shift (no clamp acts) */
@@ -458,9 +453,10 @@ REC_AVX2_INLINE void rec_avx2_starts_out(const mli_rec_avx2 *r, const rec_avx2_s
 }
 
 /* The start values of NG groups from g0 (see rec_avx2_starts). */
-REC_AVX2_INLINE void rec_avx2_starts_block(const mli_rec_avx2 *r, const rec_avx2_sc *c, int g0, const int32_t *x,
-                                           int one_chunk, int32_t *out, const int NG, const int w8) {
+REC_AVX2_INLINE void rec_avx2_starts_block(const mli_rec_avx2 *r, int g0, const int32_t *x, int one_chunk, int32_t *out,
+                                           const int NG, const int w8) {
     const mli_dense_plan *pl = r->plan;
+    const rec_avx2_sc *c = &r->sc;
     if (one_chunk || w8) { /* whole rows: the sums first, the bias parts added after */
         __m256i a[2 * REC_AVX2_BLOCK];
         rec_avx2_whole(pl->w_in, pl->n_pairs, g0, x, a, NG, w8);
@@ -473,7 +469,7 @@ REC_AVX2_INLINE void rec_avx2_starts_block(const mli_rec_avx2 *r, const rec_avx2
                 ll[h] = w8 ? _mm256_setzero_si256()
                            : _mm256_add_epi32(_mm256_loadu_si256((const __m256i *)(r->btl + k)), _mm256_and_si256(a[i], c->mD));
             }
-            rec_avx2_starts_out(r, c, hl, ll, out + (size_t)(g0 + j) * REC_START_STRIDE, w8);
+            rec_avx2_starts_out(r, hl, ll, out + (size_t)(g0 + j) * REC_START_STRIDE, w8);
         }
         return;
     }
@@ -481,12 +477,9 @@ REC_AVX2_INLINE void rec_avx2_starts_block(const mli_rec_avx2 *r, const rec_avx2
     /* fx16, cut rows: the bias parts per group of 16 rows (bth, btl: 8 int32 per half) */
     const int32_t *b0 = r->bth + g0 * MLI_DOT_GROUP;
     const int lo_at = (int)(r->btl - r->bth);
-    if (NG == REC_AVX2_BLOCK)
-        rec_avx2_chunked4(pl->w_in, pl->n_pairs, pl->chunk_in, g0, x, b0, MLI_DOT_GROUP, lo_at, c->dsh, c->mD, hi, lo);
-    else
-        rec_avx2_chunked1(pl->w_in, pl->n_pairs, pl->chunk_in, g0, x, b0, MLI_DOT_GROUP, lo_at, c->dsh, c->mD, hi, lo);
+    rec_avx2_chunked(pl->w_in, pl->n_pairs, pl->chunk_in, g0, x, b0, MLI_DOT_GROUP, lo_at, c->dsh, c->mD, hi, lo, NG);
     for (int j = 0; j < NG; j++)
-        rec_avx2_starts_out(r, c, hi + 2 * j, lo + 2 * j, out + (size_t)(g0 + j) * REC_START_STRIDE, w8);
+        rec_avx2_starts_out(r, hi + 2 * j, lo + 2 * j, out + (size_t)(g0 + j) * REC_START_STRIDE, w8);
 }
 
 /* acc += madd(xb, w) with w in a register (rec_avx2_starts_multi). */
@@ -500,7 +493,7 @@ REC_AVX2_INLINE void rec_avx2_starts_block(const mli_rec_avx2 *r, const rec_avx2
  * pairs at x + v * xs, its start values at out + v * os), each load of the
  * weights serving the V steps: the input part of a block of steps computed
  * ahead of them, for weights too large to stay in L1. */
-REC_AVX2_INLINE void rec_avx2_starts_multi(const mli_rec_avx2 *r, const rec_avx2_sc *sc, int g, const int32_t *x,
+REC_AVX2_INLINE void rec_avx2_starts_multi(const mli_rec_avx2 *r, int g, const int32_t *x,
                                            long xs, int one_chunk, int32_t *out, long os, const int V, const int w8) {
     const mli_dense_plan *pl = r->plan;
     const int pairs = pl->n_pairs;
@@ -508,8 +501,8 @@ REC_AVX2_INLINE void rec_avx2_starts_multi(const mli_rec_avx2 *r, const rec_avx2
     const size_t glen = (size_t)pairs * 2 * MLI_DOT_GROUP;
     const void *wg = w8 ? (const void *)((const int8_t *)pl->w_in + (size_t)g * glen)
                         : (const void *)(pl->w_in + (size_t)g * glen);
-    const __m128i dsh = sc->dsh;
-    const __m256i mD = sc->mD;
+    const __m128i dsh = r->sc.dsh;
+    const __m256i mD = r->sc.mD;
     __m256i hi[8], lo[8], a[8];
     const int k = g * MLI_DOT_GROUP;
     for (int v = 0; v < V; v++)
@@ -550,7 +543,7 @@ REC_AVX2_INLINE void rec_avx2_starts_multi(const mli_rec_avx2 *r, const rec_avx2
         }
     }
     for (int v = 0; v < V; v++)
-        rec_avx2_starts_out(r, sc, hi + 2 * v, lo + 2 * v, out + v * os + (size_t)g * REC_START_STRIDE, w8);
+        rec_avx2_starts_out(r, hi + 2 * v, lo + 2 * v, out + v * os + (size_t)g * REC_START_STRIDE, w8);
 }
 
 /* The start values of `count` consecutive steps from x (step t's input at
@@ -577,7 +570,6 @@ REC_AVX2_INLINE void rec_avx2_starts_steps(const mli_rec_avx2 *r, const void *xi
         x = xp;
         xs = np;
     }
-    const rec_avx2_sc *sc = &r->sc;
     int t = 0;
     while (t < count) {
         const int V = count - t >= 4 ? 4 : (count - t >= 2 ? 2 : 1);
@@ -591,9 +583,9 @@ REC_AVX2_INLINE void rec_avx2_starts_steps(const mli_rec_avx2 *r, const void *xi
             one = (int64_t)mx * r->l1i < ((int64_t)1 << 31);
         }
         for (int g = 0; g < r->groups; g++) {
-            if (V == 4) rec_avx2_starts_multi(r, sc, g, x + t * xs, xs, one, out + t * os, os, 4, w8);
-            else if (V == 2) rec_avx2_starts_multi(r, sc, g, x + t * xs, xs, one, out + t * os, os, 2, w8);
-            else rec_avx2_starts_multi(r, sc, g, x + t * xs, xs, one, out + t * os, os, 1, w8);
+            if (V == 4) rec_avx2_starts_multi(r, g, x + t * xs, xs, one, out + t * os, os, 4, w8);
+            else if (V == 2) rec_avx2_starts_multi(r, g, x + t * xs, xs, one, out + t * os, os, 2, w8);
+            else rec_avx2_starts_multi(r, g, x + t * xs, xs, one, out + t * os, os, 1, w8);
         }
         t += V;
     }
@@ -634,8 +626,8 @@ REC_AVX2_INLINE void rec_avx2_starts(const mli_rec_avx2 *r, const void *xin, int
     const int32_t *x = rec_avx2_starts_prep(r, xin, N, xp, &one, w8, d8);
     int g = 0;
     for (; g + REC_AVX2_BLOCK <= r->groups; g += REC_AVX2_BLOCK)
-        rec_avx2_starts_block(r, &r->sc, g, x, one, out, REC_AVX2_BLOCK, w8);
-    for (; g < r->groups; g++) rec_avx2_starts_block(r, &r->sc, g, x, one, out, 1, w8);
+        rec_avx2_starts_block(r, g, x, one, out, REC_AVX2_BLOCK, w8);
+    for (; g < r->groups; g++) rec_avx2_starts_block(r, g, x, one, out, 1, w8);
 }
 
 /* fx16: the result hi + (lo >> os) before saturation; a tie (the low bits
@@ -672,12 +664,8 @@ REC_AVX2_INLINE void rec_avx2_block(const mli_rec_avx2 *r, int g0, const int32_t
         return;
     }
     __m256i hi[2 * REC_AVX2_BLOCK], lo[2 * REC_AVX2_BLOCK];
-    if (NG == REC_AVX2_BLOCK)
-        rec_avx2_chunked4(pl->w_st, pl->s_pairs, pl->chunk_st, g0, x, st + (size_t)g0 * REC_START_STRIDE,
-                          REC_START_STRIDE, 16, osh, c->om, hi, lo);
-    else
-        rec_avx2_chunked1(pl->w_st, pl->s_pairs, pl->chunk_st, g0, x, st + (size_t)g0 * REC_START_STRIDE,
-                          REC_START_STRIDE, 16, osh, c->om, hi, lo);
+    rec_avx2_chunked(pl->w_st, pl->s_pairs, pl->chunk_st, g0, x, st + (size_t)g0 * REC_START_STRIDE, REC_START_STRIDE,
+                     16, osh, c->om, hi, lo, NG);
     for (int i = 0; i < 2 * NG; i++) q[i] = rec_avx2_readout(hi[i], lo[i], c);
 }
 

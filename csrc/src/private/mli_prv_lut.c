@@ -293,43 +293,18 @@ __attribute__((target("avx512f,avx512bw"))) static long lut_vec16_avx512p(const 
     return i;
 }
 
-/* 8 lanes */
-__attribute__((target("avx2"))) static inline __m256i lut8_avx2(const mli_lut *lut, const lut_setup *c, __m256i xv) {
-    if (c->direct) {
-        __m256i v = _mm256_sll_epi32(xv, _mm_cvtsi32_si128(c->s));
-        v = _mm256_min_epi32(_mm256_max_epi32(v, _mm256_set1_epi32(-32768)), _mm256_set1_epi32(32767));
-        v = _mm256_add_epi32(v, _mm256_set1_epi32(c->off));
-        v = _mm256_min_epi32(_mm256_max_epi32(v, _mm256_setzero_si256()), _mm256_set1_epi32(c->hi));
-        return _mm256_i32gather_epi32((const int *)lut->data32, v, 4);
-    }
-    const __m128i pre = _mm_cvtsi32_si128(c->pre), s = _mm_cvtsi32_si128(c->s);
-    const __m256i lo16 = _mm256_set1_epi32(-32768), hi16 = _mm256_set1_epi32(32767);
-    const __m256i xs = _mm256_sra_epi32(xv, pre);
-    __m256i idx = _mm256_add_epi32(_mm256_sra_epi32(xs, s), _mm256_set1_epi32(c->off));
-    idx = _mm256_min_epi32(_mm256_max_epi32(idx, _mm256_setzero_si256()), _mm256_set1_epi32(c->hi));
-    const __m256i t0 = _mm256_i32gather_epi32((const int *)lut->data32, idx, 4);
-    const __m256i t1 = _mm256_i32gather_epi32((const int *)lut->data32, _mm256_add_epi32(idx, _mm256_set1_epi32(1)), 4);
-    const __m256i diff = _mm256_min_epi32(_mm256_max_epi32(_mm256_sub_epi32(t0, t1), lo16), hi16);
-    const __m256i p = _mm256_mullo_epi32(diff, _mm256_and_si256(xs, _mm256_set1_epi32(c->mask)));
-    const __m256i odd = _mm256_or_si256(_mm256_set1_epi32(c->up),
-                                        _mm256_and_si256(_mm256_sra_epi32(p, s), _mm256_set1_epi32(1)));
-    __m256i q = _mm256_sra_epi32(_mm256_add_epi32(_mm256_add_epi32(p, _mm256_set1_epi32(c->bias)), odd), s);
-    q = _mm256_min_epi32(_mm256_max_epi32(q, lo16), hi16);
-    return _mm256_min_epi32(_mm256_max_epi32(_mm256_sub_epi32(t0, q), lo16), hi16);
-}
-
+/* 16 lanes at a time, then 8, from the pair table (mli_prv_lut_simd.h: the
+ * entries picked, not gathered) */
 __attribute__((target("avx2"))) static long lut_vec16_avx2(const mli_lut *lut, const lut_setup *c, const int16_t *x,
                                                            long n, int16_t *y) {
     long i = 0;
-    if (n >= 16) { /* 16 lanes from the pair table, entries picked rather than gathered (mli_prv_lut_simd.h) */
-        lut_vc v;
-        lut_vc_make(c, &v);
-        for (; i + 16 <= n; i += 16)
-            _mm256_storeu_si256((__m256i *)(y + i),
-                                lut16_pair_avx2(lut->pair192, &v, _mm256_loadu_si256((const __m256i *)(x + i))));
-    }
+    lut_vc v;
+    lut_vc_make(c, &v);
+    for (; i + 16 <= n; i += 16)
+        _mm256_storeu_si256((__m256i *)(y + i),
+                            lut16_pair_avx2(lut->pair192, &v, _mm256_loadu_si256((const __m256i *)(x + i))));
     for (; i + 8 <= n; i += 8) {
-        const __m256i r = lut8_avx2(lut, c, _mm256_cvtepi16_epi32(_mm_loadu_si128((const __m128i *)(x + i))));
+        const __m256i r = lut8_pair_avx2(lut->pair192, &v, _mm256_cvtepi16_epi32(_mm_loadu_si128((const __m128i *)(x + i))));
         _mm_storeu_si128((__m128i *)(y + i),
                          _mm_packs_epi32(_mm256_castsi256_si128(r), _mm256_extracti128_si256(r, 1)));
     }

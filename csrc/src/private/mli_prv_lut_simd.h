@@ -112,21 +112,20 @@ __attribute__((target("avx512f,avx512bw"))) static inline __m512i lut32_avx512(c
     return _mm512_subs_epi16(t0, _mm512_adds_epi16(fl, inc));
 }
 
-/* ---- AVX2: 8 int32 lanes, one gather per 8 lookups --------------------
+/* ---- AVX2: 8 int32 or 16 int16 lanes from a pair table ----------------
  * A pair table (mli_lut.pair192, made by gen_lut.py) holds
  * t[i] = T[i] (low half) | T[i+1] << 16 for every index lut_one can reach,
- * so one vpgatherdd gives both entries of the interpolation (the direct
- * case uses the low halves). */
+ * so one load gives both entries of the interpolation (the direct case uses
+ * the low halves). */
 
 /* Table entries into vector lanes without vpgatherdd: the indices leave the
  * register 64 bits at a time (no store and reload, whose forwarding stalls
  * a step's chain) and each entry is loaded into its lane (vpinsrd from
  * memory).  On the AMD Zen 5 core measured, vpgatherdd of 8 lanes takes
- * 13.5 cycles of throughput and this 5.4; the AVX2 LSTM steps at HAR size,
- * whose look-ups lie on the chain from one state to the next, went from
- * 30.0 to 27.1 us (fx16) and 25.5 to 23.9 us (fx8), the fx8 basic RNN from
- * 9.1 to 6.9 us; the fx16 basic RNN's (lut8_pair_avx2) stay gathers, which
- * measured faster there (10.2 vs 10.6 us).  The same entries either way.
+ * 13.5 cycles of throughput and this 5.4 (the steps' figures: "Results
+ * (2026-11-29, third session)" in benchmarks/README.md).  lut8_pair_avx2
+ * keeps its gather: the fx16 basic RNN measured faster with it.  The same
+ * entries either way.
  * t[four int16 indices packed in q] */
 __attribute__((always_inline, target("avx2"))) static inline __m128i lut_pick4_avx2(const int32_t *t, uint64_t q) {
     __m128i a = _mm_cvtsi32_si128(t[q & 0xFFFF]);
@@ -166,8 +165,8 @@ __attribute__((always_inline, target("avx2"))) static inline __m256i lut_pick8_a
     return _mm256_inserti128_si256(_mm256_castsi128_si256(a), b, 1);
 }
 
-/* The per-call constants of lut_setup as vectors (made once per step, not
- * per lookup). */
+/* The constants of a lut_setup as vectors (made once per call, not per
+ * lookup). */
 typedef struct {
     int direct;
     __m128i s, pre, s16; /* s16: 16 - s */
@@ -216,7 +215,7 @@ __attribute__((always_inline, target("avx2"))) static inline __m256i lut8_pair_a
     return _mm256_min_epi32(_mm256_max_epi32(_mm256_sub_epi32(t0, q), lo16), hi16);
 }
 
-/* lut_one on 16 int16 lanes (two gathers of the pair table), the
+/* lut_one on 16 int16 lanes (entries picked from the pair table), the
  * interpolation in int16 lanes as lut32_avx512 does it: with |diff| <= 2^15
  * and 0 <= frac < 2^s, p = diff * frac has floor(p / 2^s) within int16,
  * assembled from p's high and low halves, and the rounding adds 1 when
