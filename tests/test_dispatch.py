@@ -419,6 +419,51 @@ def test_avx2_block_pieces_agree(f_out, part):
         np.testing.assert_array_equal(got[isa], got["scalar"], err_msg=f"{isa} differs from scalar")
 
 
+@pytest.mark.skipif(len(PATHS) < 2, reason="this CPU has only the scalar path")
+@pytest.mark.parametrize("mh", [1024, 8191, 8192, 10923, 16383, 16384, 32767, 32768])
+@pytest.mark.parametrize("part", ["input", "state", "hoisted"])
+@pytest.mark.parametrize("cell", ["lstm", "rnn"])
+def test_full_chunks_agree(mh, part, cell):
+    # weight pairs (-32768, -32767) fill a chunk of the tables each (sum |w|
+    # 65535 a row, the most a chunk holds) and v all -max|v| makes every
+    # pair add 65535 max|v|, so any run of chunks summed as one int32 where
+    # max|v| does not allow it would pass 2^31 (two pairs from max|v| 16384
+    # on); staggered light pairs at the start of each group of 16 rows cut
+    # the AVX2 blocks' pieces at different pairs.  The basic RNN's output
+    # shift of 25 keeps the sums (up to 2^36) from saturating, so that an
+    # error of 2^32 shows
+    g = 4 if cell == "lstm" else 1
+    M = 64
+    N = 128 if part == "hoisted" else 64  # 4 M N > 4096: the input sums of blocks of steps
+    T = 5
+    w = np.zeros((g * M, N + M), np.int16)
+    cols = slice(N, N + M) if part == "state" else slice(0, N)
+    width = M if part == "state" else N
+    w[:, cols] = _staggered_chunks(g * M, width // 2, -32768, -32767)
+    w[:, N:] += (np.arange(g * M * M).reshape(g * M, M) % 3 - 1).astype(np.int16) * (part != "state")
+    v = -mh if mh < 32768 else -32768
+    x = np.full((T, N), v if part != "state" else 3, np.int16)
+    x[1::2, ::3] = 5  # the later steps' inputs not all at the extreme
+    h0 = np.full(M, v if part == "state" else 0, np.int16)
+    b, c0 = np.zeros(g * M, np.int16), np.zeros(M, np.int16)
+    got = {}
+    for isa in PATHS:
+        with mli.use_isa(isa):
+            if cell == "lstm":
+                ir = mli.Tensor(np.zeros(4 * M, np.int16), 0)
+                y, c = mli.lstm_cell(mli.Tensor(x, 15), mli.Tensor(h0, 15), mli.Tensor(w.reshape(4, M, N + M), 15),
+                                     mli.Tensor(b.reshape(4, M), 15), mli.RnnCellConfig(mode=1, act=1, ir=ir),
+                                     mli.Tensor(c0, 12))
+                got[isa] = [y.numpy().copy(), c.numpy().copy(), ir.numpy().copy()]
+            else:
+                got[isa] = [mli.basic_rnn_cell_fx16(mli.Tensor(x, 15), mli.Tensor(h0, 15), mli.Tensor(w, 15),
+                                                    mli.Tensor(b, 15), mli.RnnCellConfig(mode=1, act=0),
+                                                    out_frac_bits=f_out).numpy().copy() for f_out in (15, 5)]
+    for isa in PATHS[1:]:
+        for j, (a, bb) in enumerate(zip(got["scalar"], got[isa])):
+            np.testing.assert_array_equal(a, bb, err_msg=f"output {j}: {isa} differs from scalar")
+
+
 @pytest.mark.parametrize("op", ["avepool", "maxpool"])
 @pytest.mark.parametrize("kind", ["fx8", "fx16"])
 def test_pool_paths_agree(op, kind):
