@@ -127,7 +127,7 @@ def _oracle_scratch(cfg, gates, h0, x):
     compares whole addresses, as the firmware's 32-bit ones are."""
     held = []
     xa, xn = x.buffer.__array_interface__["data"][0] % 2 ** 32, int(x.capacity)
-    while True:
+    for _ in range(64):
         s = v._scratch_cfg(cfg, gates, h0, x)
         if s is cfg:  # the case's own scratch: nothing to choose
             return s
@@ -135,6 +135,7 @@ def _oracle_scratch(cfg, gates, h0, x):
         if (sa - xa) % 2 ** 32 >= xn and (xa - sa) % 2 ** 32 >= sn:
             return s
         held.append(s)  # kept alive so the next one lands elsewhere
+    raise AssertionError("no scratch buffer clear of x in the low 32 bits after 64 tries")
 
 
 @needs_oracle

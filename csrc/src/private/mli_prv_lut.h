@@ -8,9 +8,10 @@
 
 typedef struct {
     const int16_t *data;
-    const int32_t *data32; /* the same values widened (for vector gathers) */
+    const int32_t *data32; /* the same values widened (read by the scalar lut_one) */
     const int16_t *pad192; /* the same values padded to 192 (for in-register lookups) */
-    const int32_t *pair192; /* pad192[i] | pad192[i + 1] << 16 (the last: pad192[191]), for pair gathers */
+    const int32_t *pair192; /* pad192[i] | pad192[i + 1] << 16 (the last: pad192[191]): both entries of an
+                             * interpolation in one load (the AVX2 gathers and picks) */
     int length;
     int offset;   /* index of the entry for input 0 */
     int frac;     /* entry i is f((i - offset) / 2^frac) */
