@@ -489,3 +489,31 @@ def test_pool_paths_agree(op, kind):
                         got[isa] = f(x, cfg).numpy()
             for isa, v in got.items():
                 np.testing.assert_array_equal(v, got["scalar"], err_msg=f"{isa} {cfg} {rounding}")
+
+
+@pytest.mark.skipif(len(PATHS) < 2, reason="this CPU has only the scalar path")
+@pytest.mark.parametrize("sign", [1, -1])
+@pytest.mark.parametrize("part", ["per_step", "hoisted"])
+def test_int32_starts_at_their_bound(sign, part):
+    # the AVX2 step sums a step's input part as one int32 (bias term +
+    # 2^(D-1) + x . W_in) where max|x| <= (2^31 - 1 - top - 2^(D-1)) / l1i:
+    # here 760 (bias term 2^29, D = 25, l1i = 64 * 32767); each step's input
+    # is all one value from 700 to 820 with the bias's sign (each for 4
+    # steps, the hoisted sums' groups of steps), so its sum is the bound
+    # itself and one step past the limit would wrap by 2^32 (32 after the
+    # output shift of 25, the outputs about 64)
+    M, T = 64, 4 * 121
+    N = 128 if part == "hoisted" else 64  # K N > 4096: the input sums of blocks of steps
+    w = np.zeros((M, N + M), np.int16)
+    w[:, :64] = 32767
+    x = np.repeat((700 + np.arange(T, dtype=np.int16) // 4)[:, None], N, axis=1) * sign
+    b = np.full(M, 16384 * sign, np.int16)
+    got = {}
+    for isa in PATHS:
+        with mli.use_isa(isa):
+            got[isa] = mli.basic_rnn_cell_fx16(mli.Tensor(x, 15), mli.Tensor(np.zeros(M, np.int16), 15),
+                                               mli.Tensor(w, 15), mli.Tensor(b, 15),
+                                               mli.RnnCellConfig(mode=1, act=0), out_frac_bits=5).numpy().copy()
+    assert np.abs(got["scalar"]).max() > 60  # the sums reach about 2^31
+    for isa in PATHS[1:]:
+        np.testing.assert_array_equal(got[isa], got["scalar"], err_msg=f"{isa} differs from scalar")

@@ -164,15 +164,15 @@ __attribute__((always_inline)) REC_AVX2_TARGET static inline void lstm_avx2_body
     }
 }
 #define LSTM_AVX2_STEP_PARAMS \
-    const lstm_avx2 *fz, const int32_t *st, const void *h, void *gates, void *c, void *h_out, const void *xn, int32_t *stn
+    const lstm_avx2 *restrict fz, const int32_t *st, const void *h, void *gates, void *c, void *h_out, const void *xn, int32_t *stn
 #define LSTM_AVX2_STEP_DEF(name, w8, d8)                                            \
     REC_AVX2_TARGET static void name(LSTM_AVX2_STEP_PARAMS) {                      \
         lstm_avx2_body(fz, st, h, gates, c, h_out, xn, stn, w8, d8);               \
     }                                                                               \
-    REC_AVX2_TARGET static void name##_first(const lstm_avx2 *fz, const void *x, int32_t *st) { \
+    REC_AVX2_TARGET static void name##_first(const lstm_avx2 *restrict fz, const void *x, int32_t *st) { \
         rec_avx2_starts(&fz->rec, x, fz->N, fz->rec.plan->x_in, st, w8, d8);        \
     } \
-    __attribute__((unused)) REC_AVX2_TARGET static void name##_steps(const lstm_avx2 *fz, const void *x, int count, int32_t *st) {       \
+    __attribute__((unused)) REC_AVX2_TARGET static void name##_steps(const lstm_avx2 *restrict fz, const void *x, int count, int32_t *st) {       \
         rec_avx2_starts_steps(&fz->rec, x, fz->N, count, fz->rec.plan->x_all, st, w8, d8);                    \
     }
 LSTM_AVX2_STEP_DEF(lstm_avx2_step16, 0, 0)

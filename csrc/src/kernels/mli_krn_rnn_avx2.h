@@ -97,14 +97,14 @@ __attribute__((always_inline)) REC_AVX2_TARGET static inline void rnn_avx2_body(
     }
 }
 #define RNN_AVX2_STEP_DEF(name, w8, d8)                                                                       \
-    REC_AVX2_TARGET static void name(const rnn_avx2 *fz, const int32_t *st, const void *h, void *dense, void *out, \
+    REC_AVX2_TARGET static void name(const rnn_avx2 *restrict fz, const int32_t *st, const void *h, void *dense, void *out, \
                                      const void *xn, int32_t *stn) {                                          \
         rnn_avx2_body(fz, st, h, dense, out, xn, stn, w8, d8);                                                \
     }                                                                                                         \
-    REC_AVX2_TARGET static void name##_first(const rnn_avx2 *fz, const void *x, int32_t *st) {                \
+    REC_AVX2_TARGET static void name##_first(const rnn_avx2 *restrict fz, const void *x, int32_t *st) {                \
         rec_avx2_starts(&fz->rec, x, fz->N, fz->rec.plan->x_in, st, w8, d8);                                  \
     } \
-    __attribute__((unused)) REC_AVX2_TARGET static void name##_steps(const rnn_avx2 *fz, const void *x, int count, int32_t *st) {       \
+    __attribute__((unused)) REC_AVX2_TARGET static void name##_steps(const rnn_avx2 *restrict fz, const void *x, int count, int32_t *st) {       \
         rec_avx2_starts_steps(&fz->rec, x, fz->N, count, fz->rec.plan->x_all, st, w8, d8);                    \
     }
 RNN_AVX2_STEP_DEF(rnn_avx2_step16, 0, 0)

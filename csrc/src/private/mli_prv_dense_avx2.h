@@ -25,7 +25,14 @@
  * Start values of a step (what the state part starts from, computed from
  * the input alone, so one step ahead): per group of 16 rows, 32 int32:
  * fx16 hi (clamped) then Alo + 2^(os-1); 8-bit weights the start value
- * (the rounded or shifted bias term + input sum) then unused. */
+ * (the rounded or shifted bias term + input sum) then unused.
+ *
+ * fx16 steps whose input part provably fits int32 (max|x| of the step at
+ * most i32_xmax): B' = B + 2^(D-1) is one int32 sum from bt1, and the
+ * start values are hi' = floor(B' / 2^D) (|hi'| <= 2^(31-D), no clamp
+ * needed) and Alo' = A' mod 2^os, where A' = A + 2^(os-1) (the floor
+ * shift by its, or the left shift, takes the 2^(D-1) to 2^(os-1) exactly);
+ * hi' * 2^os + Alo' = hi * 2^os + Alo + 2^(os-1): the same read-out. */
 #ifndef MLI_PRV_DENSE_AVX2_H
 #define MLI_PRV_DENSE_AVX2_H
 
@@ -53,6 +60,8 @@ typedef struct {
     const mli_dense_plan *plan;
     int K, groups, its, os, D, w8, d8;
     int32_t *bth, *btl; /* per row: fx16 bias term >> D and its low D bits; 8-bit weights: bth the bias term */
+    int32_t *bt1;       /* fx16: per row the bias term + 2^(D-1) as int32 (where i32_xmax >= 0) */
+    int32_t i32_xmax;   /* fx16: the largest max|x| whose input part B + 2^(D-1) fits int32 (-1: none) */
     int64_t l1i, l1s;   /* fx16: the largest sum of |w| of a row over the input / state part */
     rec_avx2_sc sc;
 } mli_rec_avx2;
@@ -270,6 +279,7 @@ static inline int mli_rec_avx2_init(mli_rec_avx2 *r, const mli_dense_plan *plan,
         }
         for (int k = 0; k < Kp; k++) r->bth[k] = k < K ? (int32_t)plan->bias_term[k] : 0;
         r->l1i = r->l1s = 0;
+        r->i32_xmax = -1;
         rec_avx2_sc_fill(r, mlipy_rounding_up, 0);
         return 1;
     }
@@ -283,6 +293,16 @@ static inline int mli_rec_avx2_init(mli_rec_avx2 *r, const mli_dense_plan *plan,
     r->l1i = l1i;
     r->l1s = l1s;
     mli_rec_avx2_bias_split(plan->bias_term, K, Kp, r->D, r->bth, r->btl);
+    /* |bias term + 2^(D-1) + x . W_in| <= top + 2^(D-1) + max|x| * l1i: the
+     * int32 start values' bound; bt1 lives in plan->s_st, which the AVX2
+     * steps do not use otherwise */
+    const int64_t lim = (int64_t)1 << 31, hD = (int64_t)1 << (r->D - 1), room = lim - 1 - top - hD;
+    r->i32_xmax = -1;
+    if (room >= 0) {
+        r->bt1 = (int32_t *)(void *)plan->s_st;
+        for (int k = 0; k < Kp; k++) r->bt1[k] = (int32_t)((k < K ? plan->bias_term[k] : 0) + hD);
+        r->i32_xmax = (int32_t)(l1i == 0 || room / l1i >= 32768 ? 32768 : room / l1i);
+    }
     rec_avx2_sc_fill(r, mlipy_rounding_up, (int32_t)cl);
     return 1;
 }
@@ -333,6 +353,66 @@ REC_AVX2_INLINE int32_t rec_avx2_maxabs16(const int16_t *v, int n) {
         r = a > r ? a : r;
     }
     return r;
+}
+
+/* rec_avx2_whole for four groups of 16-bit weights (w: the first, the
+ * others glen_b bytes apart), the pairs two at a time in one loop of
+ * assembly: GCC's own loop copied accumulators between registers on every
+ * iteration once the step kept its constants in registers.  The same
+ * multiply-adds into the same accumulators (their int32 sums wrap, so the
+ * order does not change them). */
+REC_AVX2_INLINE void rec_avx2_whole4(const int16_t *w, long glen_b, int pairs, const int32_t *x, __m256i *a) {
+    __m256i a0 = _mm256_setzero_si256(), a1 = a0, a2 = a0, a3 = a0, a4 = a0, a5 = a0, a6 = a0, a7 = a0;
+    if (pairs >= 2) {
+        const char *b = (const char *)w;
+        const int32_t *xp = x, *xe = x + (pairs & ~1);
+        const long L3 = 3 * glen_b;
+        __m256i xb, xc, t;
+        __asm__("1:\n\t"
+                "vpbroadcastd (%[x]), %[xb]\n\t"
+                "vpbroadcastd 4(%[x]), %[xc]\n\t"
+                "add $8, %[x]\n\t"
+                "vpmaddwd (%[b]), %[xb], %[t]\n\tvpaddd %[t], %[a0], %[a0]\n\t"
+                "vpmaddwd 32(%[b]), %[xb], %[t]\n\tvpaddd %[t], %[a1], %[a1]\n\t"
+                "vpmaddwd 64(%[b]), %[xc], %[t]\n\tvpaddd %[t], %[a0], %[a0]\n\t"
+                "vpmaddwd 96(%[b]), %[xc], %[t]\n\tvpaddd %[t], %[a1], %[a1]\n\t"
+                "vpmaddwd (%[b],%[L]), %[xb], %[t]\n\tvpaddd %[t], %[a2], %[a2]\n\t"
+                "vpmaddwd 32(%[b],%[L]), %[xb], %[t]\n\tvpaddd %[t], %[a3], %[a3]\n\t"
+                "vpmaddwd 64(%[b],%[L]), %[xc], %[t]\n\tvpaddd %[t], %[a2], %[a2]\n\t"
+                "vpmaddwd 96(%[b],%[L]), %[xc], %[t]\n\tvpaddd %[t], %[a3], %[a3]\n\t"
+                "vpmaddwd (%[b],%[L],2), %[xb], %[t]\n\tvpaddd %[t], %[a4], %[a4]\n\t"
+                "vpmaddwd 32(%[b],%[L],2), %[xb], %[t]\n\tvpaddd %[t], %[a5], %[a5]\n\t"
+                "vpmaddwd 64(%[b],%[L],2), %[xc], %[t]\n\tvpaddd %[t], %[a4], %[a4]\n\t"
+                "vpmaddwd 96(%[b],%[L],2), %[xc], %[t]\n\tvpaddd %[t], %[a5], %[a5]\n\t"
+                "vpmaddwd (%[b],%[L3]), %[xb], %[t]\n\tvpaddd %[t], %[a6], %[a6]\n\t"
+                "vpmaddwd 32(%[b],%[L3]), %[xb], %[t]\n\tvpaddd %[t], %[a7], %[a7]\n\t"
+                "vpmaddwd 64(%[b],%[L3]), %[xc], %[t]\n\tvpaddd %[t], %[a6], %[a6]\n\t"
+                "vpmaddwd 96(%[b],%[L3]), %[xc], %[t]\n\tvpaddd %[t], %[a7], %[a7]\n\t"
+                "sub $-128, %[b]\n\t"
+                "cmp %[xe], %[x]\n\t"
+                "jne 1b"
+                : [a0] "+x"(a0), [a1] "+x"(a1), [a2] "+x"(a2), [a3] "+x"(a3), [a4] "+x"(a4), [a5] "+x"(a5),
+                  [a6] "+x"(a6), [a7] "+x"(a7), [xb] "=&x"(xb), [xc] "=&x"(xc), [t] "=&x"(t), [b] "+r"(b),
+                  [x] "+r"(xp)
+                : [xe] "r"(xe), [L] "r"(glen_b), [L3] "r"(L3),
+                  "m"(*(const char(*)[])w), "m"(*(const int32_t(*)[])x)
+                : "cc");
+    }
+    if (pairs % 2) { /* the odd last pair */
+        const int p = pairs - 1;
+        const __m256i xb = rec_avx2_bcast(x + p);
+        const int16_t *w1 = (const int16_t *)((const char *)w + glen_b), *w2 = (const int16_t *)((const char *)w1 + glen_b);
+        const int16_t *w3 = (const int16_t *)((const char *)w2 + glen_b);
+        REC_AVX2_MADD(a0, xb, w, p, 0, 0);
+        REC_AVX2_MADD(a1, xb, w, p, 1, 0);
+        REC_AVX2_MADD(a2, xb, w1, p, 0, 0);
+        REC_AVX2_MADD(a3, xb, w1, p, 1, 0);
+        REC_AVX2_MADD(a4, xb, w2, p, 0, 0);
+        REC_AVX2_MADD(a5, xb, w2, p, 1, 0);
+        REC_AVX2_MADD(a6, xb, w3, p, 0, 0);
+        REC_AVX2_MADD(a7, xb, w3, p, 1, 0);
+    }
+    a[0] = a0, a[1] = a1, a[2] = a2, a[3] = a3, a[4] = a4, a[5] = a5, a[6] = a6, a[7] = a7;
 }
 
 /* fx16: the sums over all pairs of NG consecutive groups from g0 (rows 0-7
@@ -386,6 +466,10 @@ REC_AVX2_INLINE void rec_avx2_sums(const void *w, int pairs, const int32_t *chun
 REC_AVX2_INLINE void rec_avx2_whole(const void *w, int pairs, int g0, const int32_t *x, __m256i *a, const int NG,
                                     const int w8) {
     const size_t glen = (size_t)pairs * 2 * MLI_DOT_GROUP;
+    if (NG == 4 && !w8) {
+        rec_avx2_whole4((const int16_t *)w + (size_t)g0 * glen, (long)(glen * sizeof(int16_t)), pairs, x, a);
+        return;
+    }
     const void *wg[REC_AVX2_BLOCK];
     for (int j = 0; j < NG; j++)
         wg[j] = w8 ? (const void *)((const int8_t *)w + (size_t)(g0 + j) * glen)
@@ -452,7 +536,20 @@ REC_AVX2_INLINE void rec_avx2_starts_out(const mli_rec_avx2 *r, const __m256i *h
     }
 }
 
-/* The start values of NG groups from g0 (see rec_avx2_starts). */
+/* fx16: one group's start values from B' = B + 2^(D-1) (rows 0-7, 8-15)
+ * into o (see the top of this file). */
+REC_AVX2_INLINE void rec_avx2_starts_out32(const mli_rec_avx2 *r, const __m256i *b, int32_t *o) {
+    const rec_avx2_sc *c = &r->sc;
+    for (int h = 0; h < 2; h++) {
+        const __m256i lo = _mm256_and_si256(b[h], c->mD);
+        _mm256_storeu_si256((__m256i *)(o + 8 * h), _mm256_sra_epi32(b[h], c->dsh));
+        _mm256_storeu_si256((__m256i *)(o + 16 + 8 * h), _mm256_sll_epi32(_mm256_srl_epi32(lo, c->ish), c->lsh));
+    }
+}
+
+/* The start values of NG groups from g0 (see rec_avx2_starts); one_chunk:
+ * 0 rows cut into chunks, 1 whole rows, 2 (fx16) whole rows with int32
+ * start values. */
 REC_AVX2_INLINE void rec_avx2_starts_block(const mli_rec_avx2 *r, int g0, const int32_t *x, int one_chunk, int32_t *out,
                                            const int NG, const int w8) {
     const mli_dense_plan *pl = r->plan;
@@ -460,6 +557,17 @@ REC_AVX2_INLINE void rec_avx2_starts_block(const mli_rec_avx2 *r, int g0, const 
     if (one_chunk || w8) { /* whole rows: the sums first, the bias parts added after */
         __m256i a[2 * REC_AVX2_BLOCK];
         rec_avx2_whole(pl->w_in, pl->n_pairs, g0, x, a, NG, w8);
+        if (!w8 && one_chunk == 2) {
+            for (int j = 0; j < NG; j++) {
+                __m256i b[2];
+                for (int h = 0; h < 2; h++)
+                    b[h] = _mm256_add_epi32(
+                        _mm256_loadu_si256((const __m256i *)(r->bt1 + g0 * MLI_DOT_GROUP + 16 * j + 8 * h)),
+                        a[2 * j + h]);
+                rec_avx2_starts_out32(r, b, out + (size_t)(g0 + j) * REC_START_STRIDE);
+            }
+            return;
+        }
         for (int j = 0; j < NG; j++) {
             __m256i hl[2], ll[2];
             for (int h = 0; h < 2; h++) {
@@ -504,11 +612,11 @@ REC_AVX2_INLINE void rec_avx2_starts_multi(const mli_rec_avx2 *r, int g, const i
     const __m128i dsh = r->sc.dsh;
     const __m256i mD = r->sc.mD;
     __m256i hi[8], lo[8], a[8];
-    const int k = g * MLI_DOT_GROUP;
+    const int k = g * MLI_DOT_GROUP, i32 = !w8 && one_chunk == 2; /* i32: B' summed as one int32 in hi */
     for (int v = 0; v < V; v++)
         for (int h = 0; h < 2; h++) {
-            hi[2 * v + h] = _mm256_loadu_si256((const __m256i *)(r->bth + k + 8 * h));
-            lo[2 * v + h] = w8 ? _mm256_setzero_si256() : _mm256_loadu_si256((const __m256i *)(r->btl + k + 8 * h));
+            hi[2 * v + h] = _mm256_loadu_si256((const __m256i *)((i32 ? r->bt1 : r->bth) + k + 8 * h));
+            lo[2 * v + h] = w8 || i32 ? _mm256_setzero_si256() : _mm256_loadu_si256((const __m256i *)(r->btl + k + 8 * h));
         }
     int p = 0, c = 1;
     while (p < pairs) {
@@ -534,7 +642,7 @@ REC_AVX2_INLINE void rec_avx2_starts_multi(const mli_rec_avx2 *r, int g, const i
             }
         }
         for (int i = 0; i < 2 * V; i++) {
-            if (!w8) {
+            if (!w8 && !i32) {
                 hi[i] = _mm256_add_epi32(hi[i], _mm256_sra_epi32(a[i], dsh));
                 lo[i] = _mm256_add_epi32(lo[i], _mm256_and_si256(a[i], mD));
             } else {
@@ -542,8 +650,10 @@ REC_AVX2_INLINE void rec_avx2_starts_multi(const mli_rec_avx2 *r, int g, const i
             }
         }
     }
-    for (int v = 0; v < V; v++)
-        rec_avx2_starts_out(r, hi + 2 * v, lo + 2 * v, out + v * os + (size_t)g * REC_START_STRIDE, w8);
+    for (int v = 0; v < V; v++) {
+        if (i32) rec_avx2_starts_out32(r, hi + 2 * v, out + v * os + (size_t)g * REC_START_STRIDE);
+        else rec_avx2_starts_out(r, hi + 2 * v, lo + 2 * v, out + v * os + (size_t)g * REC_START_STRIDE, w8);
+    }
 }
 
 /* The start values of `count` consecutive steps from x (step t's input at
@@ -580,7 +690,7 @@ REC_AVX2_INLINE void rec_avx2_starts_steps(const mli_rec_avx2 *r, const void *xi
                 const int32_t m = rec_avx2_maxabs16((const int16_t *)xin + (size_t)(t + v) * (size_t)N, N);
                 mx = m > mx ? m : mx;
             }
-            one = (int64_t)mx * r->l1i < ((int64_t)1 << 31);
+            one = mx <= r->i32_xmax ? 2 : (int64_t)mx * r->l1i < ((int64_t)1 << 31);
         }
         for (int g = 0; g < r->groups; g++) {
             if (V == 4) rec_avx2_starts_multi(r, g, x + t * xs, xs, one, out + t * os, os, 4, w8);
@@ -615,8 +725,14 @@ REC_AVX2_INLINE const int32_t *rec_avx2_starts_prep(const mli_rec_avx2 *r, const
         if (N % 2) x16[N] = 0;
         x = xp;
     }
-    /* fx16: where max|x| times the largest sum of |w| of a row is below 2^31, every row is one chunk */
-    *one = w8 || (int64_t)rec_avx2_maxabs16((const int16_t *)xin, N) * r->l1i < ((int64_t)1 << 31);
+    /* fx16: where max|x| times the largest sum of |w| of a row is below 2^31, every row is one chunk
+     * (2: its start values from one int32 sum, max|x| <= i32_xmax) */
+    if (w8) {
+        *one = 1;
+    } else {
+        const int32_t mx = rec_avx2_maxabs16((const int16_t *)xin, N);
+        *one = mx <= r->i32_xmax ? 2 : (int64_t)mx * r->l1i < ((int64_t)1 << 31);
+    }
     return x;
 }
 
