@@ -163,6 +163,8 @@ __attribute__((always_inline)) REC_AVX2_TARGET static inline void lstm_avx2_body
         }
     }
 }
+/* fz is restrict: nothing writes it during a step, and without that GCC (built with
+ * -fno-strict-aliasing) reloads its constants after every store of the step's outputs */
 #define LSTM_AVX2_STEP_PARAMS \
     const lstm_avx2 *restrict fz, const int32_t *st, const void *h, void *gates, void *c, void *h_out, const void *xn, int32_t *stn
 #define LSTM_AVX2_STEP_DEF(name, w8, d8)                                            \

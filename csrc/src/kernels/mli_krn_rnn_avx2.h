@@ -96,6 +96,8 @@ __attribute__((always_inline)) REC_AVX2_TARGET static inline void rnn_avx2_body(
         if (xq) rec_avx2_starts_block(&fz->rec, g, xq, one_n, stn, 1, w8);
     }
 }
+/* fz is restrict: nothing writes it during a step, and without that GCC (built with
+ * -fno-strict-aliasing) reloads its constants after every store of the step's outputs */
 #define RNN_AVX2_STEP_DEF(name, w8, d8)                                                                       \
     REC_AVX2_TARGET static void name(const rnn_avx2 *restrict fz, const int32_t *st, const void *h, void *dense, void *out, \
                                      const void *xn, int32_t *stn) {                                          \
