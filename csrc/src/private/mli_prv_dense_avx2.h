@@ -221,13 +221,17 @@ static inline void mli_rec_avx2_l1_kept(const mli_dense_plan *plan, int w8, int6
 
 /* The bias terms (40-bit: -2^39 <= bt < 2^39) split at bit D (9..29) into
  * bth = floor(bt / 2^D) and btl = bt mod 2^D, zero past K up to Kp.  The
- * floor as a logical shift of bt + 2^39 (never negative) less 2^(39-D). */
+ * floor as a logical shift of bt + 2^39 (never negative) less 2^(39-D).
+ * With bt1 (the caller has shown |bt| + 2^(D-1) < 2^31) also
+ * bt1 = bt + 2^(D-1) as int32. */
 __attribute__((target("avx2"))) static inline void mli_rec_avx2_bias_split(const int64_t *bt, int K, int Kp, int D,
-                                                                    int32_t *bth, int32_t *btl) {
+                                                                    int32_t *bth, int32_t *btl, int32_t *bt1) {
     const int64_t mD = ((int64_t)1 << D) - 1;
     const __m256i off = _mm256_set1_epi64x((int64_t)1 << 39), offs = _mm256_set1_epi64x((int64_t)1 << (39 - D));
     const __m256i mask = _mm256_set1_epi64x(mD), even = _mm256_setr_epi32(0, 2, 4, 6, 1, 3, 5, 7);
     const __m128i sh = _mm_cvtsi32_si128(D);
+    const int64_t hD = (int64_t)1 << (D - 1);
+    const __m256i hDv = _mm256_set1_epi64x(hD);
     int k = 0;
     for (; k + 4 <= K; k += 4) {
         const __m256i v = _mm256_loadu_si256((const __m256i *)(bt + k));
@@ -235,11 +239,15 @@ __attribute__((target("avx2"))) static inline void mli_rec_avx2_bias_split(const
         const __m256i lo = _mm256_and_si256(v, mask);
         _mm_storeu_si128((__m128i *)(bth + k), _mm256_castsi256_si128(_mm256_permutevar8x32_epi32(hi, even)));
         _mm_storeu_si128((__m128i *)(btl + k), _mm256_castsi256_si128(_mm256_permutevar8x32_epi32(lo, even)));
+        if (bt1)
+            _mm_storeu_si128((__m128i *)(bt1 + k),
+                             _mm256_castsi256_si128(_mm256_permutevar8x32_epi32(_mm256_add_epi64(v, hDv), even)));
     }
     for (; k < Kp; k++) {
         const int64_t b = k < K ? bt[k] : 0;
         bth[k] = (int32_t)(b >> D); /* floor */
         btl[k] = (int32_t)(b & mD);
+        if (bt1) bt1[k] = (int32_t)(b + hD);
     }
 }
 
@@ -292,17 +300,14 @@ static inline int mli_rec_avx2_init(mli_rec_avx2 *r, const mli_dense_plan *plan,
     if (!mli_rec_avx2_ok16(its, os, top, l1i, l1s, n_in, n_st, &cl)) return 0;
     r->l1i = l1i;
     r->l1s = l1s;
-    mli_rec_avx2_bias_split(plan->bias_term, K, Kp, r->D, r->bth, r->btl);
     /* |bias term + 2^(D-1) + x . W_in| <= top + 2^(D-1) + max|x| * l1i: the
      * int32 start values' bound; bt1 lives in plan->s_st, which the AVX2
      * steps do not use otherwise */
     const int64_t lim = (int64_t)1 << 31, hD = (int64_t)1 << (r->D - 1), room = lim - 1 - top - hD;
     r->i32_xmax = -1;
-    if (room >= 0) {
-        r->bt1 = (int32_t *)(void *)plan->s_st;
-        for (int k = 0; k < Kp; k++) r->bt1[k] = (int32_t)((k < K ? plan->bias_term[k] : 0) + hD);
-        r->i32_xmax = (int32_t)(l1i == 0 || room / l1i >= 32768 ? 32768 : room / l1i);
-    }
+    r->bt1 = room >= 0 ? (int32_t *)(void *)plan->s_st : NULL;
+    if (room >= 0) r->i32_xmax = (int32_t)(l1i == 0 || room / l1i >= 32768 ? 32768 : room / l1i);
+    mli_rec_avx2_bias_split(plan->bias_term, K, Kp, r->D, r->bth, r->btl, r->bt1);
     rec_avx2_sc_fill(r, mlipy_rounding_up, (int32_t)cl);
     return 1;
 }
