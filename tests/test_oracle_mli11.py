@@ -208,6 +208,22 @@ def test_A1_batch_to_last_out_of_one_step(R, lstm):
     assert rm["status"] == 0
 
 
+@pytest.mark.parametrize("rank", [5, 6])
+@pytest.mark.parametrize("out_shape0", [0, 1, 2])
+def test_C7_eltwise_rank_beyond_four_reads_the_struct(R, rank, out_shape0):
+    """Eltwise reaches the layout check with an operand of rank 5 or 6 (its
+    own bad status only remembered): MLI reads mem_stride[4..5] and
+    shape[4..5] past the arrays, which in its struct are out's shape[0..1]
+    and in1's rank and el_type.  Harness seed 1129306, case 18025: out's
+    shape[0] of 0 passed the check in MLI (BAD_TENSOR) where mli-py said
+    INCOMPATEBLE_TENSORS."""
+    in1 = R.tspec(raw=bytes(1), et=R.FX8, frac=9, shape=[1, 1, 0, 0], rank=rank)
+    out = R.tspec(raw=bytes(5), et=R.FX8, frac=2, shape=[out_shape0, 0, 0, 0], rank=4, mem_stride=(1, 3, 2, 2))
+    case = _case("eltwise", "fx8", {"in1": in1, "in2": R.tspec(np.array([7], i8), 9), "out": out}, op="max")
+    rm = _agrees(R, case)
+    assert rm["status"] != 0
+
+
 def test_A2_eltwise_rank0_operand_with_out(R):
     case = _case("eltwise", "fx8", {"in1": R.tspec(scalar=5, frac=3, et=R.FX8),
                                     "in2": R.tspec(np.arange(4, dtype=i8), 3), "out": _out(R, 4, R.FX8, 3, 1)},
