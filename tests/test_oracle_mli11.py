@@ -224,6 +224,22 @@ def test_C7_eltwise_rank_beyond_four_reads_the_struct(R, rank, out_shape0):
     assert rm["status"] != 0
 
 
+@pytest.mark.parametrize("rank", [5, 6])
+@pytest.mark.parametrize("kind,dt,et", [("fx8", i8, 0), ("fx16", i16, 1)])
+@pytest.mark.parametrize("in2_n", [1, 4])
+def test_C7_eltwise_rank_beyond_four_counts_past_the_shape(R, rank, kind, dt, et, in2_n):
+    """The same reads in the element count: an operand of rank 5 with shape
+    [1, 1, 1, 1] has 5 elements for MLI (shape[4] is the rank), 5 * el_type
+    at rank 6, so it is never a scalar; mli-py had counted 1 and called it a
+    bad scalar (BAD_TENSOR where MLI gives SHAPE_MISMATCH or
+    INCOMPATEBLE_TENSORS)."""
+    in1 = R.tspec(raw=bytes(8), et=et, frac=9, shape=[1, 1, 1, 1], rank=rank)
+    out = R.tspec(raw=bytes(16), et=et, frac=2, shape=[4, 0, 0, 0], rank=1, mem_stride=(1, 3, 2, 2))
+    case = _case("eltwise", kind, {"in1": in1, "in2": R.tspec(np.arange(in2_n, dtype=dt), 9), "out": out}, op="add")
+    rm = _agrees(R, case)
+    assert rm["status"] != 0
+
+
 def test_A2_eltwise_rank0_operand_with_out(R):
     case = _case("eltwise", "fx8", {"in1": R.tspec(scalar=5, frac=3, et=R.FX8),
                                     "in2": R.tspec(np.arange(4, dtype=i8), 3), "out": _out(R, 4, R.FX8, 3, 1)},

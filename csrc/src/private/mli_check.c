@@ -393,12 +393,28 @@ mli_status mli_chk_activation(const mli_tensor *in, const mli_tensor *out, mli_e
 }
 
 /* ----------------------------------------------------------- eltwise -- */
-static bool is_scalar(const mli_tensor *t) { return t->rank == 0 || mli_prv_count(t, 0) == 1; }
+/* An operand's element count as MLI's eltwise takes it: the product of
+ * shape[0..rank-1] with no rank check, so that for a rank of 5 or 6 it reads
+ * past the array into the struct (see elt_contig): shape[4] is the rank,
+ * shape[5] the el_type.  Saturated as mli_prv_count; beyond 6 MLI reads past
+ * the struct (mli_prv_count's product of the four entries). */
+static uint64_t elt_count(const mli_tensor *t) {
+    uint64_t n = mli_prv_count(t, 0);
+    if (t->rank < MLI_MAX_RANK + 1 || t->rank > MLI_MAX_RANK + 2) return n;
+    const uint64_t more[2] = {t->rank, (uint32_t)t->el_type};
+    for (uint32_t i = 0; i + MLI_MAX_RANK < t->rank; i++) {
+        if (more[i] == 0) return 0;
+        n = n > MLI_PRV_COUNT_MAX / more[i] ? MLI_PRV_COUNT_MAX : n * more[i];
+    }
+    return n;
+}
+
+static bool is_scalar(const mli_tensor *t) { return t->rank == 0 || elt_count(t) == 1; }
 
 static mli_status chk_scalar(const mli_tensor *t, const char *arg) {
     if (t->rank == 0) return MLI_STATUS_OK;
     RETURN_BAD(mli_chk_tensor(t, arg));
-    RETURN_IF(mli_prv_count(t, 0) != 1,
+    RETURN_IF(elt_count(t) != 1,
               mlipy_err(MLI_STATUS_SHAPE_MISMATCH, arg, "shape", "a scalar must have one element"));
     return MLI_STATUS_OK;
 }
@@ -469,7 +485,7 @@ mli_status mli_chk_eltwise(const mli_tensor *in1, const mli_tensor *in2, const m
             RETURN_BAD(chk_shape_eq(in1->shape[i], in2->shape[i], "in2", SHAPE_F[i],
                                     "must equal the same entry of in1.shape"));
     }
-    uint64_t n1 = in1->rank ? mli_prv_count(in1, 0) : 1, n2 = in2->rank ? mli_prv_count(in2, 0) : 1;
+    uint64_t n1 = in1->rank ? elt_count(in1) : 1, n2 = in2->rank ? elt_count(in2) : 1;
     RETURN_BAD(chk_capacity((n1 > n2 ? n1 : n2) * mli_prv_elsize(in1->el_type), out, "out"));
     RETURN_BAD(chk_type(in1, "in1", type));
     RETURN_BAD(chk_type(in2, "in2", type));
