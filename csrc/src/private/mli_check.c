@@ -431,14 +431,7 @@ static bool elt_contig(const mli_tensor *a, const mli_tensor *b, uint32_t rank) 
                                               (uint32_t)a->el_type};
     const int32_t stride[MLI_MAX_RANK + 2] = {b->mem_stride[0], b->mem_stride[1], b->mem_stride[2],
                                               b->mem_stride[3], (int32_t)b->shape[0], (int32_t)b->shape[1]};
-    for (uint32_t i = 0; i < rank; i++)
-        if (stride[i] == 0) return true;
-    int64_t dense = 1;
-    for (uint32_t i = rank; i-- > 0;) {
-        if (stride[i] != dense) return false;
-        dense *= shape[i];
-    }
-    return true;
+    return mli_prv_contig_n(shape, stride, rank);
 }
 
 mli_status mli_chk_eltwise(const mli_tensor *in1, const mli_tensor *in2, const mli_tensor *out,

@@ -30,17 +30,20 @@ static inline uint64_t mli_prv_count(const mli_tensor *t, uint32_t from) {
     return n;
 }
 
-/* CONTIG(shape, stride, rank). */
-static inline bool mli_prv_contig(const uint32_t *shape, const int32_t *stride, uint32_t rank) {
-    if (rank > MLI_MAX_RANK) rank = MLI_MAX_RANK;
-    for (uint32_t i = 0; i < rank; i++)
+/* CONTIG over the first n entries of shape and stride (n entries readable). */
+static inline bool mli_prv_contig_n(const uint32_t *shape, const int32_t *stride, uint32_t n) {
+    for (uint32_t i = 0; i < n; i++)
         if (stride[i] == 0) return true;
     int64_t dense = 1;
-    for (uint32_t i = rank; i-- > 0;) {
+    for (uint32_t i = n; i-- > 0;) {
         if (stride[i] != dense) return false;
         dense *= shape[i];
     }
     return true;
+}
+/* CONTIG(shape, stride, rank). */
+static inline bool mli_prv_contig(const uint32_t *shape, const int32_t *stride, uint32_t rank) {
+    return mli_prv_contig_n(shape, stride, rank > MLI_MAX_RANK ? MLI_MAX_RANK : rank);
 }
 static inline bool mli_prv_contig_t(const mli_tensor *t) {
     return mli_prv_contig(t->shape, t->mem_stride, t->rank);
