@@ -56,9 +56,24 @@ static mli_status chk_out_ptr(const mli_tensor *out) {
     return MLI_STATUS_OK;
 }
 
+/* CONTIG(a.shape, b.mem_stride, rank) as MLI evaluates it: it reads
+ * entries up to rank - 1 with no rank check, and in its tensor struct
+ * (mem_stride[4], shape[4], rank, el_type) mem_stride[4 + k] is shape[k],
+ * shape[4] is rank and shape[5] is el_type.  Only eltwise reaches CONTIG
+ * with a rank of 5 or 6 (it merely remembers CHK_TENSOR's status); beyond 6
+ * MLI reads past the struct, and mli_prv_contig's four entries stand. */
+static bool contig_as_mli(const mli_tensor *a, const mli_tensor *b, uint32_t rank) {
+    if (rank <= MLI_MAX_RANK || rank > MLI_MAX_RANK + 2) return mli_prv_contig(a->shape, b->mem_stride, rank);
+    const uint32_t shape[MLI_MAX_RANK + 2] = {a->shape[0], a->shape[1], a->shape[2], a->shape[3], a->rank,
+                                              (uint32_t)a->el_type};
+    const int32_t stride[MLI_MAX_RANK + 2] = {b->mem_stride[0], b->mem_stride[1], b->mem_stride[2],
+                                              b->mem_stride[3], (int32_t)b->shape[0], (int32_t)b->shape[1]};
+    return mli_prv_contig_n(shape, stride, rank);
+}
+
 static mli_status chk_contig(const mli_tensor *t, const char *arg) {
-    RETURN_IF(!mli_prv_contig_t(t), mlipy_err(MLI_STATUS_INCOMPATEBLE_TENSORS, arg, "mem_stride",
-                                              "must describe a contiguous layout"));
+    RETURN_IF(!contig_as_mli(t, t, t->rank), mlipy_err(MLI_STATUS_INCOMPATEBLE_TENSORS, arg, "mem_stride",
+                                                       "must describe a contiguous layout"));
     return MLI_STATUS_OK;
 }
 
@@ -395,7 +410,7 @@ mli_status mli_chk_activation(const mli_tensor *in, const mli_tensor *out, mli_e
 /* ----------------------------------------------------------- eltwise -- */
 /* An operand's element count as MLI's eltwise takes it: the product of
  * shape[0..rank-1] with no rank check, so that for a rank of 5 or 6 it reads
- * past the array into the struct (see elt_contig): shape[4] is the rank,
+ * past the array into the struct (see contig_as_mli): shape[4] is the rank,
  * shape[5] the el_type.  Saturated as mli_prv_count; beyond 6 MLI reads past
  * the struct (mli_prv_count's product of the four entries). */
 static uint64_t elt_count(const mli_tensor *t) {
@@ -419,21 +434,6 @@ static mli_status chk_scalar(const mli_tensor *t, const char *arg) {
     return MLI_STATUS_OK;
 }
 
-/* CONTIG(a.shape, b.mem_stride, rank) as MLI evaluates it for eltwise,
- * which reaches it with a rank of 5 or 6 (CHK_TENSOR's status is only
- * remembered there): MLI reads entries 4 and 5 of the arrays without a rank
- * check, and in its tensor struct (mem_stride[4], shape[4], rank, el_type)
- * mem_stride[4 + k] is shape[k], shape[4] is rank and shape[5] is el_type.
- * Other ranks as mli_prv_contig (beyond 6 MLI reads past the struct). */
-static bool elt_contig(const mli_tensor *a, const mli_tensor *b, uint32_t rank) {
-    if (rank <= MLI_MAX_RANK || rank > MLI_MAX_RANK + 2) return mli_prv_contig(a->shape, b->mem_stride, rank);
-    const uint32_t shape[MLI_MAX_RANK + 2] = {a->shape[0], a->shape[1], a->shape[2], a->shape[3], a->rank,
-                                              (uint32_t)a->el_type};
-    const int32_t stride[MLI_MAX_RANK + 2] = {b->mem_stride[0], b->mem_stride[1], b->mem_stride[2],
-                                              b->mem_stride[3], (int32_t)b->shape[0], (int32_t)b->shape[1]};
-    return mli_prv_contig_n(shape, stride, rank);
-}
-
 mli_status mli_chk_eltwise(const mli_tensor *in1, const mli_tensor *in2, const mli_tensor *out,
                            bool same_frac, mli_element_type type) {
     RETURN_BAD(in1 ? MLI_STATUS_OK : mli_chk_tensor(in1, "in1"));
@@ -442,10 +442,8 @@ mli_status mli_chk_eltwise(const mli_tensor *in1, const mli_tensor *in2, const m
     if (s1 && chk_scalar(in1, "in1") != MLI_STATUS_OK) return mlipy_err(MLI_STATUS_BAD_TENSOR, "in1", "", "is not a valid scalar");
     if (s2 && chk_scalar(in2, "in2") != MLI_STATUS_OK) return mlipy_err(MLI_STATUS_BAD_TENSOR, "in2", "", "is not a valid scalar");
     RETURN_BAD(chk_out_ptr(out));
-    RETURN_IF(!elt_contig(in1, in1, in1->rank), mlipy_err(MLI_STATUS_INCOMPATEBLE_TENSORS, "in1", "mem_stride",
-                                                           "must describe a contiguous layout"));
-    RETURN_IF(!elt_contig(in2, in2, in2->rank), mlipy_err(MLI_STATUS_INCOMPATEBLE_TENSORS, "in2", "mem_stride",
-                                                           "must describe a contiguous layout"));
+    RETURN_BAD(chk_contig(in1, "in1"));
+    RETURN_BAD(chk_contig(in2, "in2"));
     RETURN_IF(in1->rank == 0 && in2->rank == 0,
               mlipy_err(MLI_STATUS_NOT_SUPPORTED, "in1", "rank", "two rank-0 operands are not supported"));
     /* MLI keeps only the last non-scalar operand's tensor status (in2 over in1). */
@@ -457,7 +455,7 @@ mli_status mli_chk_eltwise(const mli_tensor *in1, const mli_tensor *in2, const m
         if (i == 0 ? s1 : s2) continue;
         remembered = mli_chk_tensor(ops[i], names[i]);
         if (remembered != MLI_STATUS_OK) saved = *mlipy_last_error();
-        RETURN_IF(!elt_contig(ops[i], out, ops[i]->rank),
+        RETURN_IF(!contig_as_mli(ops[i], out, ops[i]->rank),
                   mlipy_err(MLI_STATUS_INCOMPATEBLE_TENSORS, "out", "mem_stride",
                             "must describe a contiguous layout of the operands' shape"));
     }
