@@ -517,3 +517,59 @@ def test_int32_starts_at_their_bound(sign, part):
     assert np.abs(got["scalar"]).max() > 60  # the sums reach about 2^31
     for isa in PATHS[1:]:
         np.testing.assert_array_equal(got[isa], got["scalar"], err_msg=f"{isa} differs from scalar")
+
+
+# The AVX2 recurrent steps look their activations up in full 16-bit tables
+# (mli_prv_lut16_full: every int16 input's result, built once per table,
+# frac and rounding mode and kept for the process, at most 32 of them).  A
+# basic RNN whose dense output is its input (identity weights, in_to_out
+# shift 14) feeds every int16 value through the activation: 2,048 steps of
+# 32.  The children start with no tables, so the first 32 keys are built
+# (by several threads at once in the second) and the rest take the pair
+# tables (a frac past 64 shares the table of 64); every result is the
+# scalar path's.
+_FULL_TABLES_CHILD = r"""
+import sys, threading, numpy as np, mli
+M = 32
+x = np.arange(-32768, 32768, dtype=np.int16).reshape(-1, M)
+w = np.zeros((M, 2 * M), np.int16)
+w[:, :M] = np.eye(M, dtype=np.int16) * 16384
+zero_h, zero_b = np.zeros(M, np.int16), np.zeros(M, np.int16)
+
+def rnn(f, act, rounding, isa):
+    with mli.use_isa(isa), mli.rounding(rounding):
+        return mli.basic_rnn_cell_fx16(mli.Tensor(x, f), mli.Tensor(zero_h, 15), mli.Tensor(w, 14),
+                                       mli.Tensor(zero_b, 14), mli.RnnCellConfig(mode=1, act=act),
+                                       out_frac_bits=f).numpy().copy()
+
+keys = [(f, act, r) for f in eval(sys.argv[1]) for act in (1, 2) for r in ("convergent", "up")]
+want = {k: rnn(*k, "scalar") for k in keys}
+got, bad = {}, []
+def work(i):
+    for k in keys[i % len(keys):] + keys[:i % len(keys)]:
+        got[k, i] = rnn(*k, "avx2")
+threads = [threading.Thread(target=work, args=(i,)) for i in range(int(sys.argv[2]))]
+for t in threads: t.start()
+for t in threads: t.join()
+for (k, i), v in got.items():
+    if not np.array_equal(v, want[k]):
+        bad.append(f"{k} thread {i}: {int((v != want[k]).sum())} of {v.size} differ")
+assert len(got) == len(keys) * len(threads)
+print("\n".join(bad) or "ok")
+"""
+
+
+@pytest.mark.skipif("avx2" not in PATHS, reason="this CPU has no AVX2 path")
+@pytest.mark.parametrize("fracs, threads", [("[0, 1, 4, 9, 12, 15, 20, 40, 70, 200]", 1),  # 36 tables: 4 past the cap
+                                            ("[3, 13, 15, 18, 2, 7, 8, 11, 25, 30]", 3)])
+def test_full_tables_every_input(fracs, threads):
+    import os
+    import subprocess
+    import sys
+    root = os.path.dirname(os.path.dirname(os.path.abspath(mli.__file__)))
+    env = dict(os.environ, PYTHONPATH=root + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    env.pop("MLIPY_ISA", None)
+    r = subprocess.run([sys.executable, "-c", _FULL_TABLES_CHILD, fracs, str(threads)], capture_output=True,
+                       text=True, env=env, timeout=600)
+    assert r.returncode == 0, r.stderr[-3000:]
+    assert r.stdout.strip() == "ok", r.stdout[-3000:]

@@ -12,9 +12,10 @@
 /* ---- One fused LSTM time step on AVX2 (fx16, fx8w16d, fx8) --------------
  * The same integers as the step-by-step path: the recurrent read-out of
  * mli_prv_dense_avx2.h on int32 lanes (where its bounds hold), each group
- * of 16 gate rows activated in registers as it is read out (tables from
- * gathers, one per 8 lanes: the interpolation's two entries come in one
- * int32 of a pair table), the cell update and hidden output on int32 lanes,
+ * of 16 gate rows activated in registers as it is read out (one load per
+ * result from a full 16-bit table, mli_prv_lut16_full; without one, entries
+ * picked from a pair table and interpolated), the cell update and hidden
+ * output on int32 lanes,
  * and the next step's start values computed from its input in the same
  * call (work the processor overlaps with the step's own chain).  Used
  * where lstm_avx2_ok and mli_rec_avx2_init accept the call: M a multiple of
@@ -60,6 +61,10 @@ static int lstm_avx2_init(lstm_avx2 *fz, const mli_dense_plan *plan, int M, int 
         lut_vc_make(&fz->sigm, &fz->lv[0]);
         lut_vc_make(&fz->tanh_, &fz->lv[1]);
         lut_vc_make(&fz->out, &fz->lv[2]);
+        /* one load per result where the full tables are at hand */
+        fz->lv[0].full = mli_prv_lut16_full(&mli_prv_sigm_lut, f_ir);
+        fz->lv[1].full = mli_prv_lut16_full(&mli_prv_tanh_lut, f_ir);
+        fz->lv[2].full = fz->act ? mli_prv_lut16_full(outl, f_c) : NULL;
         fz->tp[0] = mli_prv_sigm_lut.pair192;
         fz->tp[1] = mli_prv_tanh_lut.pair192;
         fz->tp[2] = outl->pair192;

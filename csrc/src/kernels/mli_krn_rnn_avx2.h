@@ -48,6 +48,7 @@ static int rnn_avx2_init(rnn_avx2 *fz, const mli_dense_plan *plan, int K, int M,
         } else {
             lut_prepare(lut, f_d, &fz->ls);
             lut_vc_make(&fz->ls, &fz->lv);
+            fz->lv.full = mli_prv_lut16_full(lut, f_d); /* NULL: the pair table's gathers */
             fz->tp = lut->pair192;
         }
     }

@@ -325,7 +325,52 @@ void mli_prv_lut_vec16(const mli_lut *lut, const int16_t *x, long n, int frac_in
     for (; i < n; i++) y[i] = (int16_t)lut_one(lut, &c, x[i]);
 }
 
+#ifndef MLIPY_X86_TARGETS
+const int16_t *mli_prv_lut16_full(const mli_lut *lut, int frac_in) {
+    (void)lut;
+    (void)frac_in;
+    return NULL;
+}
+#endif
+
 #ifdef MLIPY_X86_TARGETS
+#include <stdlib.h>
+/* Full 16-bit tables: one slot per (table, frac_in, rounding); frac_in
+ * beyond +-64 gives the results of +-64 (lut_prepare: the shifts saturate
+ * there).  A slot is filled once with a compare-and-swap, so threads that
+ * race on a key agree on one table and the loser frees its copy. */
+#define LUT16_FULL_F 64
+static const int16_t *lut16_full_slot[2][2 * LUT16_FULL_F + 1][2];
+static int lut16_full_count;
+
+const int16_t *mli_prv_lut16_full(const mli_lut *lut, int frac_in) {
+    const int li = lut == &mli_prv_tanh_lut ? 0 : (lut == &mli_prv_sigm_lut ? 1 : -1);
+    if (li < 0) return NULL;
+    const int f = frac_in < -LUT16_FULL_F ? -LUT16_FULL_F : (frac_in > LUT16_FULL_F ? LUT16_FULL_F : frac_in);
+    const int16_t **slot = &lut16_full_slot[li][f + LUT16_FULL_F][mlipy_rounding_up ? 1 : 0];
+    const int16_t *t = __atomic_load_n(slot, __ATOMIC_ACQUIRE);
+    if (t) return t;
+    if (__atomic_fetch_add(&lut16_full_count, 1, __ATOMIC_RELAXED) >= MLIPY_LUT16_FULL_MAX) {
+        __atomic_fetch_sub(&lut16_full_count, 1, __ATOMIC_RELAXED);
+        return NULL;
+    }
+    int16_t *x = (int16_t *)malloc(65536 * sizeof(int16_t)), *y = (int16_t *)malloc(65536 * sizeof(int16_t));
+    if (!x || !y) {
+        free(x);
+        free(y);
+        __atomic_fetch_sub(&lut16_full_count, 1, __ATOMIC_RELAXED);
+        return NULL;
+    }
+    for (int i = 0; i < 65536; i++) x[i] = (int16_t)(uint16_t)i;
+    mli_prv_lut_vec16(lut, x, 65536, f, y);
+    free(x);
+    const int16_t *expected = NULL;
+    if (__atomic_compare_exchange_n(slot, &expected, y, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) return y;
+    free(y); /* another thread published the same table first */
+    __atomic_fetch_sub(&lut16_full_count, 1, __ATOMIC_RELAXED);
+    return expected;
+}
+
 /* An 8-bit input takes only 256 values: on the SIMD paths the results for
  * one (table, frac_in, rounding) are tabulated once per thread from the
  * scalar definition and then looked up.  A few keys are kept: a recurrent

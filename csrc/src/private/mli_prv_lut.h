@@ -33,4 +33,14 @@ void mli_prv_lut_vec8(const mli_lut *lut, const int8_t *x, long n, int frac_in, 
  * builds only (MLIPY_X86_TARGETS). */
 void mli_prv_lut8_table(const mli_lut *lut, int frac_in, int16_t out[256]);
 
+/* The results of mli_prv_lut_vec16 for this table (tanh or sigm) and
+ * frac_in under the current rounding mode, for every int16 input x at
+ * [(uint16_t)x]: 65,536 entries built on first use and kept for the
+ * process (shared by its threads, never changed once published).  NULL for
+ * other tables, past MLIPY_LUT16_FULL_MAX tables or without memory; the
+ * callers then evaluate the table as before.  x86 SIMD builds only
+ * (MLIPY_X86_TARGETS; NULL elsewhere). */
+#define MLIPY_LUT16_FULL_MAX 32
+const int16_t *mli_prv_lut16_full(const mli_lut *lut, int frac_in);
+
 #endif /* MLI_PRV_LUT_H */

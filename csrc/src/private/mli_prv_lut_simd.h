@@ -169,6 +169,7 @@ __attribute__((always_inline, target("avx2"))) static inline __m256i lut_pick8_a
  * lookup). */
 typedef struct {
     int direct;
+    const int16_t *full; /* mli_prv_lut16_full's table, or NULL (lut_vc_make leaves it NULL) */
     __m128i s, pre, s16; /* s16: 16 - s */
     __m256i off, hi, mask, bias, up;            /* int32 lanes */
     __m256i off16, hi16, mask16, bias16, up16;  /* int16 lanes */
@@ -176,6 +177,7 @@ typedef struct {
 
 __attribute__((target("avx2"))) static inline void lut_vc_make(const lut_setup *c, lut_vc *v) {
     v->direct = c->direct;
+    v->full = NULL;
     v->s = _mm_cvtsi32_si128(c->s);
     v->pre = _mm_cvtsi32_si128(c->direct ? 0 : c->pre);
     v->off = _mm256_set1_epi32(c->off);
@@ -191,9 +193,45 @@ __attribute__((target("avx2"))) static inline void lut_vc_make(const lut_setup *
     v->up16 = _mm256_set1_epi16((int16_t)c->up);
 }
 
+/* With a full table (mli_prv_lut16_full) a result is one int16 load: the
+ * input's bits are the index, no interpolation.  Four inputs packed in q. */
+__attribute__((always_inline, target("avx2"))) static inline __m128i lut_full4_avx2(const int16_t *F, uint64_t q) {
+    __m128i a = _mm_cvtsi32_si128(F[q & 0xFFFF]);
+    a = _mm_insert_epi16(a, F[(q >> 16) & 0xFFFF], 1);
+    a = _mm_insert_epi16(a, F[(q >> 32) & 0xFFFF], 2);
+    a = _mm_insert_epi16(a, F[q >> 48], 3);
+    return a;
+}
+
+/* F[x] for 16 int16 lanes (four independent chains of inserts). */
+__attribute__((always_inline, target("avx2"))) static inline __m256i lut_full16_avx2(const int16_t *F, __m256i xv) {
+    const __m128i lo = _mm256_castsi256_si128(xv), hi = _mm256_extracti128_si256(xv, 1);
+    const __m128i a = _mm_unpacklo_epi64(lut_full4_avx2(F, (uint64_t)_mm_cvtsi128_si64(lo)),
+                                         lut_full4_avx2(F, (uint64_t)_mm_extract_epi64(lo, 1)));
+    const __m128i b = _mm_unpacklo_epi64(lut_full4_avx2(F, (uint64_t)_mm_cvtsi128_si64(hi)),
+                                         lut_full4_avx2(F, (uint64_t)_mm_extract_epi64(hi, 1)));
+    return _mm256_inserti128_si256(_mm256_castsi128_si256(a), b, 1);
+}
+
+/* F[x] for 8 int32 lanes holding int16 values, sign-extended. */
+__attribute__((always_inline, target("avx2"))) static inline __m256i lut_full8_avx2(const int16_t *F, __m256i xv) {
+    const __m128i lo = _mm256_castsi256_si128(xv), hi = _mm256_extracti128_si256(xv, 1);
+    const uint64_t q0 = (uint64_t)_mm_cvtsi128_si64(lo), q1 = (uint64_t)_mm_extract_epi64(lo, 1);
+    const uint64_t q2 = (uint64_t)_mm_cvtsi128_si64(hi), q3 = (uint64_t)_mm_extract_epi64(hi, 1);
+    __m128i a = _mm_cvtsi32_si128(F[q0 & 0xFFFF]), b = _mm_cvtsi32_si128(F[q2 & 0xFFFF]);
+    a = _mm_insert_epi16(a, F[(q0 >> 32) & 0xFFFF], 1);
+    b = _mm_insert_epi16(b, F[(q2 >> 32) & 0xFFFF], 1);
+    a = _mm_insert_epi16(a, F[q1 & 0xFFFF], 2);
+    b = _mm_insert_epi16(b, F[q3 & 0xFFFF], 2);
+    a = _mm_insert_epi16(a, F[(q1 >> 32) & 0xFFFF], 3);
+    b = _mm_insert_epi16(b, F[(q3 >> 32) & 0xFFFF], 3);
+    return _mm256_cvtepi16_epi32(_mm_unpacklo_epi64(a, b));
+}
+
 /* lut_one on 8 int32 lanes holding int16 values, from a pair table. */
 __attribute__((always_inline, target("avx2"))) static inline __m256i lut8_pair_avx2(const int32_t *t, const lut_vc *c,
                                                                                   __m256i xv) {
+    if (c->full) return lut_full8_avx2(c->full, xv);
     const __m256i lo16 = _mm256_set1_epi32(-32768), hi16 = _mm256_set1_epi32(32767);
     if (c->direct) {
         __m256i v = _mm256_sll_epi32(xv, c->s);
@@ -223,6 +261,7 @@ __attribute__((always_inline, target("avx2"))) static inline __m256i lut8_pair_a
  * add and subtract are lut_one's clamps of q and r. */
 __attribute__((always_inline, target("avx2"))) static inline __m256i lut16_pair_avx2(const int32_t *t, const lut_vc *c,
                                                                                    __m256i xv) {
+    if (c->full) return lut_full16_avx2(c->full, xv);
     __m256i idx;
     __m256i xs = xv;
     if (c->direct) { /* sat16(x << s) + off, clamped to the table */
