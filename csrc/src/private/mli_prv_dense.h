@@ -23,10 +23,13 @@ typedef struct {
 
 /* The packed weights' own largest sums of |w| of a row (input part, state
  * part), kept with the packing in the workspace: computed by the first call
- * that needs them after the weights were packed (have: 0 until then). */
+ * that needs them after the weights were packed (have: 0 until then).  Also
+ * the most pieces the AVX2 read-out cuts a row into, from the packing's
+ * chunk tables (have_pieces likewise). */
 typedef struct {
     int64_t in, st;
     int have;
+    int pieces_in, pieces_st, have_pieces;
 } mli_dense_l1_memo;
 
 /* What a plan derived from the packed weights and the bias (bias_term,

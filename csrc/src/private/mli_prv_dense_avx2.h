@@ -291,8 +291,13 @@ static inline int mli_rec_avx2_init(mli_rec_avx2 *r, const mli_dense_plan *plan,
         rec_avx2_sc_fill(r, mlipy_rounding_up, 0);
         return 1;
     }
-    const int n_in = mli_rec_avx2_max_pieces(plan->chunk_in, plan->groups, plan->n_pairs);
-    const int n_st = mli_rec_avx2_max_pieces(plan->chunk_st, plan->groups, plan->s_pairs);
+    mli_dense_l1_memo *m = plan->l1w; /* the pieces depend on the packing's chunks alone */
+    if (!m->have_pieces) {
+        m->pieces_in = mli_rec_avx2_max_pieces(plan->chunk_in, plan->groups, plan->n_pairs);
+        m->pieces_st = mli_rec_avx2_max_pieces(plan->chunk_st, plan->groups, plan->s_pairs);
+        m->have_pieces = 1;
+    }
+    const int n_in = m->pieces_in, n_st = m->pieces_st;
     int64_t cl = 0;
     /* the weights' own sums: the bounds below, and per step whether a row
      * is one chunk for that step's data */
