@@ -77,8 +77,12 @@ static void lstm16_fused_init(lstm16_fused *fz, const mli_dense_plan *plan, int 
 #endif
     /* fx16 with its <= 0: the bias terms shifted left once per call, into
      * plan->s_st (the fused step has its state sums in registers) */
-    if (!w8 && fz->its <= 0)
-        for (int k = 0; k < 4 * M; k++) plan->s_st[k] = plan->bias_term[k] * ((int64_t)1 << -fz->its);
+    if (!w8 && fz->its <= 0) { /* (locals: the stores would make GCC reload the shift, and no SIMD) */
+        const int lsh = -fz->its;
+        int64_t *restrict dst = plan->s_st;
+        const int64_t *restrict src = plan->bias_term;
+        for (int k = 0; k < 4 * M; k++) dst[k] = (int64_t)((uint64_t)src[k] << lsh); /* exact: |result| < 2^62 */
+    }
 #ifdef MLIPY_X86_TARGETS
     if (d8) {
         mli_prv_lut8_table(&mli_prv_sigm_lut, f_ir, fz->t8[0]);
