@@ -50,12 +50,17 @@ static int mli_prv_workspace_packed(const void *W, long row_stride, int K, int N
     if (workspace.reuse && hd->magic == MLI_PACK_MAGIC && hd->weights == W && hd->row_stride == row_stride &&
         hd->K == K && hd->N == N && hd->S == S && hd->wsize == wsize)
         return 1;
-    mli_pack_header now = {MLI_PACK_MAGIC, K, N, S, wsize, row_stride, W, {0, 0, 0, 0, 0, 0}, {0, {0, 0, 0}, 0, 0}};
+    mli_pack_header now = {MLI_PACK_MAGIC, K, N, S, wsize, row_stride, W, {0, 0, 0, 0, 0, 0, 0}, {0, {0, 0, 0}, 0, 0}};
     *hd = now;
     return 0;
 }
 
 static size_t align64(size_t n) { return (n + 63) & ~(size_t)63; }
+
+/* Whether a plan of these sizes has room for widened 8-bit weights. */
+static int dense_wide(size_t groups, size_t np, size_t sp) {
+    return groups * (np + sp) * 2 * MLI_DOT_GROUP <= MLI_DENSE_WIDE_MAX;
+}
 
 size_t mli_prv_dense_workspace_size(int K, int N, int S) {
     const size_t groups = ((size_t)K + MLI_DOT_GROUP - 1) / MLI_DOT_GROUP;
@@ -69,7 +74,10 @@ size_t mli_prv_dense_workspace_size(int K, int N, int S) {
            align64(groups * (np + 1) * sizeof(int32_t)) + align64(groups * (sp + 1) * sizeof(int32_t)) +
            align64(MLI_DENSE_HOIST_STEPS * np * sizeof(int32_t)) +
            align64(MLI_DENSE_HOIST_STEPS * groups * MLI_DOT_GROUP * sizeof(int64_t)) +
-           2 * align64(groups * sizeof(int64_t)) + align64(groups * MLI_DOT_GROUP * sizeof(int16_t));
+           2 * align64(groups * sizeof(int64_t)) + align64(groups * MLI_DOT_GROUP * sizeof(int16_t)) +
+           (dense_wide(groups, np, sp) ? align64(groups * np * 2 * MLI_DOT_GROUP * sizeof(int16_t)) +
+                                             align64(groups * sp * 2 * MLI_DOT_GROUP * sizeof(int16_t))
+                                       : 0);
 }
 
 size_t mlipy_workspace_size(int K, int N, int S) {
@@ -79,6 +87,7 @@ size_t mlipy_workspace_size(int K, int N, int S) {
 /* Carve the plan's arrays out of the workspace; 0 when there is none, it is
  * too small, or the CPU has no SIMD path (the plain path is then faster). */
 static int mli_prv_workspace_take(mli_dense_plan *plan, int K, int N, int S) {
+    plan->w_in16 = plan->w_st16 = NULL;
     if (!workspace.buf || mlipy_get_isa() == MLIPY_ISA_SCALAR || K <= 0 || N < 0 || S < 0) return 0;
     if (mli_prv_dense_workspace_size(K, N, S) > workspace.size) return 0;
     plan->K = K;
@@ -114,6 +123,10 @@ static int mli_prv_workspace_take(mli_dense_plan *plan, int K, int N, int S) {
     TAKE(l1_in, int64_t, g);
     TAKE(l1_st, int64_t, g);
     TAKE(b_copy, int16_t, g * MLI_DOT_GROUP);
+    if (dense_wide(g, (size_t)plan->n_pairs, (size_t)plan->s_pairs)) {
+        TAKE(w_in16, int16_t, g * (size_t)plan->n_pairs * 2 * MLI_DOT_GROUP);
+        TAKE(w_st16, int16_t, g * (size_t)plan->s_pairs * 2 * MLI_DOT_GROUP);
+    }
 #undef TAKE
     return 1;
 }

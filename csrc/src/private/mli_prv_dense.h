@@ -25,11 +25,13 @@ typedef struct {
  * part), kept with the packing in the workspace: computed by the first call
  * that needs them after the weights were packed (have: 0 until then).  Also
  * the most pieces the AVX2 read-out cuts a row into, from the packing's
- * chunk tables (have_pieces likewise). */
+ * chunk tables (have_pieces likewise), and whether the widened copy of an
+ * 8-bit packing is made (have_wide). */
 typedef struct {
     int64_t in, st;
     int have;
     int pieces_in, pieces_st, have_pieces;
+    int have_wide; /* 8-bit weights: w_in16 / w_st16 hold the packing widened */
 } mli_dense_l1_memo;
 
 /* What a plan derived from the packed weights and the bias (bias_term,
@@ -48,6 +50,8 @@ typedef struct {
     int packed;              /* 0: plain path */
     int K, N, S, groups, n_pairs, s_pairs;
     int16_t *w_in, *w_st;    /* packed weights: input part, state part */
+    int16_t *w_in16, *w_st16; /* small plans (MLI_DENSE_WIDE_MAX): room for 8-bit packed weights
+                               * widened to int16 (the AVX2 steps' copy, l1w->have_wide); else NULL */
     int32_t *x_in, *xlo_in, *x_st, *xlo_st; /* the step's vectors as int32 pairs */
     int64_t *s_in, *s_st;    /* exact row sums of the step */
     int64_t *bias_term;      /* bias << bias_shift in the accumulator's width */
@@ -71,6 +75,13 @@ typedef struct {
  * it is computed for this many steps at once, each weight load serving every
  * step (the sums are exact integers: the order does not change them). */
 #define MLI_DENSE_HOIST_STEPS 32
+
+/* Plans whose packed weights (both parts) have at most this many entries
+ * get the room for a widened copy (64 KB): with 8-bit weights the AVX2 steps
+ * then run the 16-bit dot loops, no widening per load.  (A 64x64 LSTM has
+ * 32,768 entries; at 128x128 the widened copy, twice the bytes from L2 a
+ * step, measured 4-6 % slower.) */
+#define MLI_DENSE_WIDE_MAX 32768
 
 size_t mli_prv_dense_workspace_size(int K, int N, int S);
 

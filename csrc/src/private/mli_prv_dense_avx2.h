@@ -63,6 +63,7 @@ typedef struct {
     int32_t *bt1;       /* fx16: per row the bias term + 2^(D-1) as int32 (where i32_xmax >= 0) */
     int32_t i32_xmax;   /* fx16: the largest max|x| whose input part B + 2^(D-1) fits int32 (-1: none) */
     int64_t l1i, l1s;   /* fx16: the largest sum of |w| of a row over the input / state part */
+    const int16_t *w_in16, *w_st16; /* 8-bit weights: the packing widened to int16 (small plans), else NULL */
     rec_avx2_sc sc;
 } mli_rec_avx2;
 
@@ -251,6 +252,12 @@ __attribute__((target("avx2"))) static inline void mli_rec_avx2_bias_split(const
     }
 }
 
+/* n int8 packed weights as int16 (n a multiple of 32: whole pairs of 16 rows). */
+__attribute__((target("avx2"))) static inline void mli_rec_avx2_widen(const int8_t *src, size_t n, int16_t *dst) {
+    for (size_t i = 0; i < n; i += 16)
+        _mm256_storeu_si256((__m256i *)(dst + i), _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)(src + i))));
+}
+
 /* Whether the AVX2 recurrent read-out computes this plan's steps (the
  * plan's weights packed in the direct form on both parts, fast read-out, K
  * rows, S > 0), and its setup: the bias terms' split into plan->s_in (as
@@ -273,6 +280,7 @@ static inline int mli_rec_avx2_init(mli_rec_avx2 *r, const mli_dense_plan *plan,
     r->d8 = d8;
     r->bth = (int32_t *)(void *)plan->s_in;
     r->btl = r->bth + Kp;
+    r->w_in16 = r->w_st16 = NULL;
     const int64_t top = plan->bias_top;
     int64_t l1i = 0, l1s = 0;
     for (int g = 0; g < plan->groups; g++) {
@@ -286,6 +294,19 @@ static inline int mli_rec_avx2_init(mli_rec_avx2 *r, const mli_dense_plan *plan,
             if (!mli_rec_avx2_i32(its, os, io, top, l1i, l1s)) return 0;
         }
         for (int k = 0; k < Kp; k++) r->bth[k] = k < K ? (int32_t)plan->bias_term[k] : 0;
+        r->w_in16 = r->w_st16 = NULL;
+        if (plan->w_in16 && plan->w_st16) { /* the same values: the whole-row sums do not change */
+            mli_dense_l1_memo *m = plan->l1w;
+            if (!m->have_wide) {
+                mli_rec_avx2_widen((const int8_t *)(const void *)plan->w_in,
+                                   (size_t)plan->groups * (size_t)plan->n_pairs * 2 * MLI_DOT_GROUP, plan->w_in16);
+                mli_rec_avx2_widen((const int8_t *)(const void *)plan->w_st,
+                                   (size_t)plan->groups * (size_t)plan->s_pairs * 2 * MLI_DOT_GROUP, plan->w_st16);
+                m->have_wide = 1;
+            }
+            r->w_in16 = plan->w_in16;
+            r->w_st16 = plan->w_st16;
+        }
         r->l1i = r->l1s = 0;
         r->i32_xmax = -1;
         rec_avx2_sc_fill(r, mlipy_rounding_up, 0);
@@ -566,7 +587,8 @@ REC_AVX2_INLINE void rec_avx2_starts_block(const mli_rec_avx2 *r, int g0, const 
     const rec_avx2_sc *c = &r->sc;
     if (one_chunk || w8) { /* whole rows: the sums first, the bias parts added after */
         __m256i a[2 * REC_AVX2_BLOCK];
-        rec_avx2_whole(pl->w_in, pl->n_pairs, g0, x, a, NG, w8);
+        if (w8 && r->w_in16) rec_avx2_whole(r->w_in16, pl->n_pairs, g0, x, a, NG, 0); /* widened: 16-bit loops */
+        else rec_avx2_whole(pl->w_in, pl->n_pairs, g0, x, a, NG, w8);
         if (!w8 && one_chunk == 2) {
             for (int j = 0; j < NG; j++) {
                 __m256i b[2];
@@ -773,7 +795,8 @@ REC_AVX2_INLINE void rec_avx2_block(const mli_rec_avx2 *r, int g0, const int32_t
     const __m128i osh = c->osh;
     if (one_chunk || w8) { /* whole rows: the sums first, the start values added after */
         __m256i a[2 * REC_AVX2_BLOCK];
-        rec_avx2_whole(pl->w_st, pl->s_pairs, g0, x, a, NG, w8);
+        if (w8 && r->w_st16) rec_avx2_whole(r->w_st16, pl->s_pairs, g0, x, a, NG, 0); /* widened: 16-bit loops */
+        else rec_avx2_whole(pl->w_st, pl->s_pairs, g0, x, a, NG, w8);
         for (int j = 0; j < NG; j++) {
             const int32_t *s = st + (size_t)(g0 + j) * REC_START_STRIDE;
             for (int h = 0; h < 2; h++) {
