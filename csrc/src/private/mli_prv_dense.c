@@ -84,6 +84,19 @@ size_t mlipy_workspace_size(int K, int N, int S) {
     return K > 0 && N >= 0 && S >= 0 ? mli_prv_dense_workspace_size(K, N, S) : 0;
 }
 
+int mli_prv_dense_wide8(const mli_dense_plan *plan) {
+    if (!plan->packed || !plan->w_in16 || !plan->w_st16) return 0;
+    mli_dense_l1_memo *m = plan->l1w;
+    if (!m->have_wide) { /* the same values: no dot product changes */
+        const size_t g = (size_t)plan->groups * 2 * MLI_DOT_GROUP;
+        const int8_t *wi = (const int8_t *)(const void *)plan->w_in, *ws = (const int8_t *)(const void *)plan->w_st;
+        for (size_t i = 0; i < g * (size_t)plan->n_pairs; i++) plan->w_in16[i] = wi[i];
+        for (size_t i = 0; i < g * (size_t)plan->s_pairs; i++) plan->w_st16[i] = ws[i];
+        m->have_wide = 1;
+    }
+    return 1;
+}
+
 /* Carve the plan's arrays out of the workspace; 0 when there is none, it is
  * too small, or the CPU has no SIMD path (the plain path is then faster). */
 static int mli_prv_workspace_take(mli_dense_plan *plan, int K, int N, int S) {

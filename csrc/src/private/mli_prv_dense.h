@@ -85,6 +85,11 @@ typedef struct {
 
 size_t mli_prv_dense_workspace_size(int K, int N, int S);
 
+/* 8-bit packed weights: 1 when w_in16 / w_st16 hold them widened to int16,
+ * made now if this packing has not made them yet; 0 when the plan has no
+ * room for them (more than MLI_DENSE_WIDE_MAX entries). */
+int mli_prv_dense_wide8(const mli_dense_plan *plan);
+
 #define MLI_DENSE_DECL(sfx, io_t, w_t)                                                              \
     void mli_prv_dense_##sfx(const io_t *x, int N, const io_t *h, int S, const w_t *W,             \
                              long row_stride, const w_t *b, int K, mli_dense_shifts sh, io_t *y);  \

@@ -252,12 +252,6 @@ __attribute__((target("avx2"))) static inline void mli_rec_avx2_bias_split(const
     }
 }
 
-/* n int8 packed weights as int16 (n a multiple of 32: whole pairs of 16 rows). */
-__attribute__((target("avx2"))) static inline void mli_rec_avx2_widen(const int8_t *src, size_t n, int16_t *dst) {
-    for (size_t i = 0; i < n; i += 16)
-        _mm256_storeu_si256((__m256i *)(dst + i), _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)(src + i))));
-}
-
 /* Whether the AVX2 recurrent read-out computes this plan's steps (the
  * plan's weights packed in the direct form on both parts, fast read-out, K
  * rows, S > 0), and its setup: the bias terms' split into plan->s_in (as
@@ -295,15 +289,7 @@ static inline int mli_rec_avx2_init(mli_rec_avx2 *r, const mli_dense_plan *plan,
         }
         for (int k = 0; k < Kp; k++) r->bth[k] = k < K ? (int32_t)plan->bias_term[k] : 0;
         r->w_in16 = r->w_st16 = NULL;
-        if (plan->w_in16 && plan->w_st16) { /* the same values: the whole-row sums do not change */
-            mli_dense_l1_memo *m = plan->l1w;
-            if (!m->have_wide) {
-                mli_rec_avx2_widen((const int8_t *)(const void *)plan->w_in,
-                                   (size_t)plan->groups * (size_t)plan->n_pairs * 2 * MLI_DOT_GROUP, plan->w_in16);
-                mli_rec_avx2_widen((const int8_t *)(const void *)plan->w_st,
-                                   (size_t)plan->groups * (size_t)plan->s_pairs * 2 * MLI_DOT_GROUP, plan->w_st16);
-                m->have_wide = 1;
-            }
+        if (mli_prv_dense_wide8(plan)) { /* small plans: the 16-bit loops on the widened copy */
             r->w_in16 = plan->w_in16;
             r->w_st16 = plan->w_st16;
         }
