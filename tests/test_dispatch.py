@@ -573,3 +573,45 @@ def test_full_tables_every_input(fracs, threads):
                        text=True, env=env, timeout=600)
     assert r.returncode == 0, r.stderr[-3000:]
     assert r.stdout.strip() == "ok", r.stdout[-3000:]
+
+
+@pytest.mark.skipif(len(PATHS) < 2, reason="this CPU has only the scalar path")
+@pytest.mark.parametrize("kind", ["fx8", "fx8w16d"])
+# packed entries (both parts): LSTM 16 groups x (N/2 + 32) pairs x 32, RNN 4 groups x (N/2 + 32) x 32;
+# 32,768 (the widened copy's limit), 33,280 / 32,896, 49,152 / 36,864
+@pytest.mark.parametrize("cell, N", [("lstm", 64), ("lstm", 66), ("lstm", 128), ("rnn", 448), ("rnn", 450),
+                                     ("rnn", 512)])
+def test_widened_8bit_weights_at_their_limit(kind, N, cell):
+    # the AVX2 steps run small plans' 8-bit weights from a widened int16 copy
+    # (MLI_DENSE_WIDE_MAX packed entries, M = 64 here) and larger ones from
+    # the 8-bit packing: both sides of the limit, full-scale and trained-like
+    # weights, one-step calls that reuse the packing and a sequence
+    M, T = 64, 6
+    rng = np.random.default_rng([29, N, len(kind)])
+    dt = np.int8 if kind == "fx8" else np.int16
+    q = 7 if kind == "fx8" else 15
+    G = 4 if cell == "lstm" else 1
+    for wmode in ("random", "trained", "edges"):
+        w = extreme(rng, (G, M, N + M) if G > 1 else (M, N + M), np.int8, wmode)
+        b = extreme(rng, (G, M) if G > 1 else (M,), np.int8, "trained")
+        x, h0, c0 = extreme(rng, (T, N), dt, "random"), extreme(rng, M, dt, "random"), extreme(rng, M, dt, "random")
+        got = {}
+        for isa in PATHS:
+            with mli.use_isa(isa):
+                W, B = mli.Tensor(w, 7), mli.Tensor(b, 5)
+                outs = []
+                for mode, xs in ((mli.RNN_BATCH_TO_BATCH, [x]), (mli.RNN_ONE_TO_ONE, list(x[:3]))):
+                    # a sequence; one-step calls (the second and third reuse the packing)
+                    h = mli.Tensor(h0, q)
+                    for xt in xs:
+                        cfg = mli.RnnCellConfig(mode=mode, act=1)
+                        if cell == "lstm":
+                            y, c = mli.lstm_cell(mli.Tensor(xt, q - 2), h, W, B, cfg, mli.Tensor(c0, q - 3))
+                            outs += [y.numpy().copy(), c.numpy().copy()]
+                        else:
+                            y = mli.basic_rnn_cell(mli.Tensor(xt, q - 2), h, W, B, cfg, out_frac_bits=q - 1)
+                            outs.append(y.numpy().copy())
+                got[isa] = outs
+        for isa in PATHS[1:]:
+            for i, (a, e) in enumerate(zip(got[isa], got["scalar"])):
+                np.testing.assert_array_equal(a, e, err_msg=f"{isa} {wmode} output {i}")
