@@ -24,6 +24,7 @@ typedef struct {
     const mli_dense_plan *plan;
     int M, its, os, ir_shift, mshift, act; /* act: 0 none (p = c), 1 tanh, 2 sigm */
     int i32; /* 8-bit weights: every accumulator value provably inside int32 (lstm16_i32_ok) */
+    int wide; /* 8-bit weights: plan->w_st16 holds them widened (mli_prv_dense_wide8) */
     int32_t up;
     int64_t l1s; /* fx16: the largest sum of |w| of a row of the state part (the packed weights' own) */
     lut_setup sigm, tanh_, out; /* gates (frac f_ir) and the output activation (frac f_c) */
@@ -68,11 +69,18 @@ static void lstm16_fused_init(lstm16_fused *fz, const mli_dense_plan *plan, int 
     lut_prepare(&mli_prv_tanh_lut, f_ir, &fz->tanh_);
     lut_prepare(act == RNN_ACT_TANH ? &mli_prv_tanh_lut : &mli_prv_sigm_lut, f_c, &fz->out);
     fz->i32 = w8 && lstm16_i32_ok(plan, 4 * M, fz->its, fz->os, d8 ? 128 : 32768);
+    /* 8-bit weights, small plans: the whole-row sums four groups per
+     * broadcast of h from the widened copy, as fx16's (where a step's
+     * max|h| * l1s shows them exact in int32; l1s: the plan's bound on a
+     * row's sum of |w| over the state part) */
+    fz->wide = w8 && mli_prv_dense_wide8(plan);
     fz->l1s = 0;
 #ifdef MLIPY_X86_TARGETS
     if (!w8) { /* kept with the packing (computed once after the weights are packed) */
         int64_t l1i;
         mli_rec_avx2_l1_kept(plan, 0, &l1i, &fz->l1s);
+    } else {
+        for (int g = 0; g < plan->groups; g++) fz->l1s = plan->l1_st[g] > fz->l1s ? plan->l1_st[g] : fz->l1s;
     }
 #endif
     /* fx16 with its <= 0: the bias terms shifted left once per call, into
@@ -305,7 +313,7 @@ __attribute__((always_inline)) LSTM16_TARGET static inline void lstm16_fused_bod
                                                                                 void *c, void *h_out, const void *xn,
                                                                                 int64_t *sn, const int w8,
                                                                                 const int d8, const int i32,
-                                                                                const int nxt) {
+                                                                                const int nxt, const int wide) {
     const mli_dense_plan *pl = fz->plan;
     const int M = fz->M, groups = 4 * M / MLI_DOT_GROUP, pairs = M / 2;
     int32_t *x = pl->x_st;
@@ -334,21 +342,23 @@ __attribute__((always_inline)) LSTM16_TARGET static inline void lstm16_fused_bod
     /* fx16: where max|h| times the largest sum of |w| of a row is below 2^31,
      * each row is one chunk for this step (its modular int32 sum is exact) */
     const int32_t one_chunk[2] = {1, pairs};
-    const int one = !w8 && (int64_t)rec_avx2_maxabs16((const int16_t *)x, M) * fz->l1s < ((int64_t)1 << 31);
+    const int one = (!w8 || wide) && (int64_t)rec_avx2_maxabs16((const int16_t *)x, M) * fz->l1s < ((int64_t)1 << 31);
     /* fx16, one chunk per row, small M: the state sums of every group first,
      * four groups per broadcast of h */
     int32_t sums[LSTM16_BLOCK_ROWS];
     const int pre = one && 4 * M <= LSTM16_BLOCK_ROWS && groups % 4 == 0;
+    const int16_t *wst = wide ? pl->w_st16 : pl->w_st;
     if (pre)
         for (int g = 0; g < groups; g += 4)
-            lstm16_dot_block4(x, (const char *)(pl->w_st + (size_t)g * (size_t)pairs * 2 * MLI_DOT_GROUP),
+            lstm16_dot_block4(x, (const char *)(wst + (size_t)g * (size_t)pairs * 2 * MLI_DOT_GROUP),
                               (size_t)pairs * 2 * MLI_DOT_GROUP * sizeof(int16_t), pairs, sums + g * MLI_DOT_GROUP);
     for (int g = 0; g < groups; g++) {
         const int32_t *ch = pl->chunk_st + (size_t)g * ((size_t)pairs + 1);
         const int16_t *wg = pl->w_st + (size_t)g * (size_t)pairs * 2 * MLI_DOT_GROUP;
         const int8_t *wg8 = (const int8_t *)pl->w_st + (size_t)g * (size_t)pairs * 2 * MLI_DOT_GROUP;
         if (i32) { /* lstm16_i32_ok: all in int32 lanes, the modular sums exact, no clamp acting */
-            const __m512i a = lstm16_dot_run(x, (const char *)wg8, pairs, 1);
+            const __m512i a = pre ? _mm512_loadu_si512((const void *)(sums + g * MLI_DOT_GROUP))
+                                  : lstm16_dot_run(x, (const char *)wg8, pairs, 1);
             const int k0 = g * MLI_DOT_GROUP;
             const __m512i v0 = _mm512_add_epi64(_mm512_loadu_si512((const void *)(pl->bias_term + k0)),
                                                 _mm512_loadu_si512((const void *)(si + k0)));
@@ -499,15 +509,14 @@ __attribute__((always_inline)) LSTM16_TARGET static inline void lstm16_fused_bod
 #define LSTM16_STEP_PARAMS \
     const lstm16_fused *fz, const int64_t *si, const void *h, void *gates, void *c, void *h_out, const void *xn, int64_t *sn
 /* (nxt: a version with the next step's sums, one without, each compiled for its use) */
+#define LSTM16_STEP_BODY(w8, d8, nxt)                                                                            \
+    if (w8 && fz->i32 && fz->wide) lstm16_fused_body(fz, si, h, gates, c, h_out, xn, sn, w8, d8, 1, nxt, 1); \
+    else if (w8 && fz->i32) lstm16_fused_body(fz, si, h, gates, c, h_out, xn, sn, w8, d8, 1, nxt, 0);        \
+    else if (w8 && fz->wide) lstm16_fused_body(fz, si, h, gates, c, h_out, xn, sn, w8, d8, 0, nxt, 1);       \
+    else lstm16_fused_body(fz, si, h, gates, c, h_out, xn, sn, w8, d8, 0, nxt, 0);
 #define LSTM16_STEP_DEF(name, w8, d8)                                                              \
-    LSTM16_TARGET static void name(LSTM16_STEP_PARAMS) {                                          \
-        if (w8 && fz->i32) lstm16_fused_body(fz, si, h, gates, c, h_out, xn, sn, w8, d8, 1, 0);    \
-        else lstm16_fused_body(fz, si, h, gates, c, h_out, xn, sn, w8, d8, 0, 0);                  \
-    }                                                                                              \
-    LSTM16_TARGET static void name##_n(LSTM16_STEP_PARAMS) {                                      \
-        if (w8 && fz->i32) lstm16_fused_body(fz, si, h, gates, c, h_out, xn, sn, w8, d8, 1, 1);    \
-        else lstm16_fused_body(fz, si, h, gates, c, h_out, xn, sn, w8, d8, 0, 1);                  \
-    }
+    LSTM16_TARGET static void name(LSTM16_STEP_PARAMS) { LSTM16_STEP_BODY(w8, d8, 0) }            \
+    LSTM16_TARGET static void name##_n(LSTM16_STEP_PARAMS) { LSTM16_STEP_BODY(w8, d8, 1) }
 LSTM16_STEP_DEF(lstm16_fused_step, 0, 0)
 LSTM16_STEP_DEF(lstm16w8_fused_step, 1, 0)
 LSTM16_STEP_DEF(lstm8_fused_step, 1, 1)
