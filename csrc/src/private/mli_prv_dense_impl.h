@@ -399,6 +399,16 @@ void MLI_CAT(mli_prv_dense_hoist_, DENSE_SFX)(const mli_dense_plan *plan, const 
                   plan->s_all, (long)plan->groups * MLI_DOT_GROUP))
             return;
     }
+#elif DENSE_W_BITS == 8 && defined(MLIPY_X86_TARGETS)
+    /* small plans: the same whole-row pass on the widened copy of the 8-bit weights */
+    const mli_dot_multi16_whole_fn whole = mli_prv_dot_multi16_whole();
+    if (whole && mli_prv_dense_wide8(plan)) {
+        int64_t l1i, l1s;
+        mli_rec_avx2_l1_kept(plan, 1, &l1i, &l1s);
+        if (whole(plan->w_in16, plan->groups, plan->n_pairs, plan->x_all, stride, count, l1i, plan->s_all,
+                  (long)plan->groups * MLI_DOT_GROUP))
+            return;
+    }
 #endif
     DENSE_DIRECT_MULTI()((const DENSE_PK_T *)plan->w_in, plan->groups, plan->n_pairs, plan->x_all, stride, count,
                          plan->chunk_in, plan->s_all, (long)plan->groups * MLI_DOT_GROUP);
