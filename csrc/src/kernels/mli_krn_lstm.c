@@ -26,7 +26,8 @@ typedef struct {
     int i32; /* 8-bit weights: every accumulator value provably inside int32 (lstm16_i32_ok) */
     int wide; /* 8-bit weights: plan->w_st16 holds them widened (mli_prv_dense_wide8) */
     int32_t up;
-    int64_t l1s; /* fx16: the largest sum of |w| of a row of the state part (the packed weights' own) */
+    int64_t l1s; /* the largest sum of |w| of a row of the state part: fx16 the packed weights' own,
+                  * 8-bit weights the plan's per-group bounds */
     lut_setup sigm, tanh_, out; /* gates (frac f_ir) and the output activation (frac f_c) */
     int16_t t8[3][256]; /* 8-bit data: the same three as tables of mli_prv_lut_vec8's results */
 } lstm16_fused;
@@ -339,12 +340,13 @@ __attribute__((always_inline)) LSTM16_TARGET static inline void lstm16_fused_bod
     const __m512i up32 = _mm512_set1_epi32(fz->up);
     const __m512i ibias32 = _mm512_set1_epi32(fz->its > 0 ? (1 << (fz->its - 1)) - 1 : 0);
     const __m512i obias32 = _mm512_set1_epi32((1 << (fz->os - 1)) - 1);
-    /* fx16: where max|h| times the largest sum of |w| of a row is below 2^31,
-     * each row is one chunk for this step (its modular int32 sum is exact) */
+    /* fx16 (and 8-bit weights with the widened copy): where max|h| times the
+     * largest sum of |w| of a row is below 2^31, each row is one chunk for
+     * this step (its modular int32 sum is exact) */
     const int32_t one_chunk[2] = {1, pairs};
     const int one = (!w8 || wide) && (int64_t)rec_avx2_maxabs16((const int16_t *)x, M) * fz->l1s < ((int64_t)1 << 31);
-    /* fx16, one chunk per row, small M: the state sums of every group first,
-     * four groups per broadcast of h */
+    /* one chunk per row, small M: the state sums of every group first, four
+     * groups per broadcast of h */
     int32_t sums[LSTM16_BLOCK_ROWS];
     const int pre = one && 4 * M <= LSTM16_BLOCK_ROWS && groups % 4 == 0;
     const int16_t *wst = wide ? pl->w_st16 : pl->w_st;

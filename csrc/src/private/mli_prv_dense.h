@@ -51,7 +51,7 @@ typedef struct {
     int K, N, S, groups, n_pairs, s_pairs;
     int16_t *w_in, *w_st;    /* packed weights: input part, state part */
     int16_t *w_in16, *w_st16; /* small plans (MLI_DENSE_WIDE_MAX): room for 8-bit packed weights
-                               * widened to int16 (the AVX2 steps' copy, l1w->have_wide); else NULL */
+                               * widened to int16 (mli_prv_dense_wide8, l1w->have_wide); else NULL */
     int32_t *x_in, *xlo_in, *x_st, *xlo_st; /* the step's vectors as int32 pairs */
     int64_t *s_in, *s_st;    /* exact row sums of the step */
     int64_t *bias_term;      /* bias << bias_shift in the accumulator's width */
@@ -78,9 +78,9 @@ typedef struct {
 
 /* Plans whose packed weights (both parts) have at most this many entries
  * get the room for a widened copy (64 KB): with 8-bit weights the AVX2 steps
- * then run the 16-bit dot loops, no widening per load.  (A 64x64 LSTM has
- * 32,768 entries; at 128x128 the widened copy, twice the bytes from L2 a
- * step, measured 4-6 % slower.) */
+ * then run the 16-bit dot loops, no widening per load, and the AVX-512 ones
+ * fx16's whole-row forms.  (A 64x64 LSTM has 32,768 entries; at 128x128 the
+ * widened copy, twice the bytes from L2 a step, measured 4-6 % slower.) */
 #define MLI_DENSE_WIDE_MAX 32768
 
 size_t mli_prv_dense_workspace_size(int K, int N, int S);
