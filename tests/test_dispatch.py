@@ -563,14 +563,16 @@ print("\n".join(bad) or "ok")
 @pytest.mark.parametrize("fracs, threads", [("[0, 1, 4, 9, 12, 15, 20, 40, 70, 200]", 1),  # 36 tables: 4 past the cap
                                             ("[3, 13, 15, 18, 2, 7, 8, 11, 25, 30]", 3)])
 def test_full_tables_every_input(fracs, threads):
-    import os
     import subprocess
     import sys
-    root = os.path.dirname(os.path.dirname(os.path.abspath(mli.__file__)))
-    env = dict(os.environ, PYTHONPATH=root + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    import tempfile
+
+    from conftest import cap_child_memory, child_env
+    env = child_env()
     env.pop("MLIPY_ISA", None)
+    # (run outside the source tree: `python -c` puts the working folder first on the path)
     r = subprocess.run([sys.executable, "-c", _FULL_TABLES_CHILD, fracs, str(threads)], capture_output=True,
-                       text=True, env=env, timeout=600)
+                       text=True, env=env, cwd=tempfile.gettempdir(), preexec_fn=cap_child_memory, timeout=600)
     assert r.returncode == 0, r.stderr[-3000:]
     assert r.stdout.strip() == "ok", r.stdout[-3000:]
 
