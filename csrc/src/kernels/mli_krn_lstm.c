@@ -39,15 +39,12 @@ typedef struct {
  * sum of |w|, plan->l1_in / l1_st, here L * 128). */
 static int lstm16_i32_ok(const mli_dense_plan *plan, int K, int its, int os, int64_t io) {
     const int64_t lim = (int64_t)1 << 31;
-    int64_t top = 0, l1i = 0, l1s = 0;
+    int64_t top = 0, l1i, l1s;
     for (int k = 0; k < K; k++) {
         const int64_t a = plan->bias_term[k] < 0 ? -plan->bias_term[k] : plan->bias_term[k];
         top = a > top ? a : top;
     }
-    for (int g = 0; g < plan->groups; g++) {
-        l1i = plan->l1_in[g] > l1i ? plan->l1_in[g] : l1i;
-        l1s = plan->l1_st[g] > l1s ? plan->l1_st[g] : l1s;
-    }
+    mli_prv_dense_l1_max(plan, &l1i, &l1s);
     if (os <= 0 || os > 30 || its > 30 || its < -23 || l1i >= lim || l1s >= lim) return 0;
     const int64_t b1 = top + io * l1i; /* |bias term + input sum| (top < 2^31, io <= 2^15: no overflow) */
     if (b1 + (its > 0 ? (int64_t)1 << (its - 1) : 0) >= lim) return 0;
@@ -81,7 +78,8 @@ static void lstm16_fused_init(lstm16_fused *fz, const mli_dense_plan *plan, int 
         int64_t l1i;
         mli_rec_avx2_l1_kept(plan, 0, &l1i, &fz->l1s);
     } else {
-        for (int g = 0; g < plan->groups; g++) fz->l1s = plan->l1_st[g] > fz->l1s ? plan->l1_st[g] : fz->l1s;
+        int64_t l1i;
+        mli_prv_dense_l1_max(plan, &l1i, &fz->l1s);
     }
 #endif
     /* fx16 with its <= 0: the bias terms shifted left once per call, into

@@ -85,6 +85,18 @@ typedef struct {
 
 size_t mli_prv_dense_workspace_size(int K, int N, int S);
 
+/* The plan's bounds on a row's sum of |w| (l1_in, l1_st), largest over
+ * the groups. */
+static inline void mli_prv_dense_l1_max(const mli_dense_plan *plan, int64_t *l1i, int64_t *l1s) {
+    int64_t a = 0, b = 0;
+    for (int g = 0; g < plan->groups; g++) {
+        a = plan->l1_in[g] > a ? plan->l1_in[g] : a;
+        b = plan->l1_st[g] > b ? plan->l1_st[g] : b;
+    }
+    *l1i = a;
+    *l1s = b;
+}
+
 /* 8-bit packed weights: 1 when w_in16 / w_st16 hold them widened to int16,
  * made now if this packing has not made them yet; 0 when the plan has no
  * room for them (more than MLI_DENSE_WIDE_MAX entries). */

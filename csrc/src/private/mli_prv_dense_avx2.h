@@ -276,11 +276,8 @@ static inline int mli_rec_avx2_init(mli_rec_avx2 *r, const mli_dense_plan *plan,
     r->btl = r->bth + Kp;
     r->w_in16 = r->w_st16 = NULL;
     const int64_t top = plan->bias_top;
-    int64_t l1i = 0, l1s = 0;
-    for (int g = 0; g < plan->groups; g++) {
-        l1i = plan->l1_in[g] > l1i ? plan->l1_in[g] : l1i;
-        l1s = plan->l1_st[g] > l1s ? plan->l1_st[g] : l1s;
-    }
+    int64_t l1i, l1s;
+    mli_prv_dense_l1_max(plan, &l1i, &l1s);
     if (w8) {
         const int64_t io = d8 ? 128 : 32768;
         if (!mli_rec_avx2_i32(its, os, io, top, l1i, l1s)) {
@@ -288,7 +285,6 @@ static inline int mli_rec_avx2_init(mli_rec_avx2 *r, const mli_dense_plan *plan,
             if (!mli_rec_avx2_i32(its, os, io, top, l1i, l1s)) return 0;
         }
         for (int k = 0; k < Kp; k++) r->bth[k] = k < K ? (int32_t)plan->bias_term[k] : 0;
-        r->w_in16 = r->w_st16 = NULL;
         if (mli_prv_dense_wide8(plan)) { /* small plans: the 16-bit loops on the widened copy */
             r->w_in16 = plan->w_in16;
             r->w_st16 = plan->w_st16;
