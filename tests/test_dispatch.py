@@ -464,6 +464,43 @@ def test_full_chunks_agree(mh, part, cell):
             np.testing.assert_array_equal(a, bb, err_msg=f"output {j}: {isa} differs from scalar")
 
 
+@pytest.mark.skipif(len(PATHS) < 2, reason="this CPU has only the scalar path")
+@pytest.mark.parametrize("mh", [8191, 8192, 8193, 16384, 32768])
+@pytest.mark.parametrize("pattern", ["every", "mod4", "residue3"])
+def test_split8_state_sums_agree(mh, pattern):
+    # The AVX-512 fx16 LSTM sums the state part with eight accumulators,
+    # pair p into accumulator p mod 8, where max|h| times the largest sum of
+    # |w| of a row over any one residue is below 2^31 (and one int32 per row
+    # is not enough).  Heavy pairs (-32768, -32767) add 65535 max|h| each
+    # for h all -max|h|: four in one accumulator pass 2^31 from max|h| 8193
+    # on.  "every": every pair heavy (four per residue, the limit at 8192);
+    # "mod4": pairs 0, 4, 8, ... (two residues hold them: a loop that merged
+    # residues 0 and 4 would be 2^32 off at the limit); "residue3": pairs
+    # 3, 11, 19, 27 and light pairs elsewhere (a bound over some residues
+    # only would let the split run past 8192)
+    M, N, T = 64, 16, 3
+    pairs = np.arange(M // 2)
+    heavy = {"every": np.ones(M // 2, bool), "mod4": pairs % 4 == 0, "residue3": pairs % 8 == 3}[pattern]
+    ws = np.empty((4 * M, M), np.int16)
+    ws[:, 0::2] = np.where(heavy, -32768, 1)
+    ws[:, 1::2] = np.where(heavy, -32767, -2)
+    w = np.concatenate([np.ones((4 * M, N), np.int16), ws], axis=1)
+    x = np.full((T, N), 3, np.int16)
+    h0 = np.full(M, -mh if mh < 32768 else -32768, np.int16)
+    b, c0 = np.zeros(4 * M, np.int16), np.arange(M, dtype=np.int16) * 64
+    got = {}
+    for isa in PATHS:
+        with mli.use_isa(isa):
+            ir = mli.Tensor(np.zeros(4 * M, np.int16), 0)
+            y, c = mli.lstm_cell(mli.Tensor(x, 15), mli.Tensor(h0, 15), mli.Tensor(w.reshape(4, M, N + M), 15),
+                                 mli.Tensor(b.reshape(4, M), 15), mli.RnnCellConfig(mode=1, act=1, ir=ir),
+                                 mli.Tensor(c0, 12))
+            got[isa] = [y.numpy().copy(), c.numpy().copy(), ir.numpy().copy()]
+    for isa in PATHS[1:]:
+        for j, (a, bb) in enumerate(zip(got["scalar"], got[isa])):
+            np.testing.assert_array_equal(a, bb, err_msg=f"output {j}: {isa} differs from scalar")
+
+
 @pytest.mark.parametrize("op", ["avepool", "maxpool"])
 @pytest.mark.parametrize("kind", ["fx8", "fx16"])
 def test_pool_paths_agree(op, kind):

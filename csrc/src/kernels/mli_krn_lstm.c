@@ -28,6 +28,7 @@ typedef struct {
     int32_t up;
     int64_t l1s; /* the largest sum of |w| of a row of the state part: fx16 the packed weights' own,
                   * 8-bit weights the plan's per-group bounds */
+    int64_t l1s8; /* fx16: the same over every eighth pair (mli_rec_avx2_l1_st8_kept) */
     lut_setup sigm, tanh_, out; /* gates (frac f_ir) and the output activation (frac f_c) */
     int16_t t8[3][256]; /* 8-bit data: the same three as tables of mli_prv_lut_vec8's results */
 } lstm16_fused;
@@ -72,11 +73,12 @@ static void lstm16_fused_init(lstm16_fused *fz, const mli_dense_plan *plan, int 
      * max|h| * l1s shows them exact in int32; l1s: the plan's bound on a
      * row's sum of |w| over the state part) */
     fz->wide = w8 && mli_prv_dense_wide8(plan);
-    fz->l1s = 0;
+    fz->l1s = fz->l1s8 = 0;
 #ifdef MLIPY_X86_TARGETS
     if (!w8) { /* kept with the packing (computed once after the weights are packed) */
         int64_t l1i;
         mli_rec_avx2_l1_kept(plan, 0, &l1i, &fz->l1s);
+        fz->l1s8 = mli_rec_avx2_l1_st8_kept(plan);
     } else {
         int64_t l1i;
         mli_prv_dense_l1_max(plan, &l1i, &fz->l1s);
@@ -212,6 +214,31 @@ __attribute__((always_inline)) LSTM16_TARGET static inline __m512i lstm16_dot_ru
     return _mm512_add_epi32(_mm512_add_epi32(a, b), _mm512_add_epi32(d, e));
 }
 
+/* fx16: the sums of one group over n pairs (M / 2, a multiple of 8) with
+ * eight accumulators, pair p into accumulator p mod 8, each widened and
+ * added to the int64 halves s0 (rows 0-7) and s1 (rows 8-15).  Exact where
+ * no accumulator's true sum leaves int32 (max|h| * l1s8 < 2^31), so a row
+ * needs no cutting into chunks where max|h| * l1s is too large for one. */
+__attribute__((always_inline)) LSTM16_TARGET static inline void lstm16_dot_split8(const int32_t *x, const char *wq, int n,
+                                                                                __m512i *s0, __m512i *s1) {
+    __m512i a0 = _mm512_setzero_si512(), a1 = a0, a2 = a0, a3 = a0, a4 = a0, a5 = a0, a6 = a0, a7 = a0;
+#define LSTM16_DP8(acc, k) \
+    acc = _mm512_dpwssd_epi32(acc, _mm512_set1_epi32(x[p + (k)]), _mm512_loadu_si512((const void *)(wq + (size_t)(p + (k)) * 64)))
+    for (int p = 0; p < n; p += 8) {
+        LSTM16_DP8(a0, 0); LSTM16_DP8(a1, 1); LSTM16_DP8(a2, 2); LSTM16_DP8(a3, 3);
+        LSTM16_DP8(a4, 4); LSTM16_DP8(a5, 5); LSTM16_DP8(a6, 6); LSTM16_DP8(a7, 7);
+    }
+#undef LSTM16_DP8
+    const __m512i acc[8] = {a0, a1, a2, a3, a4, a5, a6, a7};
+    __m512i u = *s0, v = *s1;
+    for (int k = 0; k < 8; k++) {
+        u = _mm512_add_epi64(u, _mm512_cvtepi32_epi64(_mm512_castsi512_si256(acc[k])));
+        v = _mm512_add_epi64(v, _mm512_cvtepi32_epi64(_mm512_extracti64x4_epi64(acc[k], 1)));
+    }
+    *s0 = u;
+    *s1 = v;
+}
+
 /* The whole-row modular int32 sums of 4 consecutive groups (64 rows) of
  * int16 packed weights from wg (groups glen bytes apart) into out[0..63]:
  * each broadcast of an x pair serves the four groups, two accumulators per
@@ -342,7 +369,10 @@ __attribute__((always_inline)) LSTM16_TARGET static inline void lstm16_fused_bod
      * largest sum of |w| of a row is below 2^31, each row is one chunk for
      * this step (its modular int32 sum is exact) */
     const int32_t one_chunk[2] = {1, pairs};
-    const int one = (!w8 || wide) && (int64_t)rec_avx2_maxabs16((const int16_t *)x, M) * fz->l1s < ((int64_t)1 << 31);
+    const int64_t maxh = !w8 || wide ? (int64_t)rec_avx2_maxabs16((const int16_t *)x, M) : 0;
+    const int one = (!w8 || wide) && maxh * fz->l1s < ((int64_t)1 << 31);
+    /* fx16 otherwise: eight accumulators, each exact, where max|h| allows */
+    const int split = !w8 && !one && maxh * fz->l1s8 < ((int64_t)1 << 31);
     /* one chunk per row, small M: the state sums of every group first, four
      * groups per broadcast of h */
     int32_t sums[LSTM16_BLOCK_ROWS];
@@ -381,7 +411,8 @@ __attribute__((always_inline)) LSTM16_TARGET static inline void lstm16_fused_bod
             s[0] = _mm512_add_epi64(s[0], _mm512_cvtepi32_epi64(_mm512_castsi512_si256(a)));
             s[1] = _mm512_add_epi64(s[1], _mm512_cvtepi32_epi64(_mm512_extracti64x4_epi64(a, 1)));
         }
-        for (int k = 1, p = 0; !pre && k <= chg[0]; k++) {
+        if (split) lstm16_dot_split8(x, wb, pairs, &s[0], &s[1]);
+        for (int k = 1, p = 0; !pre && !split && k <= chg[0]; k++) {
             const int pend = chg[k];
             const __m512i a = lstm16_dot_run(x + p, wb + (size_t)p * (w8 ? 32 : 64), pend - p, w8); /* modular: exact per chunk */
             s[0] = _mm512_add_epi64(s[0], _mm512_cvtepi32_epi64(_mm512_castsi512_si256(a)));

@@ -50,7 +50,7 @@ static int mli_prv_workspace_packed(const void *W, long row_stride, int K, int N
     if (workspace.reuse && hd->magic == MLI_PACK_MAGIC && hd->weights == W && hd->row_stride == row_stride &&
         hd->K == K && hd->N == N && hd->S == S && hd->wsize == wsize)
         return 1;
-    mli_pack_header now = {MLI_PACK_MAGIC, K, N, S, wsize, row_stride, W, {0, 0, 0, 0, 0, 0, 0}, {0, {0, 0, 0}, 0, 0}};
+    mli_pack_header now = {MLI_PACK_MAGIC, K, N, S, wsize, row_stride, W, {0, 0, 0, 0, 0, 0, 0, 0, 0}, {0, {0, 0, 0}, 0, 0}};
     *hd = now;
     return 0;
 }

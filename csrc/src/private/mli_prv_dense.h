@@ -32,6 +32,8 @@ typedef struct {
     int have;
     int pieces_in, pieces_st, have_pieces;
     int have_wide; /* 8-bit weights: w_in16 / w_st16 hold the packing widened */
+    int64_t st8;   /* the largest sum of |w| of a row of the state part over the pairs p = j mod 8 (any j) */
+    int have_st8;
 } mli_dense_l1_memo;
 
 /* What a plan derived from the packed weights and the bias (bias_term,

@@ -168,18 +168,19 @@ static inline int mli_rec_avx2_max_pieces(const int32_t *chunks, int groups, int
     return most;
 }
 
-/* The largest sum of |w| of a row over packed weights (int16, or int8 with
- * w8), from the weights themselves. */
-__attribute__((target("avx2"))) static inline int64_t mli_rec_avx2_l1(const void *w, int groups, int pairs, int w8) {
+/* The largest sum of |w| of a row over the pairs first, first + step, ...
+ * of packed weights (int16, or int8 with w8), from the weights themselves. */
+__attribute__((target("avx2"))) static inline int64_t mli_rec_avx2_l1_of(const void *w, int groups, int pairs, int w8,
+                                                                        int first, int step) {
     const __m256i lo16 = _mm256_set1_epi32(0xFFFF);
     int64_t best = 0;
     for (int g = 0; g < groups; g++) {
         __m256i s[4] = {_mm256_setzero_si256(), _mm256_setzero_si256(), _mm256_setzero_si256(),
                         _mm256_setzero_si256()}; /* int64 sums of rows 0-3, 4-7, 8-11, 12-15 */
-        for (int p0 = 0; p0 < pairs; p0 += 16384) { /* int32 lanes: up to 16384 * 2 * 32768 = 2^30 */
-            const int pend = pairs - p0 < 16384 ? pairs : p0 + 16384;
+        for (int p0 = first; p0 < pairs; p0 += 16384 * step) { /* int32 lanes: up to 16384 * 2 * 32768 = 2^30 */
+            const int pend = (pairs - p0) / step < 16384 ? pairs : p0 + 16384 * step;
             __m256i a0 = _mm256_setzero_si256(), a1 = _mm256_setzero_si256();
-            for (int p = p0; p < pend; p++) {
+            for (int p = p0; p < pend; p += step) {
                 const size_t at = ((size_t)g * (size_t)pairs + (size_t)p) * 32;
                 __m256i v0, v1;
                 if (w8) {
@@ -206,6 +207,11 @@ __attribute__((target("avx2"))) static inline int64_t mli_rec_avx2_l1(const void
     return best;
 }
 
+/* The largest sum of |w| of a row over all pairs. */
+static inline int64_t mli_rec_avx2_l1(const void *w, int groups, int pairs, int w8) {
+    return mli_rec_avx2_l1_of(w, groups, pairs, w8, 0, 1);
+}
+
 /* Both parts' mli_rec_avx2_l1, from the memo kept with the packing when a
  * call since the packing already computed them (the weights are the same
  * bytes: a changed or repacked W resets the memo). */
@@ -218,6 +224,24 @@ static inline void mli_rec_avx2_l1_kept(const mli_dense_plan *plan, int w8, int6
     }
     *l1i = m->in;
     *l1s = m->st;
+}
+
+/* The state part's largest sum of |w| of a row over the pairs p = j mod 8,
+ * largest over j (int16 packed weights), kept with the packing likewise: a
+ * dot product whose eight accumulators take those pairs is exact in int32
+ * lanes where max|h| times it is below 2^31. */
+static inline int64_t mli_rec_avx2_l1_st8_kept(const mli_dense_plan *plan) {
+    mli_dense_l1_memo *m = plan->l1w;
+    if (!m->have_st8) {
+        int64_t best = 0;
+        for (int j = 0; j < 8; j++) {
+            const int64_t b = mli_rec_avx2_l1_of(plan->w_st, plan->groups, plan->s_pairs, 0, j, 8);
+            best = b > best ? b : best;
+        }
+        m->st8 = best;
+        m->have_st8 = 1;
+    }
+    return m->st8;
 }
 
 /* The bias terms (40-bit: -2^39 <= bt < 2^39) split at bit D (9..29) into
