@@ -501,6 +501,43 @@ def test_split8_state_sums_agree(mh, pattern):
             np.testing.assert_array_equal(a, bb, err_msg=f"output {j}: {isa} differs from scalar")
 
 
+@pytest.mark.skipif(len(PATHS) < 2, reason="this CPU has only the scalar path")
+def test_split8_bound_follows_weights_changed_in_place():
+    # The bound over every eighth pair is kept with the packing; one-step
+    # calls with out= reuse the packing while the caller's weights stay the
+    # same bytes.  Weights rewritten in place between calls must not keep
+    # the old bound: first pairs of +-8000 (the split exact for any h), then
+    # pairs of (-32768, -32767), where with h at -32768 the old bound would
+    # take the split and each accumulator's sum would pass 2^31.
+    M, N = 64, 16
+    moderate = np.tile(np.array([8000, -8000], np.int16), (4 * M, M // 2))
+    heavy = np.tile(np.array([-32768, -32767], np.int16), (4 * M, M // 2))
+    w_np = np.ones((4, M, N + M), np.int16)
+    b_np = np.zeros((4, M), np.int16)
+    x = mli.Tensor(np.full(N, 3, np.int16), 15)
+    h = mli.Tensor(np.full(M, -32768, np.int16), 15)
+    c0 = np.arange(M, dtype=np.int16) * 64
+
+    def run(isa):
+        got = []
+        with mli.use_isa(isa):
+            W, B = mli.Tensor(w_np, 15), mli.Tensor(b_np, 15)
+            out = mli.Tensor(np.zeros(M, np.int16), 0)
+            c_out = mli.Tensor(np.zeros(M, np.int16), 12)
+            for ws in (moderate, moderate, heavy, heavy, moderate):
+                w_np[:, :, N:] = ws.reshape(4, M, M)
+                mli.lstm_cell_fx16(x, h, W, B, mli.RnnCellConfig(mode=mli.RNN_ONE_TO_ONE, act=1),
+                                   mli.Tensor(c0, 12), out=out, cell_out=c_out)
+                got.append((out.numpy().copy(), c_out.numpy().copy()))
+        return got
+
+    want = run("scalar")
+    for isa in PATHS[1:]:
+        for i, (g, w) in enumerate(zip(run(isa), want)):
+            for a, e in zip(g, w):
+                np.testing.assert_array_equal(a, e, err_msg=f"call {i}: {isa} differs from scalar")
+
+
 @pytest.mark.parametrize("op", ["avepool", "maxpool"])
 @pytest.mark.parametrize("kind", ["fx8", "fx16"])
 def test_pool_paths_agree(op, kind):
