@@ -122,6 +122,16 @@ def test_prepared_reuse_agrees(kind, mode):
                 np.testing.assert_array_equal(c.numpy(), wc, err_msg=isa)
 
 
+def _calls_agree_with_scalar(run):
+    # run(isa) -> a list of calls' outputs (tuples of arrays), compared call
+    # by call with the scalar path's
+    want = run("scalar")
+    for isa in PATHS[1:]:
+        for i, (g, w) in enumerate(zip(run(isa), want)):
+            for a, e in zip(g, w):
+                np.testing.assert_array_equal(a, e, err_msg=f"call {i}: {isa} differs from scalar")
+
+
 @pytest.mark.skipif(len(PATHS) < 2, reason="this CPU has only the scalar path")
 @pytest.mark.parametrize("kind", ["fx16", "fx8w16d", "fx8"])
 @pytest.mark.parametrize("cell", ["lstm", "rnn"])
@@ -169,11 +179,7 @@ def test_one_step_calls_follow_weights_and_bias_changed_in_place(kind, cell):
                         got.append((out.numpy().copy(),))
         return got
 
-    want = run("scalar")
-    for isa in PATHS[1:]:
-        for i, (g, w) in enumerate(zip(run(isa), want)):
-            for a, e in zip(g, w):
-                np.testing.assert_array_equal(a, e, err_msg=f"{isa}, call {i}")
+    _calls_agree_with_scalar(run)
 
 
 @pytest.mark.skipif(len(PATHS) < 2, reason="this CPU has only the scalar path")
@@ -531,11 +537,7 @@ def test_split8_bound_follows_weights_changed_in_place():
                 got.append((out.numpy().copy(), c_out.numpy().copy()))
         return got
 
-    want = run("scalar")
-    for isa in PATHS[1:]:
-        for i, (g, w) in enumerate(zip(run(isa), want)):
-            for a, e in zip(g, w):
-                np.testing.assert_array_equal(a, e, err_msg=f"call {i}: {isa} differs from scalar")
+    _calls_agree_with_scalar(run)
 
 
 @pytest.mark.parametrize("op", ["avepool", "maxpool"])
