@@ -285,7 +285,7 @@ def test_fused_readout_limits_agree(kind, wmode):
 
 
 @pytest.mark.skipif(len(PATHS) < 2, reason="this CPU has only the scalar path")
-@pytest.mark.parametrize("M", [16, 32, 64])
+@pytest.mark.parametrize("M", [16, 32, 64, 80, 128])  # the AVX-512 step sums four groups at once up to 64
 @pytest.mark.parametrize("below", [0, 1])
 @pytest.mark.parametrize("rounding", ["convergent", "up"])
 def test_fused_one_chunk_boundary_agrees(M, below, rounding):

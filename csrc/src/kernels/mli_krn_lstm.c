@@ -140,7 +140,12 @@ static int lstm16_fused_ok(const mli_dense_plan *plan, int M, int N, long batch,
 
 #ifdef MLIPY_X86_TARGETS
 #define LSTM16_TARGET __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,avx512vnni")))
-#define LSTM16_BLOCK_ROWS 1024 /* 4M up to which the state sums of a step are made ahead (lstm16_dot_block4) */
+/* 4M up to which the state sums of a step are made ahead, four groups per
+ * broadcast of h (lstm16_dot_block4).  Past M = 64 the state weights leave
+ * L1, and four streams a group apart then run slower than one group at a
+ * time (measured, one chunk per row: 80x80 41-50 -> 35 us, 128x128 158-161
+ * -> 123-125, 512x256 194-197 -> 153-156; 64x64 15.0 against 18.1). */
+#define LSTM16_BLOCK_ROWS 256
 
 /* (v + 2^(s-1) - 1 + (up | bit s of v)) >> s on 16 int32 lanes, |v| < 2^30 */
 LSTM16_TARGET static inline __m512i lstm16_round32(__m512i v, __m128i s, __m512i bias, __m512i up) {
