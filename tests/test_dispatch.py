@@ -187,14 +187,16 @@ def test_one_step_calls_follow_weights_and_bias_changed_in_place(kind, cell):
 def test_fused_lstm_step_agrees(kind):
     # trained-like weights, biases and formats with M % 16 == 0, where the fused
     # AVX-512 LSTM step's preconditions hold (no partial sum near the 40-bit
-    # limit; 8-bit weights: often the int32 read-out), across hoisting blocks
+    # limit; 8-bit weights: often the int32 read-out), across hoisting blocks;
+    # M past 64 for the per-group state sums (one chunk, eight accumulators or
+    # the chunk table, as the weights' scale and the state allow)
     dt = np.int8 if kind == "fx8" else np.int16
     wt = np.int16 if kind == "fx16" else np.int8
     q = 7 if kind == "fx8" else 15
     wi, di = np.iinfo(wt), np.iinfo(dt)
     for i in range(40):
         rng = np.random.default_rng([17, i, q, wi.bits])
-        N, M, T = int(rng.choice([1, 3, 16, 31, 64])), int(rng.choice([16, 32, 48, 64])), int(rng.choice([1, 5, 33, 40]))
+        N, M, T = int(rng.choice([1, 3, 16, 31, 64])), int(rng.choice([16, 32, 48, 64, 80, 128])), int(rng.choice([1, 5, 33, 40]))
         sc = float(rng.choice([0.05, 0.15, 0.5, 1.0]))
         w = np.clip(rng.normal(0, sc * wi.max / np.sqrt(N + M), (4, M, N + M)), wi.min, wi.max).astype(wt)
         b = np.clip(rng.normal(0, wi.max / 8, (4, M)), wi.min, wi.max).astype(wt)
