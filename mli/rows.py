@@ -15,6 +15,13 @@ rows run depends on the ISA path and the cell:
 * on the AVX-512 VNNI path an LSTM whose M is a multiple of 16, over 8 steps
   or more, runs its rows one after another through the kernel's fused time
   step;
+* on the AVX-512 VNNI path a basic RNN whose K is a multiple of 16 (8-bit
+  weights: a cell small enough for their widened copy) advances 8 rows at a
+  time one time step at a time, each load of the weights serving all 8 rows
+  (the state's and the input's sums by ``vpdpwssd``, exact in int32 lanes
+  where the weights and the step's data bound them, else over the data's
+  high and low bytes, or the AVX2 step for that row), the read-out and the
+  activation on 16 and 32 lanes;
 * otherwise all rows advance one step at a time through a shared-weights
   engine: each step's dense part reads the weights once for all rows, the
   element-wise steps run over all rows as one vector.
@@ -22,12 +29,13 @@ rows run depends on the ISA path and the cell:
 A row whose work the batching cannot share is not batched: an LSTM cell
 tensor whose ``mem_stride`` is set and not dense (MLI's output activation
 refuses it, see ``lstm_cell``) sends every row of the call one after another
-through the kernel itself.  Per row, the multiply-accumulate and table-lookup
-instructions are those of a separate call whatever the path, so a rows call
-saves the per-call costs (the Python call, the checks, packing the weights)
-rather than arithmetic.  Even a dense part made free by the batching would
-leave most of a row's time: at HAR size a step without any dot product still
-takes 62 % (AVX2) and 68 % (AVX-512) of its time (benchmarks/README.md).
+through the kernel itself.  Except for that AVX-512 basic RNN, the
+multiply-accumulate and table-lookup instructions of a row are those of a
+separate call, so a rows call saves the per-call costs (the Python call, the
+checks, packing the weights) rather than arithmetic.  Even a dense part made
+free by the batching would leave most of a row's time: at HAR size an LSTM
+step without any dot product still takes 62 % (AVX2) and 68 % (AVX-512) of
+its time (benchmarks/README.md).
 
 Tensors with a leading row axis (B rows):
 

@@ -158,6 +158,121 @@ def test_one_row(isa, kind, lstm):
     Case(kind, lstm, mli.RNN_ONE_TO_ONE, B=1, N=300, M=40).check()
 
 
+def _rnn_rows_data(kind, B, T, N, M, w_lim, seed):
+    """Rows whose data reach every form of the batched basic RNN step (AVX-512
+    VNNI, K a multiple of 16): row r's inputs and state scaled down by
+    r mod 4 bytes of the type (zero, small, one chunk, full scale), so that
+    one block of rows mixes int32 start values, whole rows, rows cut over
+    their bytes, and states small enough for one int32 sum with others not."""
+    rng = np.random.default_rng(seed)
+    dt, wt = dtypes(kind)
+    lo, hi = full(dt)
+    x = rng.integers(lo, hi + 1, (B, T, N))
+    h = rng.integers(lo, hi + 1, (B, M))
+    for r in range(B):
+        x[r] >>= (3 - r % 4) * (4 if dt == np.int16 else 2)
+        h[r] >>= (3 - (r + 1) % 4) * (4 if dt == np.int16 else 2)
+    w = rng.integers(-w_lim, w_lim + 1, (M, N + M))
+    b = rng.integers(*full(wt), (M,))
+    return x, h, w, b
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_rnn_rows_batched_step_forms(isa, rounding, kind):
+    """The basic RNN rows of K = 16, 32 and 48 (whole groups, one group left
+    over), row counts that leave 4, 2 and 1 rows of a block of 8, step
+    counts past the 32 whose start values are made ahead, and weights from
+    small (every state sum one int32 chunk) to full scale (sums over the
+    state's and the input's bytes); every row equal to its own kernel call."""
+    dt, wt = dtypes(kind)
+    wmax = full(wt)[1]
+    f = (12, 15, 12, None, 15) if dt == np.int16 else (5, 7, 5, None, 7)
+    for B, T, N, M, w_lim in ((15, 35, 32, 32, wmax), (7, 33, 20, 48, wmax // 64), (13, 9, 10, 16, wmax),
+                              (3, 70, 32, 32, 40)):
+        for mode in (mli.RNN_BATCH_TO_BATCH, mli.RNN_BATCH_TO_LAST):
+            for act in (mli.RNN_ACT_TANH, mli.RNN_ACT_SIGM, mli.RNN_ACT_NONE):
+                x, h, w, b = _rnn_rows_data(kind, B, T, N, M, w_lim, seed=B + T + int(act))
+                Case(kind, False, mode, B=B, N=N, M=M, T=T, act=act, x=x, h=h, w=w, b=b, frac=f).check()
+    x, h, w, b = _rnn_rows_data(kind, 9, 1, 24, 32, wmax, seed=4)
+    Case(kind, False, mli.RNN_ONE_TO_ONE, B=9, N=24, M=32, act=mli.RNN_ACT_TANH, x=x[:, 0], h=h, w=w, b=b,
+         frac=f).check()
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_rnn_rows_batched_step_bounds(isa, rounding, kind):
+    """The batched basic RNN step where its shortcuts stop: a state shift
+    below 8 (no sums over bytes: rows whose state is not one int32 chunk
+    take the AVX2 step beside the batched others), inputs so long that their
+    sums over bytes could pass int32 (the AVX2 start values), and weights and
+    data whose sums end in ties (rounding to even), all against separate calls."""
+    dt, wt = dtypes(kind)
+    wmax = full(wt)[1]
+    bits = 8 * np.dtype(dt).itemsize - 1
+    # out_shift = f_h + f_w - f_d = 0 + 15 - 12 = 3 (fx16)
+    x, h, w, b = _rnn_rows_data(kind, 11, 12, 16, 32, wmax // 4, seed=21)
+    Case(kind, False, mli.RNN_BATCH_TO_BATCH, B=11, N=16, M=32, T=12, x=x, h=h, w=w, b=b,
+         frac=(6, 0, 3, None, 0)).check()
+    # N = 640: 255 * (a row's input sum of |w|) >= 2^31 with full-scale weights
+    x, h, w, b = _rnn_rows_data(kind, 5, 6, 640, 16, wmax, seed=22)
+    Case(kind, False, mli.RNN_BATCH_TO_BATCH, B=5, N=640, M=16, T=6, x=x, h=h, w=w, b=b,
+         frac=(bits, bits, 3, None, 0)).check()
+    # ties: weights multiples of 2^10 (2^4 for 8-bit), data multiples of 2^6 (2^2)
+    x, h, w, b = _rnn_rows_data(kind, 6, 5, 16, 32, wmax, seed=23)
+    sw, sd = (10, 6) if wt == np.int16 else (4, 2)
+    sd = sd if dt == np.int16 else 2
+    w, x, h = (w >> sw) << sw, (x >> sd) << sd, (h >> sd) << sd
+    for act in (mli.RNN_ACT_TANH, mli.RNN_ACT_NONE):
+        Case(kind, False, mli.RNN_BATCH_TO_BATCH, B=6, N=16, M=32, T=5, act=act, x=x, h=h, w=w, b=b,
+             frac=(bits - 3, bits, bits - 3, None, bits)).check()
+
+
+def test_rnn_rows_one_int32_sum_boundary(isa, rounding):
+    """fx16 at the bounds of the batched step's int32 sums: every weight
+    -32767 (a row's sum of |w| 32 * 32767 over each part) and data all -m,
+    so that a sum is exactly m * 1048544: one int32 for m <= 2048, past 2^31
+    for m = 2049 (read as one int32 sum it would wrap), and the input's
+    start values from one int32 with the rounding offset only up to m = 2047."""
+    N = M = 32
+    w = np.full((M, N + M), -32767)
+    b = np.zeros(M, np.int64)
+    rows = [(2047, 0), (2048, 0), (2049, 0), (0, 2048), (0, 2049), (2049, 2049), (2048, 2049), (1, 2048)]
+    for mode, T in ((mli.RNN_ONE_TO_ONE, 1), (mli.RNN_BATCH_TO_BATCH, 3)):
+        x = np.stack([np.full((T, N), -mx) for mx, _ in rows])
+        x = x[:, 0] if mode == mli.RNN_ONE_TO_ONE else x
+        h = np.stack([np.full(M, -mh) for _, mh in rows])
+        for act in (mli.RNN_ACT_TANH, mli.RNN_ACT_SIGM):
+            Case("fx16", False, mode, B=len(rows), N=N, M=M, T=T, act=act, x=x, h=h, w=w, b=b,
+                 frac=(15, 15, 12, 15, 0)).check()
+    # M = 272: the state's low bytes (255 each) times the weights pass 2^31
+    # (255 * 272 * 32767), so no sums over bytes: the AVX2 step per row
+    M = 272
+    w = np.full((M, 16 + M), -32767)
+    h = np.array([np.full(M, 255), np.full(M, 127), np.full(M, -255)])
+    x = np.full((3, 2, 16), 255)
+    Case("fx16", False, mli.RNN_BATCH_TO_BATCH, B=3, N=16, M=M, T=2, x=x, h=h, w=w, b=np.zeros(M, np.int64),
+         frac=(15, 15, 12, 15, 0)).check()
+
+
+def test_rnn_rows_stacked_weights_whole_groups(isa, rounding):
+    """One-to-one with stacked weights [L, M, N+M] whose L*M outputs are
+    whole groups of 16 while M is odd (the state padded to pairs) or not."""
+    rng = np.random.default_rng(6)
+    for kind in KINDS:
+        dt, wt = dtypes(kind)
+        for L, M in ((16, 3), (2, 8)):
+            N, B = 10, 9
+            w = mli.Tensor(rng.integers(*full(wt), (L, M, N + M)).astype(wt), 7)
+            b = mli.Tensor(rng.integers(*full(wt), (L, M)).astype(wt), 4)
+            x = mli.Tensor(rng.integers(*full(dt), (B, N)).astype(dt), 5)
+            h = mli.Tensor(rng.integers(*full(dt), (B, M)).astype(dt), 6)
+            cfg = mli.RnnCellConfig(mode=mli.RNN_ONE_TO_ONE, act=mli.RNN_ACT_TANH)
+            out = getattr(mli, f"basic_rnn_cell_rows_{kind}")(x, h, w, b, cfg)
+            for r in range(B):
+                o = getattr(mli, f"basic_rnn_cell_{kind}")(mli.Tensor(x.numpy()[r], 5), mli.Tensor(h.numpy()[r], 6),
+                                                           w, b, cfg)
+                assert np.array_equal(out.numpy()[r], o.numpy().reshape(-1)), (kind, L, M, r)
+
+
 def test_shared_state_lists_and_cell_out(isa):
     case = Case("fx16", True, mli.RNN_BATCH_TO_BATCH, B=4)
     h0, c0 = case.h.numpy()[0].copy(), case.c.numpy()[0].copy()
@@ -264,19 +379,39 @@ def test_modes_outside_the_three_refused():
         rnn.rows()
 
 
-@pytest.mark.skipif(not hasattr(signal, "SIGINT") or os.name == "nt", reason="POSIX signals")
-def test_ctrl_c_interrupts_rows():
-    code = textwrap.dedent("""
-        import os, signal, threading, time, numpy as np, mli
+# the LSTM through the shared-weights engine; the basic RNN through the
+# batched AVX-512 step where the machine has it (K = 256, full-scale weights)
+CTRL_C_CALLS = {
+    "lstm": """
         B, T = 8, 3 * 10**6
         x = mli.Tensor(np.full((B, T, 2), 37, np.int8), 7)
         z = lambda *s: mli.Tensor(np.full(s, 3, np.int8), 6)
         h, w, b, c = mli.Tensor(np.zeros(2, np.int8), 7), z(4, 2, 4), z(4, 2), z(2)
         cfg = mli.RnnCellConfig(mode=mli.RNN_BATCH_TO_BATCH)
+        call = lambda: mli.lstm_cell_rows_fx8(x, h, w, b, cfg, c)
+    """,
+    "rnn": """
+        B, T, K = 8, 10**6, 256
+        x = mli.Tensor(np.full((B, T, 2), 3000, np.int16), 12)
+        h = mli.Tensor(np.full(K, 20000, np.int16), 15)
+        w = mli.Tensor(np.full((K, K + 2), 30000, np.int16), 15)
+        b = mli.Tensor(np.zeros(K, np.int16), 0)
+        cfg = mli.RnnCellConfig(mode=mli.RNN_BATCH_TO_LAST, act=mli.RNN_ACT_TANH)
+        call = lambda: mli.basic_rnn_cell_rows_fx16(x, h, w, b, cfg)
+    """,
+}
+
+
+@pytest.mark.skipif(not hasattr(signal, "SIGINT") or os.name == "nt", reason="POSIX signals")
+@pytest.mark.parametrize("cell", sorted(CTRL_C_CALLS))
+def test_ctrl_c_interrupts_rows(cell):
+    code = textwrap.dedent("""
+        import os, signal, threading, time, numpy as np, mli
+    """) + textwrap.dedent(CTRL_C_CALLS[cell]) + textwrap.dedent("""
         threading.Timer(0.5, os.kill, (os.getpid(), signal.SIGINT)).start()
         t0 = time.time()
         try:
-            mli.lstm_cell_rows_fx8(x, h, w, b, cfg, c)
+            call()
             print("finished")
         except KeyboardInterrupt:
             print(f"{time.time() - t0 - 0.5:.3f}")

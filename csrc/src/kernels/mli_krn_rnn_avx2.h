@@ -27,15 +27,15 @@ typedef struct {
     int32_t t8[256];          /* 8-bit data: mli_prv_lut_vec8's results */
 } rnn_avx2;
 
-static int rnn_avx2_init(rnn_avx2 *fz, const mli_dense_plan *plan, int K, int M, int N, long batch, mli_dense_shifts sh,
-                         int activate, const mli_lut *lut, int f_d, int w8, int d8, const void *x, const void *y,
-                         size_t ny, const void *ir, size_t nir, size_t el) {
+static int rnn_avx2_setup(rnn_avx2 *fz, const mli_dense_plan *plan, int K, int M, int N, long batch, mli_dense_shifts sh,
+                          int activate, const mli_lut *lut, int f_d, int w8, int d8, const void *x, const void *y,
+                          size_t ny, const void *ir, size_t nir, size_t el) {
     if (K <= 0 || K % 8 || M <= 0 || M > K || N < 0 || batch < 1) return 0;
     const size_t nx = (size_t)batch * (size_t)N * el;
     if (!mli_rec_avx2_disjoint(x, nx, y, ny * el) || !mli_rec_avx2_disjoint(x, nx, ir, nir * el) ||
         !mli_rec_avx2_disjoint(y, ny * el, ir, nir * el))
         return 0;
-    if (!mli_rec_avx2_init(&fz->rec, plan, K, sh, w8, d8)) return 0;
+    if (!mli_rec_avx2_setup(&fz->rec, plan, K, sh, w8, d8)) return 0;
     fz->K = K;
     fz->M = M;
     fz->N = N;
@@ -53,6 +53,14 @@ static int rnn_avx2_init(rnn_avx2 *fz, const mli_dense_plan *plan, int K, int M,
         }
     }
     return 1;
+}
+
+/* rnn_avx2_setup where the AVX2 path is the one picked (mli_rec_avx2_init). */
+static int rnn_avx2_init(rnn_avx2 *fz, const mli_dense_plan *plan, int K, int M, int N, long batch, mli_dense_shifts sh,
+                         int activate, const mli_lut *lut, int f_d, int w8, int d8, const void *x, const void *y,
+                         size_t ny, const void *ir, size_t nir, size_t el) {
+    return mlipy_get_isa() == MLIPY_ISA_AVX2 &&
+           rnn_avx2_setup(fz, plan, K, M, N, batch, sh, activate, lut, f_d, w8, d8, x, y, ny, ir, nir, el);
 }
 
 /* The outputs of NG groups from g0: saturated to dense (when not NULL),

@@ -5,14 +5,17 @@
  * so that each step's dense part is one matrix x matrix product over the
  * rows; on AVX2, where the kernel's fused step applies, the rows advance
  * together one step at a time each through that step (rows_lstm_avx2_*,
- * rows_rnn_avx2_*); an LSTM where the AVX-512 fused step runs goes row after
- * row through the kernel (rows_lstm_per_row).  Results are those of B
- * separate MLI calls (see mlipy_ext.h). */
+ * rows_rnn_avx2_*); on AVX-512 VNNI a basic RNN whose K is a multiple of 16
+ * advances 8 rows at a time through a batched step (rows_rnn_avx512_*,
+ * mlipy_rows_avx512.h) and an LSTM where the AVX-512 fused step runs goes
+ * row after row through the kernel (rows_lstm_per_row).  Results are those
+ * of B separate MLI calls (see mlipy_ext.h). */
 #include <stdlib.h>
 #include <string.h>
 #include "mli_krn_common.h"
 #include "mli_krn_lstm_avx2.h"
 #include "mli_krn_rnn_avx2.h"
+#include "mlipy_rows_avx512.h"
 
 /* Rows advanced together: their sums and gates stay in L2 (64 x 128 int64). */
 #define ROWS_BLOCK 64

@@ -242,6 +242,44 @@ static int MLI_CAT(rows_rnn_avx2_, KRN_SFX)(ROWS_ENG *e, int rows, int nb, const
     free((void *)hp);
     return done;
 }
+
+/* The basic RNN rows through the batched AVX-512 VNNI step where it applies
+ * (mlipy_rows_avx512.h), ROWS512_R rows at a time.  Returns as
+ * rows_rnn_avx2_ (0: nothing done). */
+static int MLI_CAT(rows_rnn_avx512_, KRN_SFX)(ROWS_ENG *e, int rows, const mli_tensor *in, const mli_tensor *prev_out,
+                                             mli_tensor *out, long T, int N, int M, int K, int b2b,
+                                             mli_dense_shifts sh, int activate, const mli_lut *lut, int f_d,
+                                             long *work) {
+    if (mlipy_get_isa() != MLIPY_ISA_AVX512_VNNI || K % MLI_DOT_GROUP) return 0;
+    rnn_avx2 fa_s; /* on the stack: its vector constants need their alignment */
+    rnn_avx2 *fa = &fa_s;
+    const int w8 = sizeof(KRN_W_T) == 1, d8 = KRN_BITS == 8;
+    const size_t el = sizeof(KRN_IO_T);
+    if (!rnn_avx2_setup(fa, &e->plan, K, M, N, T, sh, activate, lut, f_d, w8, d8, NULL, NULL, 0, NULL, 0, el))
+        return 0;
+    if (w8 && !fa->rec.w_st16) return 0; /* 8-bit weights: only from the widened copy */
+    rows512_k ac;
+    rows512_k_init(&ac, fa, lut, f_d, w8, d8);
+    char *mem = (char *)malloc(rows512_scratch_size(fa, el) + 64);
+    if (!mem) return 0;
+    char *scratch = (char *)(((uintptr_t)mem + 63) / 64 * 64);
+    int done = 1;
+    for (int r0 = 0; r0 < rows && done > 0; r0 += ROWS512_R) {
+        const int n = rows - r0 < ROWS512_R ? rows - r0 : ROWS512_R;
+        const void *x[ROWS512_R], *h0[ROWS512_R];
+        void *o[ROWS512_R];
+        for (int j = 0; j < n; j++) {
+            x[j] = in[r0 + j].data;
+            h0[j] = prev_out[r0 + j].data;
+            o[j] = out[r0 + j].data;
+        }
+        if (KRN_BITS == 8) done = rows512_run8(fa, &ac, n, x, h0, o, T, b2b, scratch, work, MLI_CAT(rows_poll_, KRN_SFX));
+        else if (w8) done = rows512_run16w8(fa, &ac, n, x, h0, o, T, b2b, scratch, work, MLI_CAT(rows_poll_, KRN_SFX));
+        else done = rows512_run16(fa, &ac, n, x, h0, o, T, b2b, scratch, work, MLI_CAT(rows_poll_, KRN_SFX));
+    }
+    free(mem);
+    return done;
+}
 #endif
 
 mli_status MLI_CAT(mlipy_lstm_cell_rows_, KRN_SFX)(int rows, const mli_tensor *in, const mli_tensor *prev_out,
@@ -432,8 +470,11 @@ mli_status MLI_CAT(mlipy_basic_rnn_cell_rows_, KRN_SFX)(int rows, const mli_tens
     long work = 0;
     int fused = 0; /* 1: the rows ran through the kernel's fused step; -1: interrupted there */
 #ifdef MLIPY_X86_TARGETS
-    fused = MLI_CAT(rows_rnn_avx2_, KRN_SFX)(&e, rows, nb, in, prev_out, out, T, N, M, K, b2b, sh, activate, lut, f_d, y,
-                                             h, &work);
+    fused = MLI_CAT(rows_rnn_avx512_, KRN_SFX)(&e, rows, in, prev_out, out, T, N, M, K, b2b, sh, activate, lut, f_d,
+                                               &work);
+    if (!fused)
+        fused = MLI_CAT(rows_rnn_avx2_, KRN_SFX)(&e, rows, nb, in, prev_out, out, T, N, M, K, b2b, sh, activate, lut,
+                                                 f_d, y, h, &work);
 #endif
     if (fused < 0) {
         free(mem);

@@ -282,9 +282,8 @@ __attribute__((target("avx2"))) static inline void mli_rec_avx2_bias_split(const
  * int32, 2 * groups * 16).  w8: 8-bit weights; d8: 8-bit data.  The bounds
  * take the plan's per-group bounds on sum |w| first, the weights' own sums
  * where those do not settle it. */
-static inline int mli_rec_avx2_init(mli_rec_avx2 *r, const mli_dense_plan *plan, int K, mli_dense_shifts sh, int w8,
-                                    int d8) {
-    if (mlipy_get_isa() != MLIPY_ISA_AVX2) return 0;
+static inline int mli_rec_avx2_setup(mli_rec_avx2 *r, const mli_dense_plan *plan, int K, mli_dense_shifts sh, int w8,
+                                     int d8) {
     if (!plan->packed || plan->rows || !plan->direct_in || !plan->direct_st || !plan->fast_epilogue || plan->S <= 0)
         return 0;
     const int its = sh.in_to_state, os = sh.out_shift, Kp = plan->groups * MLI_DOT_GROUP;
@@ -342,6 +341,13 @@ static inline int mli_rec_avx2_init(mli_rec_avx2 *r, const mli_dense_plan *plan,
     mli_rec_avx2_bias_split(plan->bias_term, K, Kp, r->D, r->bth, r->btl, r->bt1);
     rec_avx2_sc_fill(r, mlipy_rounding_up, (int32_t)cl);
     return 1;
+}
+
+/* mli_rec_avx2_setup where the AVX2 path is the one picked (AVX-512 VNNI
+ * machines take their own steps; the batched rows there reuse the setup). */
+static inline int mli_rec_avx2_init(mli_rec_avx2 *r, const mli_dense_plan *plan, int K, mli_dense_shifts sh, int w8,
+                                    int d8) {
+    return mlipy_get_isa() == MLIPY_ISA_AVX2 && mli_rec_avx2_setup(r, plan, K, sh, w8, d8);
 }
 
 /* One int32 pair broadcast (x may be int16 data read in place: any alignment) */
