@@ -134,6 +134,36 @@ ROWS512_INLINE void rows512_sums(const int16_t *w, int pairs, int g0, const int3
         for (int i = 0; i < NG; i++) acc[NG * j + i] = c[2 * j + i];
 }
 
+/* The sums of group g and, where there is one, g + 1 (of `groups`) for R
+ * vectors: over xa into acc and, with split, over xb into low
+ * (rows512_sums).  Returns how many groups: 2 or 1. */
+ROWS512_INLINE int rows512_sums_g(const int16_t *w, int pairs, int groups, int g, const int32_t *const *xa,
+                                  const int32_t *const *xb, __m512i *acc, __m512i *low, const int R,
+                                  const int split) {
+    const int two = g + 2 <= groups;
+    if (two) rows512_sums(w, pairs, g, xa, acc, R, 2);
+    else rows512_sums(w, pairs, g, xa, acc, R, 1);
+    if (split && two) rows512_sums(w, pairs, g, xb, low, R, 2);
+    else if (split) rows512_sums(w, pairs, g, xb, low, R, 1);
+    return two ? 2 : 1;
+}
+
+/* A sum S, exact (a; with split S = 256 a + b, each exact in int32), as
+ * floor(S / 2^s) into *hadd and S mod 2^s into *ladd: sh = s and
+ * m = 2^s - 1; with split sh8 = s - 8 and m8 = 2^(s-8) - 1 (s >= 8), from
+ * T = a + (b >> 8) = floor(S / 2^8). */
+ROWS512_INLINE void rows512_parts(__m512i a, __m512i b, __m128i sh, __m512i m, __m128i sh8, __m512i m8,
+                                  __m512i *hadd, __m512i *ladd, const int split) {
+    if (!split) {
+        *hadd = _mm512_sra_epi32(a, sh);
+        *ladd = _mm512_and_si512(a, m);
+        return;
+    }
+    const __m512i t = _mm512_add_epi32(a, _mm512_srai_epi32(b, 8));
+    *hadd = _mm512_sra_epi32(t, sh8);
+    *ladd = _mm512_or_si512(_mm512_slli_epi32(_mm512_and_si512(t, m8), 8), _mm512_and_si512(b, _mm512_set1_epi32(255)));
+}
+
 /* One group's results before saturation from its state sums and start
  * values s (rec_avx2_block's one-chunk read-out on 16 lanes).  a: the sums
  * (modular int32, exact); with split, a and b are the sums over the high
@@ -148,15 +178,7 @@ ROWS512_INLINE __m512i rows512_readout(const rows512_k *k, __m512i a, __m512i b,
         return _mm512_sra_epi32(_mm512_add_epi32(_mm512_add_epi32(v, k->ob), odd), k->osh);
     }
     __m512i hadd, ladd; /* floor(S / 2^os), S mod 2^os */
-    if (split) {
-        const __m512i t = _mm512_add_epi32(a, _mm512_srai_epi32(b, 8));
-        hadd = _mm512_sra_epi32(t, k->sh2);
-        ladd = _mm512_or_si512(_mm512_slli_epi32(_mm512_and_si512(t, k->m2), 8),
-                               _mm512_and_si512(b, _mm512_set1_epi32(255)));
-    } else {
-        hadd = _mm512_sra_epi32(a, k->osh);
-        ladd = _mm512_and_si512(a, k->om);
-    }
+    rows512_parts(a, b, k->osh, k->om, k->sh2, k->m2, &hadd, &ladd, split);
     const __m512i hi = _mm512_add_epi32(_mm512_loadu_si512((const void *)s), hadd);
     const __m512i lo = _mm512_add_epi32(_mm512_loadu_si512((const void *)(s + MLI_DOT_GROUP)), ladd);
     const __m512i q = _mm512_add_epi32(hi, _mm512_srl_epi32(lo, k->osh));
@@ -205,19 +227,13 @@ ROWS512_INLINE void rows512_step(const rows512_k *k, const int32_t *const *hx, c
     const int pairs = k->s_pairs, groups = k->groups;
     for (int g = 0; g < groups; g += 2) {
         __m512i acc[2 * ROWS512_R], low[2 * ROWS512_R];
-        const int two = g + 2 <= groups, ng = two ? 2 : 1;
-        if (two) rows512_sums(w, pairs, g, hx, acc, R, 2);
-        else rows512_sums(w, pairs, g, hx, acc, R, 1);
-        if (split) {
-            if (two) rows512_sums(w, pairs, g, hl, low, R, 2);
-            else rows512_sums(w, pairs, g, hl, low, R, 1);
-        }
+        const int ng = rows512_sums_g(w, pairs, groups, g, hx, hl, acc, low, R, split);
         for (int j = 0; j < R; j++) {
             __m512i q[2];
             for (int i = 0; i < ng; i++)
                 q[i] = rows512_readout(k, acc[ng * j + i], split ? low[ng * j + i] : acc[ng * j + i],
                                        st[j] + (size_t)(g + i) * REC_START_STRIDE, split, w8);
-            if (two) rows512_store(k, q, g, y[j], 2, d8);
+            if (ng == 2) rows512_store(k, q, g, y[j], 2, d8);
             else rows512_store(k, q, g, y[j], 1, d8);
         }
     }
@@ -279,15 +295,7 @@ ROWS512_INLINE void rows512_start_out(const rows512_k *k, __m512i a, __m512i b, 
         return;
     }
     __m512i hadd, ladd; /* floor(B / 2^D), B mod 2^D of the input part B */
-    if (split) {
-        const __m512i t = _mm512_add_epi32(a, _mm512_srai_epi32(b, 8));
-        hadd = _mm512_sra_epi32(t, k->dsh8);
-        ladd = _mm512_or_si512(_mm512_slli_epi32(_mm512_and_si512(t, k->mD8), 8),
-                               _mm512_and_si512(b, _mm512_set1_epi32(255)));
-    } else {
-        hadd = _mm512_sra_epi32(a, k->dsh);
-        ladd = _mm512_and_si512(a, k->mD);
-    }
+    rows512_parts(a, b, k->dsh, k->mD, k->dsh8, k->mD8, &hadd, &ladd, split);
     __m512i vh = _mm512_add_epi32(_mm512_loadu_si512((const void *)(k->bth + kk)), hadd);
     __m512i vl = _mm512_add_epi32(_mm512_loadu_si512((const void *)(k->btl + kk)), ladd);
     vh = _mm512_add_epi32(vh, _mm512_srl_epi32(vl, k->dsh)); /* vl >= 0 */
@@ -306,13 +314,7 @@ ROWS512_INLINE void rows512_starts_v(const rows512_k *k, const int32_t *const *x
     const int pairs = k->n_pairs, groups = k->groups;
     for (int g = 0; g < groups; g += 2) {
         __m512i acc[2 * ROWS512_R], low[2 * ROWS512_R];
-        const int two = g + 2 <= groups, ng = two ? 2 : 1;
-        if (two) rows512_sums(w, pairs, g, xv, acc, V, 2);
-        else rows512_sums(w, pairs, g, xv, acc, V, 1);
-        if (split) {
-            if (two) rows512_sums(w, pairs, g, xl, low, V, 2);
-            else rows512_sums(w, pairs, g, xl, low, V, 1);
-        }
+        const int ng = rows512_sums_g(w, pairs, groups, g, xv, xl, acc, low, V, split);
         for (int v = 0; v < V; v++)
             for (int i = 0; i < ng; i++)
                 rows512_start_out(k, acc[ng * v + i], split ? low[ng * v + i] : acc[ng * v + i],
