@@ -196,6 +196,9 @@ def test_rnn_rows_batched_step_forms(isa, rounding, kind):
     x, h, w, b = _rnn_rows_data(kind, 9, 1, 24, 32, wmax, seed=4)
     Case(kind, False, mli.RNN_ONE_TO_ONE, B=9, N=24, M=32, act=mli.RNN_ACT_TANH, x=x[:, 0], h=h, w=w, b=b,
          frac=f).check()
+    # one state [M] shared by every row (read in place by all of them)
+    x, h, w, b = _rnn_rows_data(kind, 10, 4, 16, 32, wmax, seed=5)
+    Case(kind, False, mli.RNN_BATCH_TO_BATCH, B=10, N=16, M=32, T=4, x=x, h=h[3], w=w, b=b, frac=f).check()
 
 
 @pytest.mark.parametrize("kind", KINDS)
