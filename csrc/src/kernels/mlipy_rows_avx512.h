@@ -15,7 +15,7 @@
  * steps) are summed over the data's high and low bytes instead:
  * h = 256 (h >> 8) + (h & 255), each part's sum exact in int32 where 255
  * times that sum of |w| is below 2^31, and S = 256 a + b is read out at a
- * shift of 8 or more without forming it (rows512_readout).  Where that
+ * shift of 8 or more without forming it (rows512_parts).  Where that
  * does not hold either, a row's step is the AVX2 step itself, and a block of
  * start values the AVX2 code's.  K a multiple of 16; 8-bit weights only where
  * the plan holds them widened (w_in16, w_st16). */
@@ -49,10 +49,12 @@ typedef struct {
     int32_t up;                  /* rounding up (1) or half to even (0) */
 } rows512_k;
 
+/* 2^bits - 1; 0 outside 1..30 (the constant of a form the call does not run). */
 static int32_t rows512_mask(int bits) {
     return bits > 0 && bits < 31 ? (int32_t)(((int64_t)1 << bits) - 1) : 0;
 }
 
+/* rows512_k from the AVX2 step's set-up fz (w8, d8: 8-bit weights, data). */
 ROWS512_TARGET static void rows512_k_init(rows512_k *k, const rnn_avx2 *fz, const mli_lut *lut, int f_d, int w8,
                                           int d8) {
     const mli_rec_avx2 *r = &fz->rec;
