@@ -147,11 +147,6 @@ static int lstm16_fused_ok(const mli_dense_plan *plan, int M, int N, long batch,
  * -> 123-125, 512x256 194-197 -> 153-156; 64x64 15.0 against 18.1). */
 #define LSTM16_BLOCK_ROWS 256
 
-/* (v + 2^(s-1) - 1 + (up | bit s of v)) >> s on 16 int32 lanes, |v| < 2^30 */
-LSTM16_TARGET static inline __m512i lstm16_round32(__m512i v, __m128i s, __m512i bias, __m512i up) {
-    const __m512i odd = _mm512_or_si512(up, _mm512_and_si512(_mm512_sra_epi32(v, s), _mm512_set1_epi32(1)));
-    return _mm512_sra_epi32(_mm512_add_epi32(_mm512_add_epi32(v, bias), odd), s);
-}
 
 /* The LUT over n int16 in place, 32 lanes at a time (n a multiple of 16). */
 LSTM16_TARGET static inline void lstm16_lut(const lut_regs *r, const lut_setup *c, int16_t *v, int n) {
@@ -404,9 +399,9 @@ __attribute__((always_inline)) LSTM16_TARGET static inline void lstm16_fused_bod
             const __m512i v1 = _mm512_add_epi64(_mm512_loadu_si512((const void *)(pl->bias_term + k0 + 8)),
                                                 _mm512_loadu_si512((const void *)(si + k0 + 8)));
             __m512i v = _mm512_inserti64x4(_mm512_castsi256_si512(_mm512_cvtepi64_epi32(v0)), _mm512_cvtepi64_epi32(v1), 1);
-            if (fz->its > 0) v = lstm16_round32(v, rsh, ibias32, up32);
+            if (fz->its > 0) v = rec_avx512_round(v, rsh, ibias32, up32);
             else v = _mm512_sll_epi32(v, lsh);
-            const __m512i q = lstm16_round32(_mm512_add_epi32(v, a), osh, obias32, up32);
+            const __m512i q = rec_avx512_round(_mm512_add_epi32(v, a), osh, obias32, up32);
             if (d8) _mm_storeu_si128((__m128i *)(gates8 + k0), _mm512_cvtsepi32_epi8(q));
             else _mm256_storeu_si256((__m256i *)(gates + k0), _mm512_cvtsepi32_epi16(q));
             continue;
@@ -505,7 +500,7 @@ __attribute__((always_inline)) LSTM16_TARGET static inline void lstm16_fused_bod
             __m256i cn[2] = {_mm256_setzero_si256(), _mm256_setzero_si256()};
             for (int hf = 0; hf < n16; hf++) {
                 const int j = m + 16 * hf;
-                const __m512i u = lstm16_round32(_mm512_mullo_epi32(lstm16_ld(g_i, j, 0), lstm16_ld(g_g, j, 0)), ssh, sbias, up32);
+                const __m512i u = rec_avx512_round(_mm512_mullo_epi32(lstm16_ld(g_i, j, 0), lstm16_ld(g_g, j, 0)), ssh, sbias, up32);
                 const __m512i v = _mm512_add_epi32(u, _mm512_mullo_epi32(lstm16_ld(g_f, j, 0), lstm16_ld(c, j, 0)));
                 /* v >> 15 rounded, as floor plus the carry of the low 15 bits (no overflow) */
                 const __m512i fl = _mm512_srai_epi32(v, 15);
@@ -521,14 +516,14 @@ __attribute__((always_inline)) LSTM16_TARGET static inline void lstm16_fused_bod
                 const int j = m + 16 * hf;
                 const __m512i p32 = _mm512_cvtepi16_epi32(hf ? _mm512_extracti64x4_epi64(pv, 1) : _mm512_castsi512_si256(pv));
                 const __m512i v = _mm512_mullo_epi32(p32, lstm16_ld(g_o, j, 0));
-                lstm16_st(h_out, j, lstm16_round32(v, msh, mbias, up32), 0);
+                lstm16_st(h_out, j, rec_avx512_round(v, msh, mbias, up32), 0);
             }
         }
     } else {
         for (int m = 0; m < M; m += 16) {
-            const __m512i u = lstm16_round32(_mm512_mullo_epi32(lstm16_ld(g_i, m, 1), lstm16_ld(g_g, m, 1)), ssh, sbias, up32);
+            const __m512i u = rec_avx512_round(_mm512_mullo_epi32(lstm16_ld(g_i, m, 1), lstm16_ld(g_g, m, 1)), ssh, sbias, up32);
             const __m512i v = _mm512_add_epi32(u, _mm512_mullo_epi32(lstm16_ld(g_f, m, 1), lstm16_ld(c, m, 1)));
-            lstm16_st(c, m, lstm16_round32(v, q7, bias7, up32), 1); /* |v| < 2^15 */
+            lstm16_st(c, m, rec_avx512_round(v, q7, bias7, up32), 1); /* |v| < 2^15 */
         }
         /* hidden output: out(p * o), p = c or its activation (evaluated into h_out first) */
         const void *pv = c;
@@ -539,7 +534,7 @@ __attribute__((always_inline)) LSTM16_TARGET static inline void lstm16_fused_bod
         }
         for (int m = 0; m < M; m += 16) {
             const __m512i v = _mm512_mullo_epi32(lstm16_ld(pv, m, 1), lstm16_ld(g_o, m, 1));
-            lstm16_st(h_out, m, lstm16_round32(v, msh, mbias, up32), 1);
+            lstm16_st(h_out, m, rec_avx512_round(v, msh, mbias, up32), 1);
         }
     }
     if (nxt && xn) lstm16_in_sums(pl, xn, pl->N, sn, w8, d8); /* the next step's input sums */

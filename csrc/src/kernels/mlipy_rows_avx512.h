@@ -175,10 +175,8 @@ ROWS512_INLINE void rows512_parts(__m512i a, __m512i b, __m128i sh, __m512i m, _
 ROWS512_INLINE __m512i rows512_readout(const rows512_k *k, __m512i a, __m512i b, const int32_t *s, const int split,
                                        const int w8) {
     if (w8) { /* the start value plus the sums, shifted with rounding */
-        const __m512i v = _mm512_add_epi32(_mm512_loadu_si512((const void *)s), a);
-        const __m512i odd = _mm512_or_si512(_mm512_set1_epi32(k->up),
-                                            _mm512_and_si512(_mm512_sra_epi32(v, k->osh), _mm512_set1_epi32(1)));
-        return _mm512_sra_epi32(_mm512_add_epi32(_mm512_add_epi32(v, k->ob), odd), k->osh);
+        return rec_avx512_round(_mm512_add_epi32(_mm512_loadu_si512((const void *)s), a), k->osh, k->ob,
+                                _mm512_set1_epi32(k->up));
     }
     __m512i hadd, ladd; /* floor(S / 2^os), S mod 2^os */
     rows512_parts(a, b, k->osh, k->om, k->sh2, k->m2, &hadd, &ladd, split);
@@ -280,13 +278,7 @@ ROWS512_INLINE void rows512_start_out(const rows512_k *k, __m512i a, __m512i b, 
                                       const int split, const int w8) {
     if (w8) {
         __m512i v = _mm512_add_epi32(_mm512_loadu_si512((const void *)(k->bth + kk)), a);
-        if (k->its > 0) {
-            const __m512i odd = _mm512_or_si512(_mm512_set1_epi32(k->up),
-                                                _mm512_and_si512(_mm512_sra_epi32(v, k->ish), _mm512_set1_epi32(1)));
-            v = _mm512_sra_epi32(_mm512_add_epi32(_mm512_add_epi32(v, k->ibias), odd), k->ish);
-        } else {
-            v = _mm512_sll_epi32(v, k->lsh);
-        }
+        v = k->its > 0 ? rec_avx512_round(v, k->ish, k->ibias, _mm512_set1_epi32(k->up)) : _mm512_sll_epi32(v, k->lsh);
         _mm512_storeu_si512((void *)o, v);
         return;
     }
@@ -368,14 +360,8 @@ ROWS512_INLINE void rows512_starts(const mli_rec_avx2 *r, const rows512_k *k, co
             rows512_bytes((const int16_t *)(const void *)src, N, hh, hh + np);
             xv[t] = hh;
             xl[t] = hh + np;
-        } else if (!d8 && N % 2 == 0) { /* 16-bit data read in place */
-            xv[t] = (const int32_t *)(const void *)src;
-            xl[t] = xv[t];
-        } else {
-            int16_t *x16 = (int16_t *)(void *)(xb + (size_t)t * (size_t)np);
-            for (int j = 0; j < N; j++) x16[j] = d8 ? ((const int8_t *)src)[j] : ((const int16_t *)(const void *)src)[j];
-            if (N % 2) x16[N] = 0;
-            xv[t] = xl[t] = (const int32_t *)(const void *)x16;
+        } else { /* as pairs: 16-bit data of even length read in place, else widened or padded into xb */
+            xv[t] = xl[t] = rec_avx2_state(src, N, xb + (size_t)t * (size_t)np, 1, d8);
         }
     }
     int t = 0;

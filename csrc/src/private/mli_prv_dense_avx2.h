@@ -559,6 +559,13 @@ REC_AVX2_INLINE __m256i rec_avx2_round(__m256i v, __m128i s, __m256i bias, __m25
     return _mm256_sra_epi32(_mm256_add_epi32(_mm256_add_epi32(v, bias), odd), s);
 }
 
+/* rec_avx2_round on 16 int32 lanes (the AVX-512 LSTM step and the AVX-512 rows). */
+__attribute__((always_inline, target("avx512f"))) static inline __m512i rec_avx512_round(__m512i v, __m128i s,
+                                                                                      __m512i bias, __m512i up) {
+    const __m512i odd = _mm512_or_si512(up, _mm512_and_si512(_mm512_sra_epi32(v, s), _mm512_set1_epi32(1)));
+    return _mm512_sra_epi32(_mm512_add_epi32(_mm512_add_epi32(v, bias), odd), s);
+}
+
 /* One group's start values from its sums (hi, lo: rows 0-7, 8-15) into o. */
 REC_AVX2_INLINE void rec_avx2_starts_out(const mli_rec_avx2 *r, const __m256i *hi, const __m256i *lo, int32_t *o,
                                          const int w8) {
@@ -854,8 +861,9 @@ REC_AVX2_INLINE __m256i rec_avx2_tab8(const int32_t *t, __m256i x) {
     return lut_pick8_avx2(t, _mm256_add_epi32(x, _mm256_set1_epi32(128))); /* x within int8 */
 }
 
-/* The state (M elements) as int32 pairs: with in_place 16-bit data of even
- * length is read where it is, else widened / padded into xp. */
+/* The state (M elements; the AVX-512 rows pass inputs too) as int32 pairs:
+ * with in_place 16-bit data of even length is read where it is, else
+ * widened / padded into xp. */
 REC_AVX2_INLINE const int32_t *rec_avx2_state(const void *h, int M, int32_t *xp, int in_place, const int d8) {
     if (!d8 && M % 2 == 0 && in_place) return (const int32_t *)h;
     int16_t *x16 = (int16_t *)(void *)xp;
