@@ -473,6 +473,43 @@ def test_full_chunks_agree(mh, part, cell):
 
 
 @pytest.mark.skipif(len(PATHS) < 2, reason="this CPU has only the scalar path")
+@pytest.mark.parametrize("m", [32767, 32768])
+@pytest.mark.parametrize("cell", ["lstm", "rnn"])
+def test_hoisted_8bit_weight_sums_at_the_int32_bound(m, cell):
+    # fx8w16d with N = 512 and every input weight -128: a row's sum of |w|
+    # is 65536, so inputs all -m sum to m * 2^16, one int32 for m = 32767
+    # and 2^31 (wrapped: -2^31) for m = 32768.  The plans are too large for
+    # the widened copy (4 groups times N + M > 2048 int16), so the input
+    # sums of the hoisted blocks come from the 8-bit weights themselves: a
+    # whole-row pass that skipped its bound would flip the sign there
+    N, M, T = 512, 16 if cell == "lstm" else 64, 3
+    g = 4 if cell == "lstm" else 1
+    w = np.zeros((g * M, N + M), np.int8)
+    w[:, :N] = -128
+    w[:, N:] = (np.arange(g * M * M).reshape(g * M, M) % 5 - 2).astype(np.int8)
+    x = np.full((T, N), -m, np.int64).clip(-32768, 32767).astype(np.int16)
+    x[1, ::7] = 5  # one step not all at the extreme
+    h0 = np.arange(M, dtype=np.int16) * 100
+    b = np.zeros(g * M, np.int8)
+    got = {}
+    for isa in PATHS:
+        with mli.use_isa(isa):
+            if cell == "lstm":
+                y, c = mli.lstm_cell_fx8w16d(mli.Tensor(x, 0), mli.Tensor(h0, 15), mli.Tensor(w.reshape(4, M, N + M), 7),
+                                             mli.Tensor(b.reshape(4, M), 7), mli.RnnCellConfig(mode=1, act=1),
+                                             mli.Tensor(np.zeros(M, np.int16), 12))
+                got[isa] = [y.numpy().copy(), c.numpy().copy()]
+            else:
+                got[isa] = [mli.basic_rnn_cell_fx8w16d(mli.Tensor(x, 0), mli.Tensor(h0, 15), mli.Tensor(w, 7),
+                                                       mli.Tensor(b, 7), mli.RnnCellConfig(mode=1, act=0)).numpy().copy()]
+    if cell == "rnn":  # the first step's sums are positive (a wrapped one would read negative)
+        assert (got["scalar"][0][0] > 0).all()
+    for isa in PATHS[1:]:
+        for j, (a, bb) in enumerate(zip(got["scalar"], got[isa])):
+            np.testing.assert_array_equal(a, bb, err_msg=f"output {j}: {isa} differs from scalar")
+
+
+@pytest.mark.skipif(len(PATHS) < 2, reason="this CPU has only the scalar path")
 @pytest.mark.parametrize("mh", [8191, 8192, 8193, 16384, 32768])
 @pytest.mark.parametrize("pattern", ["every", "mod4", "residue3"])
 def test_split8_state_sums_agree(mh, pattern):

@@ -400,13 +400,18 @@ void MLI_CAT(mli_prv_dense_hoist_, DENSE_SFX)(const mli_dense_plan *plan, const 
             return;
     }
 #elif DENSE_W_BITS == 8 && defined(MLIPY_X86_TARGETS)
-    /* small plans: the same whole-row pass on the widened copy of the 8-bit weights */
+    /* the whole-row pass: small plans on the widened copy of the 8-bit
+     * weights, larger ones on the 8-bit weights widened on each load */
     const mli_dot_multi16_whole_fn whole = mli_prv_dot_multi16_whole();
-    if (whole && mli_prv_dense_wide8(plan)) {
+    const mli_dot_multi8_whole_fn whole8 = mli_prv_dot_multi8_whole();
+    if (whole && whole8) {
         int64_t l1i, l1s;
         mli_rec_avx2_l1_kept(plan, 1, &l1i, &l1s);
-        if (whole(plan->w_in16, plan->groups, plan->n_pairs, plan->x_all, stride, count, l1i, plan->s_all,
-                  (long)plan->groups * MLI_DOT_GROUP))
+        const long s_stride = (long)plan->groups * MLI_DOT_GROUP;
+        if (mli_prv_dense_wide8(plan) ? whole(plan->w_in16, plan->groups, plan->n_pairs, plan->x_all, stride, count,
+                                              l1i, plan->s_all, s_stride)
+                                      : whole8((const int8_t *)plan->w_in, plan->groups, plan->n_pairs, plan->x_all,
+                                               stride, count, l1i, plan->s_all, s_stride))
             return;
     }
 #endif

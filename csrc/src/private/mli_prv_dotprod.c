@@ -443,21 +443,25 @@ VNNI_CHUNKED(8, int8_t, W8_512)
 VNNI_MULTI_ALL(, int16_t, W16_512)
 VNNI_MULTI_ALL(8, int8_t, W8_512)
 
-/* int16 weights, whole rows as one chunk (mli_dot_multi16_whole_fn): G
- * groups (1 or 2) times V vectors (1 to 8) per pass, so that each weight
- * load serves V vectors and each broadcast of an x pair G groups; the G * V
- * int32 chains are widened once, at the end. */
+/* Whole rows as one chunk (mli_dot_multi16_whole_fn, and with w8 over 8-bit
+ * packed weights widened on each load, mli_dot_multi8_whole_fn): G groups
+ * (1 or 2) times V vectors (1 to 8) per pass, so that each weight load
+ * serves V vectors and each broadcast of an x pair G groups; the G * V int32
+ * chains are widened once, at the end.  glen: a group's elements. */
 __attribute__((always_inline, target("avx512f,avx512bw,avx512vnni"))) static inline void whole_pass_vnni(
-    const int16_t *wg, size_t glen, const int32_t *x, long xs, int pairs, int64_t *out, long os, const int G,
-    const int V) {
+    const void *w, size_t glen, const int32_t *x, long xs, int pairs, int64_t *out, long os, const int G,
+    const int V, const int w8) {
+    const int16_t *w16 = (const int16_t *)w;
+    const int8_t *w8p = (const int8_t *)w;
     __m512i a[2][8];
 #pragma GCC unroll 2
     for (int g = 0; g < G; g++)
 #pragma GCC unroll 8
         for (int v = 0; v < V; v++) a[g][v] = _mm512_setzero_si512();
     for (int p = 0; p < pairs; p++) {
-        const __m512i w0 = _mm512_loadu_si512((const void *)(wg + (size_t)p * 32));
-        const __m512i w1 = G > 1 ? _mm512_loadu_si512((const void *)(wg + glen + (size_t)p * 32)) : w0;
+        const size_t o = (size_t)p * 32;
+        const __m512i w0 = w8 ? W8_512(w8p + o) : W16_512(w16 + o);
+        const __m512i w1 = G < 2 ? w0 : (w8 ? W8_512(w8p + glen + o) : W16_512(w16 + glen + o));
 #pragma GCC unroll 8
         for (int v = 0; v < V; v++) {
             const __m512i xb = _mm512_set1_epi32(x[v * xs + p]);
@@ -474,25 +478,27 @@ __attribute__((always_inline, target("avx512f,avx512bw,avx512vnni"))) static inl
             _mm512_storeu_si512((void *)(o + 8), _mm512_cvtepi32_epi64(_mm512_extracti64x4_epi64(a[g][v], 1)));
         }
 }
-#define WHOLE_PASS(G, V)                                                                                   \
-    __attribute__((target("avx512f,avx512bw,avx512vnni"))) static void whole_pass##G##x##V##_vnni(         \
-        const int16_t *wg, size_t glen, const int32_t *x, long xs, int pairs, int64_t *out, long os) {       \
-        whole_pass_vnni(wg, glen, x, xs, pairs, out, os, G, V);                                             \
+#define WHOLE_PASS(G, V, SFX, W8)                                                                          \
+    __attribute__((target("avx512f,avx512bw,avx512vnni"))) static void whole_pass##G##x##V##SFX##_vnni(   \
+        const void *wg, size_t glen, const int32_t *x, long xs, int pairs, int64_t *out, long os) {         \
+        whole_pass_vnni(wg, glen, x, xs, pairs, out, os, G, V, W8);                                         \
     }
-WHOLE_PASS(2, 8)
-WHOLE_PASS(2, 4)
-WHOLE_PASS(2, 2)
-WHOLE_PASS(2, 1)
-WHOLE_PASS(1, 8)
-WHOLE_PASS(1, 4)
-WHOLE_PASS(1, 2)
-WHOLE_PASS(1, 1)
-typedef void (*whole_pass_fn)(const int16_t *, size_t, const int32_t *, long, int, int64_t *, long);
+#define WHOLE_PASS_ALL(SFX, W8)                                                                            \
+    WHOLE_PASS(2, 8, SFX, W8)                                                                              \
+    WHOLE_PASS(2, 4, SFX, W8)                                                                              \
+    WHOLE_PASS(2, 2, SFX, W8)                                                                              \
+    WHOLE_PASS(2, 1, SFX, W8)                                                                              \
+    WHOLE_PASS(1, 8, SFX, W8)                                                                              \
+    WHOLE_PASS(1, 4, SFX, W8)                                                                              \
+    WHOLE_PASS(1, 2, SFX, W8)                                                                              \
+    WHOLE_PASS(1, 1, SFX, W8)
+WHOLE_PASS_ALL(, 0)
+WHOLE_PASS_ALL(_w8, 1)
+typedef void (*whole_pass_fn)(const void *, size_t, const int32_t *, long, int, int64_t *, long);
 
-__attribute__((target("avx512f,avx512bw,avx512vnni"))) static int dot_multi16_whole_vnni(
-    const int16_t *w, int groups, int pairs, const int32_t *x, long x_stride, int nv, int64_t l1, int64_t *sums,
-    long s_stride) {
-    /* max |x| over the nv vectors' int16 lanes */
+/* max|x| over nv vectors of `pairs` int16 pairs */
+__attribute__((target("avx512f,avx512bw,avx512vnni"))) static int64_t multi_maxabs_vnni(const int32_t *x, long x_stride,
+                                                                                       int nv, int pairs) {
     __m512i mx = _mm512_setzero_si512();
     for (int v = 0; v < nv; v++) {
         const int16_t *xv = (const int16_t *)(x + v * x_stride);
@@ -505,21 +511,44 @@ __attribute__((target("avx512f,avx512bw,avx512vnni"))) static int dot_multi16_wh
         }
     }
     /* (abs of -32768 is 0x8000: 32768 as unsigned) */
-    const int64_t m = (int64_t)_mm512_reduce_max_epu32(_mm512_max_epu32(_mm512_and_si512(mx, _mm512_set1_epi32(0xFFFF)),
-                                                                        _mm512_srli_epi32(mx, 16)));
+    return (int64_t)_mm512_reduce_max_epu32(_mm512_max_epu32(_mm512_and_si512(mx, _mm512_set1_epi32(0xFFFF)),
+                                                             _mm512_srli_epi32(mx, 16)));
+}
+
+/* The passes of mli_dot_multi16_whole_fn over el-byte weights (pass: the
+ * width's table of whole_pass functions, [two groups][V = 8, 4, 2, 1]). */
+__attribute__((target("avx512f,avx512bw,avx512vnni"))) static int multi_whole_vnni(
+    const char *w, size_t el, const whole_pass_fn pass[2][4], int groups, int pairs, const int32_t *x, long x_stride,
+    int nv, int64_t l1, int64_t *sums, long s_stride) {
+    const int64_t m = multi_maxabs_vnni(x, x_stride, nv, pairs);
     if (l1 < 0 || m * l1 >= ((int64_t)1 << 31)) return 0;
-    static const whole_pass_fn pass[2][4] = {{whole_pass1x8_vnni, whole_pass1x4_vnni, whole_pass1x2_vnni, whole_pass1x1_vnni},
-                                             {whole_pass2x8_vnni, whole_pass2x4_vnni, whole_pass2x2_vnni, whole_pass2x1_vnni}};
     const size_t glen = (size_t)pairs * 2 * MLI_DOT_GROUP;
     for (int g = 0; g < groups; g += 2) {
         const int two = g + 1 < groups;
         int v = 0;
         for (int k = 0, V = 8; k < 4; k++, V /= 2)
             for (; v + V <= nv; v += V)
-                pass[two][k](w + (size_t)g * glen, glen, x + v * x_stride, x_stride, pairs, sums + v * s_stride + g * MLI_DOT_GROUP,
-                              s_stride);
+                pass[two][k](w + (size_t)g * glen * el, glen, x + v * x_stride, x_stride, pairs,
+                             sums + v * s_stride + g * MLI_DOT_GROUP, s_stride);
     }
     return 1;
+}
+
+static const whole_pass_fn whole_pass16[2][4] = {
+    {whole_pass1x8_vnni, whole_pass1x4_vnni, whole_pass1x2_vnni, whole_pass1x1_vnni},
+    {whole_pass2x8_vnni, whole_pass2x4_vnni, whole_pass2x2_vnni, whole_pass2x1_vnni}};
+static const whole_pass_fn whole_pass8[2][4] = {
+    {whole_pass1x8_w8_vnni, whole_pass1x4_w8_vnni, whole_pass1x2_w8_vnni, whole_pass1x1_w8_vnni},
+    {whole_pass2x8_w8_vnni, whole_pass2x4_w8_vnni, whole_pass2x2_w8_vnni, whole_pass2x1_w8_vnni}};
+
+static int dot_multi16_whole_vnni(const int16_t *w, int groups, int pairs, const int32_t *x, long x_stride, int nv,
+                                  int64_t l1, int64_t *sums, long s_stride) {
+    return multi_whole_vnni((const char *)w, sizeof(int16_t), whole_pass16, groups, pairs, x, x_stride, nv, l1, sums,
+                            s_stride);
+}
+static int dot_multi8_whole_vnni(const int8_t *w, int groups, int pairs, const int32_t *x, long x_stride, int nv,
+                                 int64_t l1, int64_t *sums, long s_stride) {
+    return multi_whole_vnni((const char *)w, 1, whole_pass8, groups, pairs, x, x_stride, nv, l1, sums, s_stride);
 }
 
 /* ------------------------------------------------------------- packing */
@@ -739,6 +768,13 @@ mli_dot_chunked_multi_fn mli_prv_dot_chunked_multi(void) {
 mli_dot_multi16_whole_fn mli_prv_dot_multi16_whole(void) {
 #ifdef MLIPY_X86_SIMD
     if (mlipy_get_isa() == MLIPY_ISA_AVX512_VNNI) return dot_multi16_whole_vnni;
+#endif
+    return NULL;
+}
+
+mli_dot_multi8_whole_fn mli_prv_dot_multi8_whole(void) {
+#ifdef MLIPY_X86_SIMD
+    if (mlipy_get_isa() == MLIPY_ISA_AVX512_VNNI) return dot_multi8_whole_vnni;
 #endif
     return NULL;
 }

@@ -88,6 +88,10 @@ typedef void (*mli_dot_chunked8_fn)(const int8_t *w, int groups, int pairs, cons
                                     int64_t *sums);
 typedef void (*mli_dot_chunked_multi8_fn)(const int8_t *w, int groups, int pairs, const int32_t *x, long x_stride,
                                           int nv, const int32_t *chunks, int64_t *sums, long s_stride);
+/* mli_dot_multi16_whole_fn over 8-bit packed weights (widened on each load). */
+typedef int (*mli_dot_multi8_whole_fn)(const int8_t *w, int groups, int pairs, const int32_t *x, long x_stride,
+                                       int nv, int64_t l1, int64_t *sums, long s_stride);
+mli_dot_multi8_whole_fn mli_prv_dot_multi8_whole(void);
 mli_dot_chunked8_fn mli_prv_dot_chunked8(void);
 mli_dot_chunked_multi8_fn mli_prv_dot_chunked_multi8(void);
 void mli_prv_chunks_fixed8(int groups, int pairs, int32_t *chunks);
