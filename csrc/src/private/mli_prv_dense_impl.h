@@ -322,6 +322,12 @@ static void MLI_CAT(pairs_, DENSE_SFX)(const DENSE_IO_T *v, int n, int split, in
         if (n % 2) hi[n / 2] = (int32_t)MLI_CAT(pair_, DENSE_SFX)(v[n - 1], 0);
         return;
     }
+    if (sizeof(DENSE_IO_T) == 1 && !split) { /* int8 data widened into that layout (a loop the compiler vectorizes) */
+        int16_t *d = (int16_t *)(void *)hi;
+        for (int i = 0; i < n; i++) d[i] = v[i];
+        if (n % 2) d[n] = 0;
+        return;
+    }
 #endif
     for (int p = 0; p < (n + 1) / 2; p++) {
         const int32_t a = v[2 * p], c = 2 * p + 1 < n ? v[2 * p + 1] : 0;
@@ -368,7 +374,8 @@ MLIPY_ALWAYS_INLINE int MLI_CAT(MLI_CAT(epilogue_, DENSE_SFX), _body)(const int6
             a = a < lo ? lo : (a > hi ? hi : a);
         }
         int64_t q = (a + obias + (up | ((a >> os) & 1))) >> os;
-        y[k] = (DENSE_IO_T)(q < omin ? omin : (q > omax ? omax : q));
+        q = q < omin ? omin : q;
+        y[k] = (DENSE_IO_T)(q > omax ? omax : q);
     }
     return 0;
 }
