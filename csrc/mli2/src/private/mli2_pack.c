@@ -236,6 +236,20 @@ __attribute__((target("avx2"))) static void multi_avx2(const m2_pw *pw, const in
 #endif
 
 void mli2_pw_sums_multi(const m2_pw *pw, const int32_t *xp, long x_stride, int nv, int64_t *sums, long s_stride) {
+    /* AVX-512 VNNI: whole rows as one chunk, two groups per broadcast of x,
+     * where max|x| times a bound on a row's sum of |w| is below 2^31 (the
+     * 1.1 core's passes check it and return 0 otherwise): l1b for int16
+     * weights, 2 * 128 per pair for 8-bit ones */
+    if (nv > 1 && pw->pairs > 0) {
+        const mli_dot_multi16_whole_fn whole16 = mli_prv_dot_multi16_whole();
+        const mli_dot_multi8_whole_fn whole8 = mli_prv_dot_multi8_whole();
+        if (pw->w8 && whole8 &&
+            whole8((const int8_t *)pw->w, pw->groups, pw->pairs, xp, x_stride, nv, (int64_t)256 * pw->pairs, sums, s_stride))
+            return;
+        if (!pw->w8 && pw->direct && pw->chunks1 && whole16 &&
+            whole16((const int16_t *)pw->w, pw->groups, pw->pairs, xp, x_stride, nv, pw->l1b, sums, s_stride))
+            return;
+    }
 #ifdef M2_HAVE_MULTI_AVX2
     if (nv > 1 && (pw->w8 || pw->direct) && mlipy_get_isa() == 1) {
         multi_avx2(pw, pw->w8 ? pw->chunks : pw_table(pw, xp, x_stride, nv), xp, x_stride, nv, sums, s_stride);
