@@ -1,9 +1,11 @@
 """mli.v2 LSTM / GRU cells: every ISA path of this CPU gives the scalar
 path's integers (out, and the LSTM's cell) on random calls of every kind,
 both roundings, both directions and result modes, every output activation,
-M with and without a tail of 8 / 16, sequences beyond one block of hoisted
-input sums and rows of several 8-bit chunks, data and weights drawn with their
-integer extremes mixed in (saturation corners of every read-out and step)."""
+M with and without a tail of 8 / 16 / 32 (the AVX-512 sa8 steps' blocks),
+sequences beyond one block of hoisted input sums and rows of several 8-bit
+chunks, data and weights drawn with their
+integer extremes mixed in (saturation corners of every read-out and step),
+and sa8 calls with small shifts and int32 biases (read-out parts beyond int32)."""
 import zlib
 
 import numpy as np
@@ -29,7 +31,7 @@ def _ints(rng, shape, lo, hi, p_ext):
 
 def _case(rng, cell, kind):
     g = 4 if cell == "lstm" else 3
-    T, N, M = int(rng.integers(1, 6)), int(rng.integers(1, 40)), int(rng.choice([1, 5, 8, 13, 16, 24, 31, 40]))
+    T, N, M = int(rng.integers(1, 6)), int(rng.integers(1, 40)), int(rng.choice([1, 5, 8, 13, 16, 24, 31, 33, 40, 64, 71]))
     if rng.random() < 0.1:  # blocks of steps beyond one hoist, rows of several 8-bit chunks
         T, N = int(rng.integers(30, 70)), int(rng.integers(500, 1100))
     p_ext = float(rng.choice([0.0, 0.05, 0.5, 1.0]))
@@ -38,6 +40,10 @@ def _case(rng, cell, kind):
     if kind == "sa8_sa8_sa32":
         zx, zh, zc = (int(rng.integers(-128, 128)) for _ in range(3))
         sx, fx = int(rng.integers(1 << 14, 1 << 15)), int(rng.integers(14, 24))
+        # small shifts and int32 biases: read-out parts beyond int32 (their SAT_32 acts)
+        wide = rng.random() < 0.2
+        if wide:
+            fx = int(rng.integers(0, 12))
         x = v.Tensor.sa(_ints(rng, (T, N), -128, 127, p_ext), zx, sx, fx)
         h0 = v.Tensor.sa(_ints(rng, (M,), -128, 127, p_ext), zh, int(rng.integers(1 << 14, 1 << 15)),
                          int(rng.integers(14, 24)))
@@ -48,12 +54,13 @@ def _case(rng, cell, kind):
             wi = v.Tensor.sa(_ints(rng, (g, N, M), -127, 127, p_ext), [0] * g, sw, fw, dim=0)
             wo = v.Tensor.sa(_ints(rng, (g, M, M), -127, 127, p_ext), [0] * g, sw, fw, dim=0)
         else:
-            sw, fw = [int(rng.integers(1 << 14, 1 << 15))], [int(rng.integers(18, 24))]
+            sw, fw = [int(rng.integers(1 << 14, 1 << 15))], [int(rng.integers(0, 14) if wide else rng.integers(18, 24))]
             wi = v.Tensor.sa(_ints(rng, (g, N, M), -127, 127, p_ext), 0, sw[0], fw[0])
             wo = v.Tensor.sa(_ints(rng, (g, M, M), -127, 127, p_ext), 0, sw[0], fw[0])
         scales = [(sx * s) >> 15 for s in sw]
         fbs = [fx + f - 15 for f in fw]
-        bq = _ints(rng, (g, M), -(1 << 20), 1 << 20, p_ext / 4)
+        bq = (_ints(rng, (g, M), -(1 << 31), (1 << 31) - 1, 0.3) if wide else
+              _ints(rng, (g, M), -(1 << 20), 1 << 20, p_ext / 4))
         b = (v.Tensor.sa(bq, [0] * g, scales, fbs, dim=0, el_type="sa32") if per_axis else
              v.Tensor.sa(bq, 0, scales[0], fbs[0], el_type="sa32"))
         c = v.Tensor.sa(_ints(rng, (M,), -128, 127, p_ext), zc, int(rng.integers(1 << 14, 1 << 15)),

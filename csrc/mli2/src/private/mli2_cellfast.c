@@ -570,6 +570,12 @@ void mli2_cf_lstm_step(const m2_cf_plan *p, int M, long Mp, const int64_t *s_in,
         mli2_cf_lstm_step_avx2 LSTM_A;
         return;
     }
+#if CF_HAVE_XL
+    if (mlipy_get_isa() == 2 && mli2_cf_sa8_avx512_ok(p, 0)) {
+        mli2_cf_lstm_step_sa8_avx512 LSTM_A;
+        return;
+    }
+#endif
     CF_PICK(lstm, LSTM_A)
 }
 
@@ -579,6 +585,12 @@ void mli2_cf_gru_zr(const m2_cf_plan *p, int M, long Mp, const int64_t *s_in, co
         mli2_cf_gru_zr_avx2 ZR_A;
         return;
     }
+#if CF_HAVE_XL
+    if (mlipy_get_isa() == 2 && mli2_cf_sa8_avx512_ok(p, 1)) {
+        mli2_cf_gru_zr_sa8_avx512 ZR_A;
+        return;
+    }
+#endif
     CF_PICK(zr, ZR_A)
 }
 
@@ -588,5 +600,11 @@ void mli2_cf_gru_out(const m2_cf_plan *p, int M, long Mp, const int64_t *s_in, c
         mli2_cf_gru_out_avx2 GO_A;
         return;
     }
+#if CF_HAVE_XL
+    if (mlipy_get_isa() == 2 && mli2_cf_sa8_avx512_ok(p, 1)) {
+        mli2_cf_gru_out_sa8_avx512 GO_A;
+        return;
+    }
+#endif
     CF_PICK(go, GO_A)
 }

@@ -69,4 +69,15 @@ void mli2_cf_gru_zr_avx2(const m2_cf_plan *p, int M, long Mp, const int64_t *s_i
 void mli2_cf_gru_out_avx2(const m2_cf_plan *p, int M, long Mp, const int64_t *s_in, const int64_t *bt,
                           const int64_t *s_h, const void *h, const void *zr, void *y);
 
+/* The sa8 steps written for AVX-512 (mli2_cellavx512.c), taken on the
+ * AVX-512 path where mli2_cf_sa8_avx512_ok(plan, gru) (x86 builds with GCC
+ * or Clang; the others return 0 and have no such steps). */
+int mli2_cf_sa8_avx512_ok(const m2_cf_plan *p, int gru);
+void mli2_cf_lstm_step_sa8_avx512(const m2_cf_plan *p, int M, long Mp, const int64_t *s_in, const int64_t *bt,
+                                  const int64_t *s_h, void *c, void *y);
+void mli2_cf_gru_zr_sa8_avx512(const m2_cf_plan *p, int M, long Mp, const int64_t *s_in, const int64_t *bt,
+                               const int64_t *s_h, const void *h, void *zr, void *rh);
+void mli2_cf_gru_out_sa8_avx512(const m2_cf_plan *p, int M, long Mp, const int64_t *s_in, const int64_t *bt,
+                                const int64_t *s_h, const void *h, const void *zr, void *y);
+
 #endif /* MLI2_CELLFAST_H */
