@@ -58,6 +58,8 @@ static int gru_plan(m2_cf_plan *p, gru_tabs *tb, int tabs_ok, m2_kind kind, cons
         }
         p->sig8 = tb->sig8, p->tnh8 = tb->tnh8, p->om8 = tb->om8;
         p->sig16 = tb->sig16, p->tnh16 = tb->tnh16, p->om16 = tb->om16, p->act16 = tb->sig16; /* act16: not used */
+        p->om_not = 1;
+        for (int e = 0; e < 256; e++) p->om_not &= one_minus[e] == (int8_t)~(e - 128);
         const m2_sa_mul_c mul_rh = m2_sa_mul_prep(M2_FMT_SIGM_SA8, fh, fh);
         const m2_sa_mul_c mul_hz = m2_sa_mul_prep(fh, M2_FMT_SIGM_SA8, fh);
         const m2_sa_add_c add_y = m2_sa_add_prep(fo, fh, fo);

@@ -313,7 +313,8 @@ AI void go8(const m2_kind K, const vplan *v, const m2_cf_plan *p, const int64_t 
         const __m256i nn = tab8(p->tnh8, GATE_AT(K, v, 2, s, b, h, 0, 0));
         const __m256i hh = ld8((const int8_t *)hv), zz = ld8((const int8_t *)zv);
         const __m256i zh = samul(hh, zz, &v->mb);
-        const __m256i om = tab8(p->om8, _mm256_add_epi32(zz, _mm256_set1_epi32(128)));
+        const __m256i om = p->om_not ? _mm256_xor_si256(zz, _mm256_set1_epi32(-1))
+                                     : tab8(p->om8, _mm256_add_epi32(zz, _mm256_set1_epi32(128)));
         st8((int8_t *)y, saadd(samul(nn, om, &v->mc), zh, &v->aa));
     }
 }

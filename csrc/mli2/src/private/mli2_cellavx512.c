@@ -233,7 +233,8 @@ AI void go_sa8(const m2_cf_plan *p, int M, long Mp, const int64_t *s_in, const i
         const int k = M - o < 32 ? M - o : 32;
         const __m512i nn = ztab_do(&tnh, IDX(2));
         const __m512i zz = _mm512_cvtepi8_epi16(_mm256_maskz_loadu_epi8(m32_of(k), zr + o));
-        const __m512i zc = ztab_do(&om, _mm512_add_epi16(zz, _mm512_set1_epi16(128)));
+        const __m512i zc = p->om_not ? _mm512_xor_si512(zz, _mm512_set1_epi32(-1))
+                                     : ztab_do(&om, _mm512_add_epi16(zz, _mm512_set1_epi16(128)));
         for (int hf = 0; hf < 2; hf++) {
             const int kh = k - 16 * hf;
             const __m512i zh = samul(ld8x16(h + o + 16 * hf, kh), half32(zz, hf), &v.mb);

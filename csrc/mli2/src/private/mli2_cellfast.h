@@ -35,6 +35,8 @@ typedef struct {
     const int16_t *sig16, *tnh16, *act16, *om16; /* the same as int16 (AVX-512 passes; NULL: not made) */
     m2_samul_l mul_a, mul_b, mul_c;
     m2_saadd_l add_a;
+    int om_not; /* sa8 GRU: the 1 - z table holds ~z for every z (its format's own subtraction
+                 * rounds nothing): the SIMD steps take ~z for the lookup */
 } m2_cf_plan;
 
 /* Read-out constants of gate g from its two dense inputs (after

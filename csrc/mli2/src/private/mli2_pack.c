@@ -36,8 +36,10 @@ static inline void pack_block8(const int8_t *r0, const int8_t *r1, int8_t *d) {
 #endif
 }
 
+int mlipy_get_isa(void); /* csrc/src/private/mli_prv_dotprod.c */
+
 void mli2_pw_free(m2_pw *pw) {
-    free(pw->w), free(pw->chunks), free(pw->xhi), free(pw->chunks1);
+    free(pw->w), free(pw->chunks), free(pw->xhi), free(pw->chunks1), free(pw->w16);
     memset(pw, 0, sizeof(*pw));
 }
 
@@ -156,8 +158,20 @@ void mli2_pairs(const void *x, int x8, int n, int32_t zp, int32_t *dst) {
     }
 }
 
+void mli2_pw_widen(m2_pw *pw) {
+    if (!pw->w8 || pw->w16 || mlipy_get_isa() != 1) return;
+    const size_t len = (size_t)pw->groups * (size_t)pw->pairs * 2 * MLI_DOT_GROUP;
+    pw->w16 = (int16_t *)malloc((len ? len : 1) * sizeof(int16_t));
+    if (!pw->w16) return;
+    const int8_t *w = (const int8_t *)pw->w;
+    for (size_t i = 0; i < len; i++) pw->w16[i] = w[i];
+}
+
 void mli2_pw_sums(const m2_pw *pw, const int32_t *xp, int64_t *sums) {
-    if (pw->w8) {
+    if (pw->w8 && pw->w16 && mlipy_get_isa() == 1) {
+        /* the same weights and chunks: the int16 form's sums are the same integers */
+        mli_prv_dot_chunked()(pw->w16, pw->groups, pw->pairs, xp, pw->chunks, sums);
+    } else if (pw->w8) {
         mli_prv_dot_chunked8()((const int8_t *)pw->w, pw->groups, pw->pairs, xp, pw->chunks, sums);
     } else if (pw->direct) {
         mli_prv_dot_chunked()((const int16_t *)pw->w, pw->groups, pw->pairs, xp, pw_table(pw, xp, 0, 1), sums);
@@ -174,7 +188,6 @@ void mli2_pw_sums(const m2_pw *pw, const int32_t *xp, int64_t *sums) {
 
 #if (defined(__GNUC__) || defined(__clang__)) && (defined(__x86_64__) || defined(__i386__))
 #include <immintrin.h>
-int mlipy_get_isa(void); /* csrc/src/private/mli_prv_dotprod.c */
 #define M2_HAVE_MULTI_AVX2 1
 /* The direct form (int16 or int8 packed weights, w8) for V vectors sharing
  * each load of the weights: the input part of a block of steps, where the
@@ -221,16 +234,19 @@ __attribute__((target("avx2"), always_inline)) static inline void multi_group_av
 }
 __attribute__((target("avx2"))) static void multi_avx2(const m2_pw *pw, const int32_t *chunks, const int32_t *xp,
                                                       long xs, int nv, int64_t *sums, long ss) {
-    const size_t glen = (size_t)pw->pairs * 2 * MLI_DOT_GROUP, esz = pw->w8 ? 1 : 2;
+    /* 8-bit weights: their int16 copy where made (the same integers) */
+    const int w8 = pw->w8 && !pw->w16;
+    const void *w = pw->w16 ? (const void *)pw->w16 : pw->w;
+    const size_t glen = (size_t)pw->pairs * 2 * MLI_DOT_GROUP, esz = w8 ? 1 : 2;
     for (int g = 0; g < pw->groups; g++) {
-        const void *wg = (const char *)pw->w + (size_t)g * glen * esz;
+        const void *wg = (const char *)w + (size_t)g * glen * esz;
         const int32_t *ch = chunks + (size_t)g * ((size_t)pw->pairs + 1);
         int64_t *sg = sums + (size_t)g * MLI_DOT_GROUP;
         int v = 0;
-        for (; v + 4 <= nv; v += 4) multi_group_avx2(wg, pw->w8, pw->pairs, ch, xp + v * xs, xs, sg + v * ss, ss, 4);
-        if (nv - v == 3) multi_group_avx2(wg, pw->w8, pw->pairs, ch, xp + v * xs, xs, sg + v * ss, ss, 3);
-        else if (nv - v == 2) multi_group_avx2(wg, pw->w8, pw->pairs, ch, xp + v * xs, xs, sg + v * ss, ss, 2);
-        else if (nv - v == 1) multi_group_avx2(wg, pw->w8, pw->pairs, ch, xp + v * xs, xs, sg + v * ss, ss, 1);
+        for (; v + 4 <= nv; v += 4) multi_group_avx2(wg, w8, pw->pairs, ch, xp + v * xs, xs, sg + v * ss, ss, 4);
+        if (nv - v == 3) multi_group_avx2(wg, w8, pw->pairs, ch, xp + v * xs, xs, sg + v * ss, ss, 3);
+        else if (nv - v == 2) multi_group_avx2(wg, w8, pw->pairs, ch, xp + v * xs, xs, sg + v * ss, ss, 2);
+        else if (nv - v == 1) multi_group_avx2(wg, w8, pw->pairs, ch, xp + v * xs, xs, sg + v * ss, ss, 1);
     }
 }
 #endif

@@ -246,12 +246,18 @@ typedef struct {
      * most chunks of a group, a bound on every row's sum of |w|) */
     int32_t *chunks1;
     int64_t l1b;
+    /* w8: the packed weights widened to int16 (mli2_pw_widen), or NULL; the
+     * AVX2 per-step sums read them (a widening per load costs more there) */
+    int16_t *w16;
     void *pwc; /* the cache entry this packing belongs to (mli2_pw_acquire), or NULL */
 } m2_pw;
 int mli2_pw_init(m2_pw *pw, int w8, const void *W, long ws, int n, int M); /* 0: out of memory */
 /* ng matrices gs elements apart packed as one: gate k's outputs at
  * k * Mp (Mp = M rounded up to 16) in the sums */
 int mli2_pw_init_gates(m2_pw *pw, int w8, const void *W, long gs, long ws, int n, int M, int ng);
+/* w8 packings on the AVX2 path: make pw->w16 (kept with the packing); nothing
+ * otherwise, or when out of memory (the 8-bit sums then serve) */
+void mli2_pw_widen(m2_pw *pw);
 void mli2_pw_free(m2_pw *pw);
 /* mli2_pw_init_gates, or the packing of an earlier call when its weights are
  * the same values (a copy of them is kept): a few calls' packings stay

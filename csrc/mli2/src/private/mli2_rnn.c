@@ -209,6 +209,7 @@ int mli2_seq_init(m2_seq *s, m2_kind kind, int G, const mli_tensor *in, const ml
     const char *wi = (const char *)weights_in->data.mem.ptr, *wo = (const char *)weights_out->data.mem.ptr;
     const long gsi = weights_in->mem_stride[0], gso = weights_out->mem_stride[0];
     ok &= mli2_pw_acquire(&s->pin, w8, wi, gsi, weights_in->mem_stride[1], s->N, s->M, G);
+    if (ok) mli2_pw_widen(&s->pin);
     /* LSTM: one block of 4 gates; GRU: gates 0, 1 (h) and gate 2 (r * h) */
     s->npout = G == 4 ? 1 : 2;
     s->pout_g0[0] = 0, s->pout_g0[1] = 2;
@@ -216,6 +217,7 @@ int mli2_seq_init(m2_seq *s, m2_kind kind, int G, const mli_tensor *in, const ml
         const int g0 = s->pout_g0[b], ng = (b + 1 < s->npout ? s->pout_g0[b + 1] : G) - g0;
         ok &= mli2_pw_acquire(&s->pout[b], w8, wo + (long)g0 * gso * wsz, gso, weights_out->mem_stride[1], s->M,
                                  s->M, ng);
+        if (ok) mli2_pw_widen(&s->pout[b]);
     }
     const size_t pin = (size_t)(s->N + 1) / 2 + 1, ph = (size_t)(s->M + 1) / 2 + 1;
     s->xp = (int32_t *)malloc(sizeof(int32_t) * pin * M2_SEQ_HOIST);
