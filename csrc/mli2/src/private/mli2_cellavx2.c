@@ -15,7 +15,9 @@
  *   no int32 overflow; the UP saturation at MAX_32 before the shift is
  *   min(result, MAX_32 >> n).
  * - sa8 read-out parts: the int32 clamp is skipped only where it cannot act
- *   (|WRAP_32(acc) * m| <= 2^31 * m). */
+ *   (|WRAP_32(acc) * m| <= 2^31 * m); where every part shifts by 34 or more
+ *   (the usual formats), the shift is taken on the high 32 bits alone and the
+ *   rest of the read-out runs on int32 lanes (ro_sa8_idx_hi). */
 #include "mli2_cellfast.h"
 
 #if (defined(__GNUC__) || defined(__clang__)) && (defined(__x86_64__) || defined(__i386__))
@@ -28,7 +30,7 @@
 /* int64 rounding constants (one part of a read-out) */
 typedef struct {
     __m256i b, om, k, lo, hi; /* k = 2^(63 - n) (2^63 for n = 0); lo / hi: the int32 clamp (sa8) */
-    __m128i n;
+    __m128i n, n32; /* n32: n - 32 (n >= 32) */
     int clamp;
 } v64rs;
 /* int32 rounding constants */
@@ -42,6 +44,7 @@ AI void v64rs_make(v64rs *v, const m2_rs *r) {
     v->om = _mm256_set1_epi64x(r->om);
     v->k = _mm256_set1_epi64x((int64_t)((uint64_t)1 << (63 - r->n)));
     v->n = _mm_cvtsi32_si128(r->n);
+    v->n32 = _mm_cvtsi32_si128(r->n >= 32 ? r->n - 32 : 0);
     v->lo = _mm256_set1_epi64x(INT32_MIN);
     v->hi = _mm256_set1_epi64x(INT32_MAX);
     v->clamp = 1;
@@ -129,6 +132,29 @@ AI __m256i ro_sa8_idx(const int64_t *s, const int64_t *b, const int64_t *h, cons
     }
     return _mm256_add_epi32(lo32x8(q[0], q[1]), _mm256_set1_epi32(128));
 }
+/* The same where every part has n >= 34: RSHR(x, n) = (x + bias + bit) >> n is
+ * the high 32 bits of the (wrapping) 64-bit sum x + bias + bit shifted right by
+ * n - 32, and |x| <= 2^62 puts each part within 2^29 (SAT_32 cannot act; the
+ * parts and zp add up inside int32) */
+AI __m256i hi32x8(__m256i a, __m256i b) {
+    const __m256i s = _mm256_castps_si256(_mm256_shuffle_ps(_mm256_castsi256_ps(a), _mm256_castsi256_ps(b), 0xDD));
+    return _mm256_permute4x64_epi64(s, 0xD8);
+}
+AI __m256i rs_hi(__m256i x, const v64rs *r) {
+    return _mm256_add_epi64(_mm256_add_epi64(x, r->b), _mm256_and_si256(_mm256_srl_epi64(x, r->n), r->om));
+}
+AI __m256i ro_sa8_idx_hi(const int64_t *s, const int64_t *b, const int64_t *h, const v64rs *r0, const v64rs *r1,
+                         __m256i m0, __m256i m1, __m256i zp32) {
+    __m256i t0[2], t1[2];
+    for (int k = 0; k < 2; k++) {
+        t0[k] = rs_hi(_mm256_mul_epi32(_mm256_add_epi64(ld64(s + 4 * k), ld64(b + 4 * k)), m0), r0);
+        t1[k] = rs_hi(_mm256_mul_epi32(ld64(h + 4 * k), m1), r1);
+    }
+    const __m256i p0 = _mm256_sra_epi32(hi32x8(t0[0], t0[1]), r0->n32);
+    const __m256i p1 = _mm256_sra_epi32(hi32x8(t1[0], t1[1]), r1->n32);
+    const __m256i v = clamp32(_mm256_add_epi32(_mm256_add_epi32(p0, p1), zp32), -128, 127);
+    return _mm256_add_epi32(v, _mm256_set1_epi32(128));
+}
 /* sa8: whether SAT_32 can act on RSHR(v * m, n) for an int32 v */
 static int sa_part_clamps(int64_t m, int n) {
     if (n >= 32) return 0;
@@ -204,7 +230,8 @@ AI __m256i saadd(__m256i a, __m256i b, const vsaadd *v) {
 typedef struct {
     v64rs r0[4], r1[4];
     v32rs q0, q1; /* FX16_FX8 read-out */
-    __m256i m0[4], m1[4], zp;
+    __m256i m0[4], m1[4], zp, zp32;
+    int hi32; /* sa8: every part's n >= 34 (ro_sa8_idx_hi) */
     vlut S, T, A;
     v32rs rcf, rgi, rad, rou;
     __m256i la, lb;
@@ -231,6 +258,10 @@ AI void vplan_make(vplan *v, const m2_kind K, const m2_cf_plan *p, int ng) {
         }
     }
     v->zp = _mm256_set1_epi64x(p->gzp);
+    v->zp32 = _mm256_set1_epi32(p->gzp);
+    v->hi32 = K == M2_SA8;
+    if (K == M2_SA8)
+        for (int g = 0; g < ng; g++) v->hi32 &= p->r0[g].n >= 34 && p->r1[g].n >= 34;
     if (K != M2_SA8) {
         vlut_make(&v->S, &p->sig);
         vlut_make(&v->T, &p->tnh);
@@ -253,11 +284,13 @@ AI void vplan_make(vplan *v, const m2_kind K, const m2_cf_plan *p, int ng) {
 #define GATE_AT(K, v, g, s, b, h, ss, bs)                                                                           \
     ((K) == M2_FX16 ? ro_fx16((s) + (g) * (ss), (b) + (g) * (bs), (h) + (g) * (ss), &(v)->r0[g], &(v)->r1[g])     \
      : (K) == M2_FX16_FX8 ? ro_fx8((s) + (g) * (ss), (b) + (g) * (bs), (h) + (g) * (ss), &(v)->q0, &(v)->q1)       \
-                          : ro_sa8_idx((s) + (g) * (ss), (b) + (g) * (bs), (h) + (g) * (ss), &(v)->r0[g], &(v)->r1[g], \
-                                       (v)->m0[g], (v)->m1[g], (v)->zp))
+     : H ? ro_sa8_idx_hi((s) + (g) * (ss), (b) + (g) * (bs), (h) + (g) * (ss), &(v)->r0[g], &(v)->r1[g],           \
+                         (v)->m0[g], (v)->m1[g], (v)->zp32)                                                        \
+         : ro_sa8_idx((s) + (g) * (ss), (b) + (g) * (bs), (h) + (g) * (ss), &(v)->r0[g], &(v)->r1[g], (v)->m0[g],  \
+                      (v)->m1[g], (v)->zp))
 
 /* ------------------------------------------------------------ steps on 8 outputs */
-AI void lstm8(const m2_kind K, const vplan *v, const m2_cf_plan *p, const int64_t *s, const int64_t *b,
+AI void lstm8(const m2_kind K, const int H, const vplan *v, const m2_cf_plan *p, const int64_t *s, const int64_t *b,
               const int64_t *h, long ss, long bs, void *c, void *y) {
     if (K != M2_SA8) {
         const __m256i i_ = vlut_do(&v->S, GATE_AT(K, v, 0, s, b, h, ss, bs));
@@ -283,7 +316,7 @@ AI void lstm8(const m2_kind K, const vplan *v, const m2_cf_plan *p, const int64_
 }
 
 /* GRU first part: z at zr, r at zr + zs (elements), rh */
-AI void zr8(const m2_kind K, const vplan *v, const m2_cf_plan *p, const int64_t *s, const int64_t *b, const int64_t *h,
+AI void zr8(const m2_kind K, const int H, const vplan *v, const m2_cf_plan *p, const int64_t *s, const int64_t *b, const int64_t *h,
             long ss, long bs, const void *hv, void *zr, long zs, void *rh) {
     if (K != M2_SA8) {
         const __m256i z = vlut_do(&v->S, GATE_AT(K, v, 0, s, b, h, ss, bs));
@@ -301,7 +334,7 @@ AI void zr8(const m2_kind K, const vplan *v, const m2_cf_plan *p, const int64_t 
 }
 
 /* GRU second part: gate 2 (its sums at s, b, h) and y */
-AI void go8(const m2_kind K, const vplan *v, const m2_cf_plan *p, const int64_t *s, const int64_t *b, const int64_t *h,
+AI void go8(const m2_kind K, const int H, const vplan *v, const m2_cf_plan *p, const int64_t *s, const int64_t *b, const int64_t *h,
             const void *hv, const void *zv, void *y) {
     if (K != M2_SA8) {
         const __m256i nn = vlut_do(&v->T, GATE_AT(K, v, 0, s, b, h, 0, 0));
@@ -321,14 +354,12 @@ AI void go8(const m2_kind K, const vplan *v, const m2_cf_plan *p, const int64_t 
 
 /* ------------------------------------------------------------ whole steps */
 /* The outputs 8 at a time; the last M % 8 through zero-padded copies. */
-AI void lstm_all(const m2_kind K, const m2_cf_plan *p, int M, long Mp, const int64_t *s_in, const int64_t *bt,
+AI void lstm_loop(const m2_kind K, const int H, const vplan *v, const m2_cf_plan *p, int M, long Mp, const int64_t *s_in, const int64_t *bt,
                  const int64_t *s_h, void *c, void *y) {
-    vplan v;
-    vplan_make(&v, K, p, 4);
     const size_t e = K == M2_SA8 ? 1 : 2;
     int o = 0;
     for (; o + 8 <= M; o += 8)
-        lstm8(K, &v, p, s_in + o, bt + o, s_h + o, Mp, M, (char *)c + o * e, (char *)y + o * e);
+        lstm8(K, H, v, p, s_in + o, bt + o, s_h + o, Mp, M, (char *)c + o * e, (char *)y + o * e);
     if (o < M) {
         const int r = M - o;
         int64_t ts[32] = {0}, tb[32] = {0}, th[32] = {0};
@@ -337,19 +368,17 @@ AI void lstm_all(const m2_kind K, const m2_cf_plan *p, int M, long Mp, const int
             for (int j = 0; j < r; j++)
                 ts[8 * g + j] = s_in[g * Mp + o + j], tb[8 * g + j] = bt[(long)g * M + o + j], th[8 * g + j] = s_h[g * Mp + o + j];
         memcpy(tc, (char *)c + o * e, r * e);
-        lstm8(K, &v, p, ts, tb, th, 8, 8, tc, ty);
+        lstm8(K, H, v, p, ts, tb, th, 8, 8, tc, ty);
         memcpy((char *)c + o * e, tc, r * e);
         memcpy((char *)y + o * e, ty, r * e);
     }
 }
-AI void zr_all(const m2_kind K, const m2_cf_plan *p, int M, long Mp, const int64_t *s_in, const int64_t *bt,
+AI void zr_loop(const m2_kind K, const int H, const vplan *v, const m2_cf_plan *p, int M, long Mp, const int64_t *s_in, const int64_t *bt,
                const int64_t *s_h, const void *h, void *zr, void *rh) {
-    vplan v;
-    vplan_make(&v, K, p, 2);
     const size_t e = K == M2_SA8 ? 1 : 2;
     int o = 0;
     for (; o + 8 <= M; o += 8)
-        zr8(K, &v, p, s_in + o, bt + o, s_h + o, Mp, M, (const char *)h + o * e, (char *)zr + o * e, M,
+        zr8(K, H, v, p, s_in + o, bt + o, s_h + o, Mp, M, (const char *)h + o * e, (char *)zr + o * e, M,
             (char *)rh + o * e);
     if (o < M) {
         const int r = M - o;
@@ -359,21 +388,19 @@ AI void zr_all(const m2_kind K, const m2_cf_plan *p, int M, long Mp, const int64
             for (int j = 0; j < r; j++)
                 ts[8 * g + j] = s_in[g * Mp + o + j], tb[8 * g + j] = bt[(long)g * M + o + j], th[8 * g + j] = s_h[g * Mp + o + j];
         memcpy(thv, (const char *)h + o * e, r * e);
-        zr8(K, &v, p, ts, tb, th, 8, 8, thv, tzr, 8, trh);
+        zr8(K, H, v, p, ts, tb, th, 8, 8, thv, tzr, 8, trh);
         memcpy((char *)zr + o * e, tzr, r * e);
         memcpy((char *)zr + (M + o) * e, (char *)tzr + 8 * e, r * e);
         memcpy((char *)rh + o * e, trh, r * e);
     }
 }
-AI void go_all(const m2_kind K, const m2_cf_plan *p, int M, long Mp, const int64_t *s_in, const int64_t *bt,
+AI void go_loop(const m2_kind K, const int H, const vplan *v, const m2_cf_plan *p, int M, long Mp, const int64_t *s_in, const int64_t *bt,
                const int64_t *s_h, const void *h, const void *zr, void *y) {
-    vplan v;
-    vplan_make(&v, K, p, 3); /* sa8: gate 2's constants at index 2; FX: gate 0's everywhere */
     const size_t e = K == M2_SA8 ? 1 : 2;
     const int64_t *s2 = s_in + 2 * Mp, *b2 = bt + 2 * (long)M, *h2 = s_h + 2 * Mp;
     int o = 0;
     for (; o + 8 <= M; o += 8)
-        go8(K, &v, p, s2 + o, b2 + o, h2 + o, (const char *)h + o * e, (const char *)zr + o * e, (char *)y + o * e);
+        go8(K, H, v, p, s2 + o, b2 + o, h2 + o, (const char *)h + o * e, (const char *)zr + o * e, (char *)y + o * e);
     if (o < M) {
         const int r = M - o;
         int64_t ts[8] = {0}, tb[8] = {0}, th[8] = {0};
@@ -381,9 +408,38 @@ AI void go_all(const m2_kind K, const m2_cf_plan *p, int M, long Mp, const int64
         for (int j = 0; j < r; j++) ts[j] = s2[o + j], tb[j] = b2[o + j], th[j] = h2[o + j];
         memcpy(thv, (const char *)h + o * e, r * e);
         memcpy(tz, (const char *)zr + o * e, r * e);
-        go8(K, &v, p, ts, tb, th, thv, tz, ty);
+        go8(K, H, v, p, ts, tb, th, thv, tz, ty);
         memcpy((char *)y + o * e, ty, r * e);
     }
+}
+
+/* sa8 with every read-out part's n >= 34: the high-dword read-outs (H = 1) */
+AI void lstm_all(const m2_kind K, const m2_cf_plan *p, int M, long Mp, const int64_t *s_in, const int64_t *bt,
+                 const int64_t *s_h, void *c, void *y) {
+    vplan v;
+    vplan_make(&v, K, p, 4);
+    if (K == M2_SA8 && v.hi32)
+        lstm_loop(K, 1, &v, p, M, Mp, s_in, bt, s_h, c, y);
+    else
+        lstm_loop(K, 0, &v, p, M, Mp, s_in, bt, s_h, c, y);
+}
+AI void zr_all(const m2_kind K, const m2_cf_plan *p, int M, long Mp, const int64_t *s_in, const int64_t *bt,
+               const int64_t *s_h, const void *h, void *zr, void *rh) {
+    vplan v;
+    vplan_make(&v, K, p, 2);
+    if (K == M2_SA8 && v.hi32)
+        zr_loop(K, 1, &v, p, M, Mp, s_in, bt, s_h, h, zr, rh);
+    else
+        zr_loop(K, 0, &v, p, M, Mp, s_in, bt, s_h, h, zr, rh);
+}
+AI void go_all(const m2_kind K, const m2_cf_plan *p, int M, long Mp, const int64_t *s_in, const int64_t *bt,
+               const int64_t *s_h, const void *h, const void *zr, void *y) {
+    vplan v;
+    vplan_make(&v, K, p, 3); /* sa8: gate 2's constants at index 2; FX: gate 0's everywhere */
+    if (K == M2_SA8 && v.hi32)
+        go_loop(K, 1, &v, p, M, Mp, s_in, bt, s_h, h, zr, y);
+    else
+        go_loop(K, 0, &v, p, M, Mp, s_in, bt, s_h, h, zr, y);
 }
 
 #define KINDS3(NAME, FN, PARAMS, ARGS)                                 \

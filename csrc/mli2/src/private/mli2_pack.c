@@ -232,7 +232,7 @@ __attribute__((target("avx2"), always_inline)) static inline void multi_group_av
     if (ch[0] < 1) /* no pairs */
         for (int v = 0; v < V; v++) memset(sums + v * ss, 0, 16 * sizeof(int64_t));
 }
-__attribute__((target("avx2"))) static void multi_avx2(const m2_pw *pw, const int32_t *chunks, const int32_t *xp,
+__attribute__((target("avx2"), aligned(64))) static void multi_avx2(const m2_pw *pw, const int32_t *chunks, const int32_t *xp,
                                                       long xs, int nv, int64_t *sums, long ss) {
     /* 8-bit weights: their int16 copy where made (the same integers) */
     const int w8 = pw->w8 && !pw->w16;
