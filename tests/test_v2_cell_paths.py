@@ -5,7 +5,8 @@ M with and without a tail of 8 / 16 / 32 (the AVX-512 sa8 steps' blocks),
 sequences beyond one block of hoisted input sums and rows of several 8-bit
 chunks, data and weights drawn with their
 integer extremes mixed in (saturation corners of every read-out and step),
-and sa8 calls with small shifts and int32 biases (read-out parts beyond int32)."""
+and sa8 calls with small shifts and int32 biases (read-out parts beyond int32)
+or with scales that make the read-outs' roundings meet ties."""
 import zlib
 
 import numpy as np
@@ -39,22 +40,29 @@ def _case(rng, cell, kind):
                        int(rng.integers(0, 3)) if cell == "lstm" else v.RNN_ACT_TANH)
     if kind == "sa8_sa8_sa32":
         zx, zh, zc = (int(rng.integers(-128, 128)) for _ in range(3))
-        sx, fx = int(rng.integers(1 << 14, 1 << 15)), int(rng.integers(14, 24))
-        # small shifts and int32 biases: read-out parts beyond int32 (their SAT_32 acts)
+        # small shifts and int32 biases: read-out parts beyond int32 (their SAT_32 acts);
+        # data scales of 21 * 2^10 (the gates' scale is 21) and weight scales of 2^14:
+        # read-out multipliers that are powers of two, so that their roundings meet ties
         wide = rng.random() < 0.2
+        pow2 = not wide and rng.random() < 0.2
+
+        def scale(weights=False):
+            if pow2:
+                return 1 << 14 if weights else 21 << 10
+            return int(rng.integers(1 << 14, 1 << 15))
+        sx, fx = scale(), int(rng.integers(14, 24))
         if wide:
             fx = int(rng.integers(0, 12))
         x = v.Tensor.sa(_ints(rng, (T, N), -128, 127, p_ext), zx, sx, fx)
-        h0 = v.Tensor.sa(_ints(rng, (M,), -128, 127, p_ext), zh, int(rng.integers(1 << 14, 1 << 15)),
-                         int(rng.integers(14, 24)))
+        h0 = v.Tensor.sa(_ints(rng, (M,), -128, 127, p_ext), zh, scale(), int(rng.integers(14, 24)))
         per_axis = bool(rng.integers(0, 2))
         if per_axis:
-            sw = [int(rng.integers(1 << 14, 1 << 15)) for _ in range(g)]
+            sw = [scale(True) for _ in range(g)]
             fw = [int(rng.integers(18, 24)) for _ in range(g)]
             wi = v.Tensor.sa(_ints(rng, (g, N, M), -127, 127, p_ext), [0] * g, sw, fw, dim=0)
             wo = v.Tensor.sa(_ints(rng, (g, M, M), -127, 127, p_ext), [0] * g, sw, fw, dim=0)
         else:
-            sw, fw = [int(rng.integers(1 << 14, 1 << 15))], [int(rng.integers(0, 14) if wide else rng.integers(18, 24))]
+            sw, fw = [scale(True)], [int(rng.integers(0, 14) if wide else rng.integers(18, 24))]
             wi = v.Tensor.sa(_ints(rng, (g, N, M), -127, 127, p_ext), 0, sw[0], fw[0])
             wo = v.Tensor.sa(_ints(rng, (g, M, M), -127, 127, p_ext), 0, sw[0], fw[0])
         scales = [(sx * s) >> 15 for s in sw]
@@ -63,10 +71,8 @@ def _case(rng, cell, kind):
               _ints(rng, (g, M), -(1 << 20), 1 << 20, p_ext / 4))
         b = (v.Tensor.sa(bq, [0] * g, scales, fbs, dim=0, el_type="sa32") if per_axis else
              v.Tensor.sa(bq, 0, scales[0], fbs[0], el_type="sa32"))
-        c = v.Tensor.sa(_ints(rng, (M,), -128, 127, p_ext), zc, int(rng.integers(1 << 14, 1 << 15)),
-                        int(rng.integers(14, 24)))
-        out = v.Tensor.sa(np.zeros((T, M)), int(rng.integers(-128, 128)), int(rng.integers(1 << 14, 1 << 15)),
-                          int(rng.integers(14, 24)))
+        c = v.Tensor.sa(_ints(rng, (M,), -128, 127, p_ext), zc, scale(), int(rng.integers(14, 24)))
+        out = v.Tensor.sa(np.zeros((T, M)), int(rng.integers(-128, 128)), scale(), int(rng.integers(14, 24)))
     else:
         w8 = kind != "fx16"
         wel, wlo, whi = ("fx8", -128, 127) if w8 else ("fx16", -32768, 32767)
