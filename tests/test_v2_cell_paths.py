@@ -30,11 +30,14 @@ def _ints(rng, shape, lo, hi, p_ext):
     return a
 
 
-def _case(rng, cell, kind):
+def _case(rng, cell, kind, shape=None):
+    """A random call; shape = (T, N, M) fixes the sizes."""
     g = 4 if cell == "lstm" else 3
     T, N, M = int(rng.integers(1, 6)), int(rng.integers(1, 40)), int(rng.choice([1, 5, 8, 13, 16, 24, 31, 33, 40, 64, 71]))
     if rng.random() < 0.1:  # blocks of steps beyond one hoist, rows of several 8-bit chunks
         T, N = int(rng.integers(30, 70)), int(rng.integers(500, 1100))
+    if shape is not None:
+        T, N, M = shape
     p_ext = float(rng.choice([0.0, 0.05, 0.5, 1.0]))
     cfg = v.RnnCellCfg(int(rng.integers(0, 2)), int(rng.integers(0, 2)),
                        int(rng.integers(0, 3)) if cell == "lstm" else v.RNN_ACT_TANH)
@@ -149,6 +152,29 @@ def _oracle_scratch(cfg, gates, h0, x):
             return s
         held.append(s)  # kept alive so the next one lands elsewhere
     raise AssertionError("no scratch buffer clear of x in the low 32 bits after 64 tries")
+
+
+@pytest.mark.skipif("avx2" not in ISAS, reason="no AVX2 path on this CPU")
+@pytest.mark.parametrize("kind", ("fx16_fx8_fx8", "sa8_sa8_sa32"))
+@pytest.mark.parametrize("cell", ("lstm", "gru"))
+def test_8bit_weights_past_the_int16_copy(cell, kind):
+    """The AVX2 path reads 8-bit packings through an int16 copy up to 2^22
+    packed entries (mli2_pw_widen) and the 8-bit loops past it (a packing
+    holds 32 entries per 16 outputs and pair of inputs): N = M = 1040 puts
+    the LSTM's input and state packings past the limit, N = M = 1200 the GRU's
+    input packing."""
+    rng = np.random.default_rng(zlib.crc32(f"wide {cell} {kind}".encode()))
+    n = 1040 if cell == "lstm" else 1200
+    ran = 0
+    while ran < 2:
+        case = _case(rng, cell, kind, shape=(2, n, n))
+        want = _run(cell, kind, case, "scalar", "convergent")
+        if want[0] != "ok":
+            continue
+        got = _run(cell, kind, case, "avx2", "convergent")
+        assert got[0] == "ok"
+        assert np.array_equal(got[1], want[1]) and np.array_equal(got[2], want[2])
+        ran += 1
 
 
 @needs_oracle

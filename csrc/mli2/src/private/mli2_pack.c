@@ -158,9 +158,14 @@ void mli2_pairs(const void *x, int x8, int n, int32_t zp, int32_t *dst) {
     }
 }
 
+/* the int16 copy only up to 8 MB: past it the weights stream from memory
+ * anyway, and a call's extra memory stays bounded */
+#define M2_PW_WIDEN_MAX ((size_t)1 << 22)
+
 void mli2_pw_widen(m2_pw *pw) {
     if (!pw->w8 || pw->w16 || mlipy_get_isa() != 1) return;
     const size_t len = (size_t)pw->groups * (size_t)pw->pairs * 2 * MLI_DOT_GROUP;
+    if (len > M2_PW_WIDEN_MAX) return;
     pw->w16 = (int16_t *)malloc((len ? len : 1) * sizeof(int16_t));
     if (!pw->w16) return;
     const int8_t *w = (const int8_t *)pw->w;

@@ -255,8 +255,9 @@ int mli2_pw_init(m2_pw *pw, int w8, const void *W, long ws, int n, int M); /* 0:
 /* ng matrices gs elements apart packed as one: gate k's outputs at
  * k * Mp (Mp = M rounded up to 16) in the sums */
 int mli2_pw_init_gates(m2_pw *pw, int w8, const void *W, long gs, long ws, int n, int M, int ng);
-/* w8 packings on the AVX2 path: make pw->w16 (kept with the packing); nothing
- * otherwise, or when out of memory (the 8-bit sums then serve) */
+/* w8 packings of at most 2^22 entries on the AVX2 path: make pw->w16 (kept
+ * with the packing); nothing otherwise, or when out of memory (the 8-bit sums
+ * then serve) */
 void mli2_pw_widen(m2_pw *pw);
 void mli2_pw_free(m2_pw *pw);
 /* mli2_pw_init_gates, or the packing of an earlier call when its weights are
