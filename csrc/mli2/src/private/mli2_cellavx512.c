@@ -86,9 +86,10 @@ AI __m512i ro8(const int64_t *s, const int64_t *b, const int64_t *h, __mmask8 m,
 /* the table indices (value + 128) of one gate for the k <= 32 outputs at s, b, h, as 32 int16 lanes */
 AI __m512i gate_idx(const int64_t *s, const int64_t *b, const int64_t *h, int k, const z64rs *r0, const z64rs *r1,
                     __m512i zp, const int up) {
-    __m128i q[4];
+    __m128i q[4]; /* (no pointer formed past the last block's outputs) */
     for (int i = 0; i < 4; i++)
-        q[i] = _mm512_cvtepi64_epi16(ro8(s + 8 * i, b + 8 * i, h + 8 * i, m8_of(k - 8 * i), r0, r1, zp, up));
+        q[i] = k > 8 * i ? _mm512_cvtepi64_epi16(ro8(s + 8 * i, b + 8 * i, h + 8 * i, m8_of(k - 8 * i), r0, r1, zp, up))
+                         : _mm_setzero_si128();
     const __m256i lo = _mm256_inserti128_si256(_mm256_castsi128_si256(q[0]), q[1], 1);
     const __m256i hi = _mm256_inserti128_si256(_mm256_castsi128_si256(q[2]), q[3], 1);
     return _mm512_add_epi16(_mm512_inserti64x4(_mm512_castsi256_si512(lo), hi, 1), _mm512_set1_epi16(128));
@@ -192,8 +193,8 @@ AI void lstm_sa8(const m2_cf_plan *p, int M, long Mp, const int64_t *s_in, const
         const int k = M - o < 32 ? M - o : 32;
         const __m512i i_ = ztab_do(&sig, IDX(0)), g_ = ztab_do(&tnh, IDX(1));
         const __m512i f_ = ztab_do(&sig, IDX(2)), o_ = ztab_do(&sig, IDX(3));
-        __m512i cn[2];
-        for (int hf = 0; hf < 2; hf++) {
+        __m512i cn[2] = {_mm512_setzero_si512(), _mm512_setzero_si512()};
+        for (int hf = 0; hf < 2 && k > 16 * hf; hf++) {
             const __m512i cf = samul(ld8x16(c + o + 16 * hf, k - 16 * hf), half32(f_, hf), &v.ma);
             const __m512i gi = samul(half32(g_, hf), half32(i_, hf), &v.mb);
             cn[hf] = saadd(cf, gi, &v.aa);
@@ -201,7 +202,8 @@ AI void lstm_sa8(const m2_cf_plan *p, int M, long Mp, const int64_t *s_in, const
         const __m512i cn16 = join16(cn[0], cn[1]);
         const __m512i a = act_none ? cn16 : ztab_do(&act, _mm512_add_epi16(cn16, _mm512_set1_epi16(128)));
         st8x32(c + o, k, cn16);
-        for (int hf = 0; hf < 2; hf++) st8x16(y + o + 16 * hf, k - 16 * hf, samul(half32(a, hf), half32(o_, hf), &v.mc));
+        for (int hf = 0; hf < 2 && k > 16 * hf; hf++)
+            st8x16(y + o + 16 * hf, k - 16 * hf, samul(half32(a, hf), half32(o_, hf), &v.mc));
     }
 }
 
@@ -216,7 +218,7 @@ AI void zr_sa8(const m2_cf_plan *p, int M, long Mp, const int64_t *s_in, const i
         const __m512i z = ztab_do(&sig, IDX(0)), r = ztab_do(&sig, IDX(1));
         st8x32(zr + o, k, z);
         st8x32(zr + M + o, k, r);
-        for (int hf = 0; hf < 2; hf++) {
+        for (int hf = 0; hf < 2 && k > 16 * hf; hf++) {
             const int kh = k - 16 * hf;
             st8x16(rh + o + 16 * hf, kh, samul(half32(r, hf), ld8x16(h + o + 16 * hf, kh), &v.ma));
         }
@@ -235,7 +237,7 @@ AI void go_sa8(const m2_cf_plan *p, int M, long Mp, const int64_t *s_in, const i
         const __m512i zz = _mm512_cvtepi8_epi16(_mm256_maskz_loadu_epi8(m32_of(k), zr + o));
         const __m512i zc = p->om_not ? _mm512_xor_si512(zz, _mm512_set1_epi32(-1))
                                      : ztab_do(&om, _mm512_add_epi16(zz, _mm512_set1_epi16(128)));
-        for (int hf = 0; hf < 2; hf++) {
+        for (int hf = 0; hf < 2 && k > 16 * hf; hf++) {
             const int kh = k - 16 * hf;
             const __m512i zh = samul(ld8x16(h + o + 16 * hf, kh), half32(zz, hf), &v.mb);
             st8x16(y + o + 16 * hf, kh, saadd(samul(half32(nn, hf), half32(zc, hf), &v.mc), zh, &v.aa));
