@@ -17,4 +17,22 @@ export UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1"
 export MLI_SHARED="${MLI_SHARED:-$root/../shared}"
 python -c "import mli; print('sanitized build:', mli.__file__)"
 # tests marked numpy_only run no C: the plain pass has run them
-python -m pytest -q -p no:cacheprovider -x -m "not numpy_only" "$@"
+run() { python -m pytest -q -p no:cacheprovider -x -m "not numpy_only" "$@"; }
+if [ "$#" -gt 0 ]; then
+    run "$@"
+    exit
+fi
+# the whole suite as two processes on the test files taken alternately (a
+# sanitized run takes about 10 minutes on one core; CI has two)
+mapfile -t files < <(cd "$work" && ls tests/test_*.py | sort)
+half=(); rest=()
+for i in "${!files[@]}"; do
+    if (( i % 2 )); then rest+=("${files[$i]}"); else half+=("${files[$i]}"); fi
+done
+run "${half[@]}" >"$work/half.log" 2>&1 & p1=$!
+run "${rest[@]}" >"$work/rest.log" 2>&1 & p2=$!
+r1=0 r2=0
+wait "$p1" || r1=$?
+wait "$p2" || r2=$?
+cat "$work/half.log" "$work/rest.log"
+exit $(( r1 != 0 || r2 != 0 ))
