@@ -64,10 +64,8 @@ AI __m512i clamp32(__m512i v, int32_t lo, int32_t hi) {
     return _mm512_min_epi32(_mm512_max_epi32(v, _mm512_set1_epi32(lo)), _mm512_set1_epi32(hi));
 }
 
-/* the first k (0 to 32) of 32 lanes; of 16; of 8 */
-AI __mmask32 m32_of(int k) { return k >= 32 ? (__mmask32)0xFFFFFFFFu : (__mmask32)((1u << k) - 1u); }
-AI __mmask16 m16_of(int k) { return k >= 16 ? (__mmask16)0xFFFF : k <= 0 ? (__mmask16)0 : (__mmask16)((1u << k) - 1u); }
-AI __mmask8 m8_of(int k) { return k >= 8 ? (__mmask8)0xFF : k <= 0 ? (__mmask8)0 : (__mmask8)((1u << k) - 1u); }
+/* the first k (1 <= k; all where k >= n) of n <= 32 lanes, as a mask */
+AI uint32_t first_k(int k, int n) { return k >= n ? (uint32_t)(((uint64_t)1 << n) - 1) : (1u << k) - 1u; }
 
 /* ------------------------------------------------------------ read-outs */
 /* SAT_8(SAT_32(RSHR(WRAP_32(s + b) * m0, n0)) + SAT_32(RSHR(WRAP_32(h) * m1, n1)) + zp) for 8 outputs
@@ -88,7 +86,7 @@ AI __m512i gate_idx(const int64_t *s, const int64_t *b, const int64_t *h, int k,
                     __m512i zp, const int up) {
     __m128i q[4]; /* (no pointer formed past the last block's outputs) */
     for (int i = 0; i < 4; i++)
-        q[i] = k > 8 * i ? _mm512_cvtepi64_epi16(ro8(s + 8 * i, b + 8 * i, h + 8 * i, m8_of(k - 8 * i), r0, r1, zp, up))
+        q[i] = k > 8 * i ? _mm512_cvtepi64_epi16(ro8(s + 8 * i, b + 8 * i, h + 8 * i, (__mmask8)first_k(k - 8 * i, 8), r0, r1, zp, up))
                          : _mm_setzero_si128();
     const __m256i lo = _mm256_inserti128_si256(_mm256_castsi128_si256(q[0]), q[1], 1);
     const __m256i hi = _mm256_inserti128_si256(_mm256_castsi128_si256(q[2]), q[3], 1);
@@ -120,11 +118,11 @@ AI __m512i half32(__m512i v, int hf) {
 AI __m512i join16(__m512i lo, __m512i hi) {
     return _mm512_inserti64x4(_mm512_castsi256_si512(_mm512_cvtepi32_epi16(lo)), _mm512_cvtepi32_epi16(hi), 1);
 }
-/* 16 int8 at p (the first k) as int32 lanes; 16 int32 lanes in int8 range to p */
-AI __m512i ld8x16(const int8_t *p, int k) { return _mm512_cvtepi8_epi32(_mm_maskz_loadu_epi8(m16_of(k), p)); }
-AI void st8x16(int8_t *p, int k, __m512i v) { _mm_mask_storeu_epi8(p, m16_of(k), _mm512_cvtepi32_epi8(v)); }
+/* 16 int8 at p (the first k >= 1) as int32 lanes; 16 int32 lanes in int8 range to p */
+AI __m512i ld8x16(const int8_t *p, int k) { return _mm512_cvtepi8_epi32(_mm_maskz_loadu_epi8((__mmask16)first_k(k, 16), p)); }
+AI void st8x16(int8_t *p, int k, __m512i v) { _mm_mask_storeu_epi8(p, (__mmask16)first_k(k, 16), _mm512_cvtepi32_epi8(v)); }
 /* 32 int16 lanes in int8 range to p (the first k) */
-AI void st8x32(int8_t *p, int k, __m512i v) { _mm256_mask_storeu_epi8(p, m32_of(k), _mm512_cvtepi16_epi8(v)); }
+AI void st8x32(int8_t *p, int k, __m512i v) { _mm256_mask_storeu_epi8(p, first_k(k, 32), _mm512_cvtepi16_epi8(v)); }
 
 /* ------------------------------------------------------------ sa8 mul / add */
 typedef struct {
@@ -234,7 +232,7 @@ AI void go_sa8(const m2_cf_plan *p, int M, long Mp, const int64_t *s_in, const i
     for (int o = 0; o < M; o += 32) {
         const int k = M - o < 32 ? M - o : 32;
         const __m512i nn = ztab_do(&tnh, IDX(2));
-        const __m512i zz = _mm512_cvtepi8_epi16(_mm256_maskz_loadu_epi8(m32_of(k), zr + o));
+        const __m512i zz = _mm512_cvtepi8_epi16(_mm256_maskz_loadu_epi8(first_k(k, 32), zr + o));
         const __m512i zc = p->om_not ? _mm512_xor_si512(zz, _mm512_set1_epi32(-1))
                                      : ztab_do(&om, _mm512_add_epi16(zz, _mm512_set1_epi16(128)));
         for (int hf = 0; hf < 2 && k > 16 * hf; hf++) {
